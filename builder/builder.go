@@ -1,0 +1,284 @@
+// Package builder writes table files in the format described by package
+// format: it streams sorted key/value entries into data blocks and then
+// writes the filter section, the index block, the properties block and the
+// footer.
+package builder
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/golang/snappy"
+	"github.com/sstkit/sstable/filterblock"
+	"github.com/sstkit/sstable/footer"
+	"github.com/sstkit/sstable/format"
+)
+
+// ErrKeyOrder is wrapped by the error Add returns for a key that is not
+// strictly greater, in bytes.Compare order, than the previous key. The
+// builder stays usable after it.
+var ErrKeyOrder = errors.New("sstable: keys not in strictly increasing order")
+
+// ErrFinished is returned by calls on a builder after Finish or Abort.
+var ErrFinished = errors.New("sstable: builder already finished or aborted")
+
+// Default option values.
+const (
+	DefaultBlockSize       = 4096 // bytes
+	DefaultRestartInterval = 16   // entries
+	DefaultBitsPerKey      = 10   // bits per key of the default filter
+)
+
+// Options configure a Builder. A nil *Options, or a zero or negative field,
+// means the default: 4096-byte blocks, a restart point every 16 entries,
+// snappy compression and filterblock.Bloom(10).
+type Options struct {
+	// BlockSize is the target size of a data block's contents before
+	// compression, in bytes. A block is cut once it reaches this size, so
+	// a single large entry makes a larger block.
+	BlockSize int
+	// RestartInterval is the number of entries between restart points in
+	// data blocks.
+	RestartInterval int
+	// Compression selects data block compression; DefaultCompression means
+	// snappy.
+	Compression format.Compression
+	// Filter is the filter policy built over every key of the table.
+	Filter filterblock.Policy
+}
+
+// Builder writes one table. Call Add for each entry in increasing key
+// order, then Finish, or Abort to give up. A Builder is not safe for
+// concurrent use.
+type Builder struct {
+	out    *bufio.Writer
+	file   *tempFile // set by Create
+	offset uint64    // bytes written so far
+
+	blockSize int
+	compress  bool
+	policy    filterblock.Policy
+	filter    filterblock.Generator
+
+	data  format.BlockWriter
+	index format.BlockWriter
+
+	lastKey       []byte
+	pendingIndex  bool // a data block was flushed and awaits its index entry
+	pendingHandle format.BlockHandle
+	props         format.Properties
+
+	handleBuf, sepBuf, compressBuf []byte
+
+	err  error // sticky: a write failed or the options were invalid
+	done bool
+}
+
+// New returns a Builder that writes a table to w. opts may be nil. Invalid
+// options (an unknown Compression) make the first Add or Finish fail.
+// Writes to w are buffered; w sees the complete table only after Finish.
+func New(w io.Writer, opts *Options) *Builder {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	b := &Builder{out: bufio.NewWriterSize(w, 256<<10)}
+	if o.BlockSize <= 0 {
+		o.BlockSize = DefaultBlockSize
+	}
+	if o.RestartInterval <= 0 {
+		o.RestartInterval = DefaultRestartInterval
+	}
+	if o.Filter == nil {
+		o.Filter = filterblock.Bloom(DefaultBitsPerKey)
+	}
+	switch o.Compression {
+	case format.DefaultCompression, format.SnappyCompression:
+		b.compress = true
+		b.props.Compression = format.SnappyCompression
+	case format.NoCompression:
+		b.props.Compression = format.NoCompression
+	default:
+		b.err = fmt.Errorf("sstable: builder: unknown compression %v", o.Compression)
+	}
+	b.blockSize = o.BlockSize
+	b.data.RestartInterval = o.RestartInterval
+	b.index.RestartInterval = 1
+	b.policy = o.Filter
+	b.filter = o.Filter.NewGenerator()
+	b.props.FormatVersion = format.Version
+	b.props.BlockSize = uint64(o.BlockSize)
+	b.props.RestartInterval = uint64(o.RestartInterval)
+	b.props.FilterPolicy = o.Filter.Name()
+	if s, ok := o.Filter.(filterblock.Sized); ok {
+		b.props.FilterBitsPerKey = s.BitsPerKey()
+	}
+	return b
+}
+
+// Add appends an entry. key must be strictly greater than the previous
+// key in bytes.Compare order; otherwise Add returns an error wrapping
+// ErrKeyOrder and the builder is unchanged and still usable. Empty keys and
+// values are allowed. Add copies what it needs; the caller may reuse key
+// and value. After a write error every call returns that error.
+func (b *Builder) Add(key, value []byte) error {
+	if b.done {
+		return ErrFinished
+	}
+	if b.err != nil {
+		return b.err
+	}
+	if b.props.NumEntries > 0 && bytes.Compare(key, b.lastKey) <= 0 {
+		return fmt.Errorf("%w: key %s after %s", ErrKeyOrder, quote(key), quote(b.lastKey))
+	}
+	if b.pendingIndex {
+		b.sepBuf = format.AppendSeparator(b.sepBuf[:0], b.lastKey, key)
+		b.addIndexEntry(b.sepBuf)
+	}
+	if b.props.NumEntries == 0 {
+		b.props.SmallestKey = append([]byte{}, key...)
+	}
+	b.filter.Add(key)
+	b.data.Add(key, value)
+	b.lastKey = append(b.lastKey[:0], key...)
+	b.props.NumEntries++
+	b.props.RawKeyBytes += uint64(len(key))
+	b.props.RawValueBytes += uint64(len(value))
+	if b.data.EstimatedSize() >= b.blockSize {
+		b.flushDataBlock()
+	}
+	return b.err
+}
+
+func quote(k []byte) string {
+	const max = 64
+	if len(k) > max {
+		return fmt.Sprintf("%q... (%d bytes)", k[:max], len(k))
+	}
+	return fmt.Sprintf("%q", k)
+}
+
+func (b *Builder) addIndexEntry(sep []byte) {
+	b.handleBuf = format.AppendHandle(b.handleBuf[:0], b.pendingHandle)
+	b.index.Add(sep, b.handleBuf)
+	b.pendingIndex = false
+}
+
+func (b *Builder) flushDataBlock() {
+	contents := b.data.Finish()
+	b.props.MaxBlockSize = max(b.props.MaxBlockSize, uint64(len(contents)))
+	b.pendingHandle = b.writeBlock(contents, b.compress)
+	b.pendingIndex = true
+	b.props.NumDataBlocks++
+	b.data.Reset()
+}
+
+// writeBlock writes contents, snappy-compressed when compress is set and
+// compression saves at least 12.5%, followed by the block trailer.
+func (b *Builder) writeBlock(contents []byte, compress bool) format.BlockHandle {
+	stored, typ := contents, format.BlockTypeRaw
+	if compress {
+		b.compressBuf = snappy.Encode(b.compressBuf[:cap(b.compressBuf)], contents)
+		if len(b.compressBuf) < len(contents)-len(contents)/8 {
+			stored, typ = b.compressBuf, format.BlockTypeSnappy
+		}
+	}
+	h := format.BlockHandle{Offset: b.offset, Length: uint64(len(stored))}
+	var trailer [format.BlockTrailerLen]byte
+	b.write(stored)
+	b.write(format.AppendTrailer(trailer[:0], stored, typ))
+	return h
+}
+
+func (b *Builder) write(p []byte) {
+	if b.err != nil {
+		return
+	}
+	n, err := b.out.Write(p)
+	b.offset += uint64(n)
+	if err != nil {
+		b.err = fmt.Errorf("sstable: builder: write at offset %d: %w", b.offset, err)
+	}
+}
+
+// Finish writes the last data block, the filter section, the index block,
+// the properties block and the footer, and flushes the output. For a
+// builder from Create it then fsyncs the temporary file, renames it to the
+// target path and fsyncs the directory; on any error the temporary file is
+// removed and nothing is left at the path. Finish returns the first error
+// met; later calls return ErrFinished.
+func (b *Builder) Finish() error {
+	if b.done {
+		return ErrFinished
+	}
+	b.done = true
+	err := b.finish()
+	if b.file != nil {
+		if err != nil {
+			b.file.abort()
+		} else {
+			err = b.file.commit()
+		}
+	}
+	return err
+}
+
+func (b *Builder) finish() error {
+	if b.err != nil {
+		return b.err
+	}
+	if b.data.Entries() > 0 {
+		b.flushDataBlock()
+	}
+	if b.pendingIndex {
+		b.sepBuf = format.AppendSuccessor(b.sepBuf[:0], b.lastKey)
+		b.addIndexEntry(b.sepBuf)
+	}
+	if b.props.NumEntries > 0 {
+		b.props.LargestKey = append([]byte{}, b.lastKey...)
+	}
+	b.props.DataSize = b.offset
+
+	section := filterblock.AppendSection(nil, b.offset, b.policy.Name(), b.filter.Generate(nil))
+	var f footer.Footer
+	f.Filter = b.writeBlock(section, false)
+	b.props.FilterSize = b.offset - b.props.DataSize
+
+	f.Index = b.writeBlock(b.index.Finish(), false)
+	b.props.IndexSize = f.Index.Length + format.BlockTrailerLen
+
+	f.Properties = b.writeBlock(format.AppendProperties(nil, &b.props), false)
+	f.Version = format.Version
+	b.write(f.Append(nil))
+	if b.err != nil {
+		return b.err
+	}
+	if err := b.out.Flush(); err != nil {
+		return fmt.Errorf("sstable: builder: flush: %w", err)
+	}
+	return nil
+}
+
+// Abort abandons the table. For a builder from Create it closes and
+// removes the temporary file; nothing is left at the target path. Calling
+// Abort after Finish or Abort returns nil.
+func (b *Builder) Abort() error {
+	if b.done {
+		return nil
+	}
+	b.done = true
+	if b.file != nil {
+		return b.file.abort()
+	}
+	return nil
+}
+
+// Properties returns the table's properties as far as written so far; after
+// a successful Finish they are those stored in the table.
+func (b *Builder) Properties() format.Properties { return b.props }
+
+// EntryCount returns the number of entries added so far.
+func (b *Builder) EntryCount() uint64 { return b.props.NumEntries }

@@ -1,0 +1,35 @@
+// Package filterblock holds the filter policies a table can carry and the
+// encoding of the filter section. A filter answers "may this key be in the
+// table?" with no false negatives: false means certainly absent.
+package filterblock
+
+// Policy builds and queries filters. Its Name is stored in each table so a
+// reader can pick the same policy back; a policy must never change the
+// meaning of filters already written under its name.
+type Policy interface {
+	// Name identifies the policy and its filter encoding in table files.
+	Name() string
+	// NewGenerator returns an empty generator for one filter.
+	NewGenerator() Generator
+	// MayContain reports whether key may be in the set filter was built
+	// from. False means the key is certainly absent. A filter the policy
+	// cannot interpret must make it return true.
+	MayContain(filter, key []byte) bool
+}
+
+// Generator accumulates keys for one filter. Implementations keep a hash
+// per key, not the keys themselves.
+type Generator interface {
+	// Add records key. The key's bytes may be reused after Add returns.
+	Add(key []byte)
+	// Generate appends the filter for all keys added so far to dst, returns
+	// the extended slice, and resets the generator.
+	Generate(dst []byte) []byte
+}
+
+// Sized is implemented by policies whose filter size is set in bits per
+// key. Builders record it in the table's properties.
+type Sized interface {
+	// BitsPerKey returns the configured filter size in bits per key.
+	BitsPerKey() float64
+}

@@ -1,0 +1,297 @@
+package format
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strconv"
+)
+
+// BlockIter walks the entries of one decoded block (data block or index
+// block). Every read is bounds-checked, so a block whose checksum passes but
+// whose contents are garbage yields an error, never a panic or a hang.
+//
+// Key returns a buffer owned by the iterator; Value aliases the block
+// contents. Both stay valid until the next positioning call.
+type BlockIter struct {
+	data        []byte
+	restartsOff int // end of the entries; start of the restart array
+	numRestarts int
+	section     string
+	fileOff     int64
+
+	offset     int // current entry; -1 before the first, restartsOff past the last
+	nextOffset int // entry after the current one
+	restartIdx int // restart point at or before offset
+	key        []byte
+	val        []byte
+	err        error
+}
+
+// Init points the iterator at block contents (entries, restart array,
+// restart count). section and fileOff name the block in errors. It returns
+// an error wrapping ErrCorrupt if the restart array does not fit; the
+// iterator is then empty and Err reports the same error.
+func (it *BlockIter) Init(section string, fileOff int64, contents []byte) error {
+	*it = BlockIter{key: it.key[:0], section: section, fileOff: fileOff, offset: -1}
+	if len(contents) < 4 {
+		return it.fail(0, "block of %d bytes has no restart count", len(contents))
+	}
+	n := binary.LittleEndian.Uint32(contents[len(contents)-4:])
+	if uint64(n) > uint64(len(contents)-4)/4 {
+		return it.fail(len(contents)-4, "restart count %d does not fit in a %d-byte block", n, len(contents))
+	}
+	it.data = contents
+	it.numRestarts = int(n)
+	it.restartsOff = len(contents) - 4 - 4*int(n)
+	if n == 0 && it.restartsOff != 0 {
+		return it.fail(0, "block has %d bytes of entries but no restart points", it.restartsOff)
+	}
+	if n > 0 && it.restart(0) != 0 {
+		return it.fail(it.restartsOff, "first restart point is %d, not 0", it.restart(0))
+	}
+	return nil
+}
+
+func (it *BlockIter) fail(blockOff int, format string, args ...any) error {
+	e := Corruptf(it.section, it.fileOff, format, args...)
+	if ce, ok := e.(*CorruptError); ok && blockOff > 0 {
+		ce.Msg = ce.Msg + " (block offset " + strconv.Itoa(blockOff) + ")"
+	}
+	it.err = e
+	it.offset = it.restartsOff
+	it.val = nil
+	return e
+}
+
+// Err returns the first corruption met, or nil.
+func (it *BlockIter) Err() error { return it.err }
+
+// Valid reports whether the iterator is positioned on an entry.
+func (it *BlockIter) Valid() bool { return it.offset >= 0 && it.offset < it.restartsOff }
+
+// Key returns the current key. It is valid until the next move.
+func (it *BlockIter) Key() []byte { return it.key }
+
+// Value returns the current value, aliasing the block contents.
+func (it *BlockIter) Value() []byte { return it.val }
+
+func (it *BlockIter) restart(i int) int {
+	return int(binary.LittleEndian.Uint32(it.data[it.restartsOff+4*i:]))
+}
+
+// uvarint decodes a uvarint at p, with a one-byte fast path.
+func (it *BlockIter) uvarint(p int) (uint64, int) {
+	if p < it.restartsOff {
+		if b := it.data[p]; b < 0x80 {
+			return uint64(b), 1
+		}
+	}
+	return binary.Uvarint(it.data[p:it.restartsOff])
+}
+
+// header parses an entry header at off: shared, unshared and value lengths,
+// checked against the entries region. It returns the key suffix start.
+func (it *BlockIter) header(off int) (shared, unshared, vlen, p int, ok bool) {
+	if off < 0 || off >= it.restartsOff {
+		it.fail(off, "entry offset %d outside entries region of %d bytes", off, it.restartsOff)
+		return
+	}
+	s, n1 := it.uvarint(off)
+	if n1 <= 0 {
+		it.fail(off, "bad shared-length varint")
+		return
+	}
+	u, n2 := it.uvarint(off + n1)
+	if n2 <= 0 {
+		it.fail(off, "bad key-length varint")
+		return
+	}
+	v, n3 := it.uvarint(off + n1 + n2)
+	if n3 <= 0 {
+		it.fail(off, "bad value-length varint")
+		return
+	}
+	p = off + n1 + n2 + n3
+	room := uint64(it.restartsOff - p)
+	if u > room || v > room-u {
+		it.fail(off, "entry of %d key and %d value bytes overruns the entries region", u, v)
+		return
+	}
+	if s > uint64(it.restartsOff) { // keeps the int conversion exact
+		it.fail(off, "shared prefix length %d is too large", s)
+		return
+	}
+	return int(s), int(u), int(v), p, true
+}
+
+// decodeAt decodes the entry at off, whose key shares a prefix with it.key.
+func (it *BlockIter) decodeAt(off int) bool {
+	shared, unshared, vlen, p, ok := it.header(off)
+	if !ok {
+		return false
+	}
+	if shared > len(it.key) {
+		it.fail(off, "shared prefix %d longer than previous key (%d bytes)", shared, len(it.key))
+		return false
+	}
+	kEnd := p + unshared
+	it.key = append(it.key[:shared], it.data[p:kEnd]...)
+	it.val = it.data[kEnd : kEnd+vlen : kEnd+vlen]
+	it.offset = off
+	it.nextOffset = kEnd + vlen
+	return true
+}
+
+// seekRestart positions on the entry at restart point i.
+func (it *BlockIter) seekRestart(i int) bool {
+	it.restartIdx = i
+	it.key = it.key[:0]
+	return it.decodeAt(it.restart(i))
+}
+
+// advance moves from the current entry to the next; false at the end.
+func (it *BlockIter) advance() bool {
+	if it.nextOffset >= it.restartsOff {
+		it.offset = it.restartsOff
+		it.val = nil
+		return false
+	}
+	if r := it.restartIdx + 1; r < it.numRestarts && it.restart(r) <= it.nextOffset {
+		if it.restart(r) != it.nextOffset {
+			it.fail(it.nextOffset, "restart point %d at %d is inside an entry", r, it.restart(r))
+			return false
+		}
+		return it.seekRestart(r)
+	}
+	return it.decodeAt(it.nextOffset)
+}
+
+// First positions on the first entry; false if the block is empty or corrupt.
+func (it *BlockIter) First() bool {
+	if it.err != nil || it.numRestarts == 0 {
+		it.offset = it.restartsOff
+		return false
+	}
+	return it.seekRestart(0)
+}
+
+// Last positions on the last entry; false if the block is empty or corrupt.
+func (it *BlockIter) Last() bool {
+	if it.err != nil || it.numRestarts == 0 {
+		it.offset = it.restartsOff
+		return false
+	}
+	if !it.seekRestart(it.numRestarts - 1) {
+		return false
+	}
+	for it.nextOffset < it.restartsOff {
+		if !it.decodeAt(it.nextOffset) {
+			return false
+		}
+	}
+	return true
+}
+
+// Next moves to the following entry; false past the last entry or on error.
+func (it *BlockIter) Next() bool {
+	if !it.Valid() {
+		return false
+	}
+	return it.advance()
+}
+
+// Prev moves to the preceding entry; false before the first entry or on
+// error. It rescans from the closest restart point, as LevelDB's block
+// iterator does.
+func (it *BlockIter) Prev() bool {
+	if !it.Valid() {
+		return false
+	}
+	target := it.offset
+	r := it.restartIdx
+	for r >= 0 && it.restart(r) >= target {
+		r--
+	}
+	if r < 0 {
+		it.offset = -1
+		it.val = nil
+		return false
+	}
+	if !it.seekRestart(r) {
+		return false
+	}
+	for it.nextOffset < target {
+		if !it.decodeAt(it.nextOffset) {
+			return false
+		}
+	}
+	if it.nextOffset != target {
+		it.fail(target, "entries do not chain from restart point %d", r)
+		return false
+	}
+	return true
+}
+
+// restartKey returns the full key stored at restart point i without copying.
+func (it *BlockIter) restartKey(i int) ([]byte, bool) {
+	off := it.restart(i)
+	shared, unshared, _, p, ok := it.header(off)
+	if !ok {
+		return nil, false
+	}
+	if shared != 0 {
+		it.fail(off, "entry at restart point %d shares %d bytes with its predecessor", i, shared)
+		return nil, false
+	}
+	return it.data[p : p+unshared], true
+}
+
+// SeekGE positions on the first entry whose key is >= target; false if
+// there is none or on error. It binary-searches the restart points, then
+// scans at most one restart interval.
+func (it *BlockIter) SeekGE(target []byte) bool {
+	if it.err != nil || it.numRestarts == 0 {
+		it.offset = it.restartsOff
+		return false
+	}
+	// Find the first restart whose key is >= target; start one before it.
+	lo, hi := 0, it.numRestarts
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		k, ok := it.restartKey(mid)
+		if !ok {
+			return false
+		}
+		if bytes.Compare(k, target) < 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	start := lo - 1
+	if start < 0 {
+		start = 0
+	}
+	if !it.seekRestart(start) {
+		return false
+	}
+	for bytes.Compare(it.key, target) < 0 {
+		if !it.advance() {
+			return false
+		}
+	}
+	return true
+}
+
+// RestartIndex returns the index of the restart point the iterator is on,
+// and false if the current entry is not itself a restart point. In an index
+// block, written with a restart interval of 1, it is the entry's ordinal.
+func (it *BlockIter) RestartIndex() (int, bool) {
+	if !it.Valid() {
+		return 0, false
+	}
+	return it.restartIdx, it.restart(it.restartIdx) == it.offset
+}
+
+// NumRestarts returns the number of restart points in the block.
+func (it *BlockIter) NumRestarts() int { return it.numRestarts }

@@ -1,0 +1,71 @@
+package format
+
+import "encoding/binary"
+
+// BlockWriter encodes sorted entries into the block layout described in
+// the package documentation: prefix-compressed entries, a restart point
+// every RestartInterval entries, then the restart array and its count.
+// The zero value is ready to use with a restart interval of 16.
+type BlockWriter struct {
+	// RestartInterval is the number of entries between restart points;
+	// values < 1 mean 16.
+	RestartInterval int
+
+	buf      []byte
+	restarts []uint32
+	lastKey  []byte
+	counter  int // entries since the last restart
+	entries  int
+}
+
+// Add appends an entry. Keys must be added in strictly increasing order;
+// BlockWriter does not check this (the builder does).
+func (w *BlockWriter) Add(key, value []byte) {
+	interval := w.RestartInterval
+	if interval < 1 {
+		interval = 16
+	}
+	shared := 0
+	if w.counter >= interval || w.entries == 0 {
+		w.restarts = append(w.restarts, uint32(len(w.buf)))
+		w.counter = 0
+	} else {
+		n := min(len(key), len(w.lastKey))
+		for shared < n && key[shared] == w.lastKey[shared] {
+			shared++
+		}
+	}
+	w.buf = binary.AppendUvarint(w.buf, uint64(shared))
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(key)-shared))
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(value)))
+	w.buf = append(w.buf, key[shared:]...)
+	w.buf = append(w.buf, value...)
+	w.lastKey = append(w.lastKey[:0], key...)
+	w.counter++
+	w.entries++
+}
+
+// Entries returns the number of entries added since the last Reset.
+func (w *BlockWriter) Entries() int { return w.entries }
+
+// EstimatedSize returns the size in bytes of the block Finish would return now.
+func (w *BlockWriter) EstimatedSize() int { return len(w.buf) + 4*len(w.restarts) + 4 }
+
+// Finish appends the restart array and count and returns the block
+// contents. The returned slice is valid until the next Reset or Add.
+func (w *BlockWriter) Finish() []byte {
+	for _, r := range w.restarts {
+		w.buf = binary.LittleEndian.AppendUint32(w.buf, r)
+	}
+	w.buf = binary.LittleEndian.AppendUint32(w.buf, uint32(len(w.restarts)))
+	return w.buf
+}
+
+// Reset empties the writer for a new block, keeping its buffers.
+func (w *BlockWriter) Reset() {
+	w.buf = w.buf[:0]
+	w.restarts = w.restarts[:0]
+	w.lastKey = w.lastKey[:0]
+	w.counter = 0
+	w.entries = 0
+}

@@ -1,0 +1,189 @@
+package format
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// Version is the table format version this package writes and reads.
+const Version uint32 = 1
+
+// Properties describes a table. The builder fills it in and stores it in
+// the properties block; readers return it from Reader.Properties.
+type Properties struct {
+	FormatVersion    uint32      // table format version (Version)
+	NumEntries       uint64      // key/value entries
+	NumDataBlocks    uint64      // data blocks
+	SmallestKey      []byte      // first key; nil when NumEntries is 0
+	LargestKey       []byte      // last key; nil when NumEntries is 0
+	RawKeyBytes      uint64      // sum of key lengths, bytes
+	RawValueBytes    uint64      // sum of value lengths, bytes
+	DataSize         uint64      // bytes of all data blocks, trailers included
+	IndexSize        uint64      // bytes of the index block, trailer included
+	FilterSize       uint64      // bytes of the filter section, trailer included
+	Compression      Compression // NoCompression or SnappyCompression
+	FilterPolicy     string      // filter policy name; "" when the table has no filter
+	FilterBitsPerKey float64     // the policy's configured bits per key (stored in 1/1000 bits)
+	BlockSize        uint64      // target data block size the builder used, bytes
+	RestartInterval  uint64      // entries between restart points in data blocks
+	MaxBlockSize     uint64      // largest decoded data block, bytes; bounds decompression
+}
+
+// Property record tags. Records are stored in increasing tag order;
+// readers skip tags they do not know, so new properties can be added
+// without a format version change.
+const (
+	propFormatVersion = iota + 1
+	propNumEntries
+	propNumDataBlocks
+	propSmallestKey
+	propLargestKey
+	propRawKeyBytes
+	propRawValueBytes
+	propDataSize
+	propIndexSize
+	propFilterSize
+	propCompression
+	propFilterPolicy
+	propFilterMilliBitsPerKey
+	propBlockSize
+	propRestartInterval
+	propMaxBlockSize
+)
+
+// AppendProperties appends the encoding of p to dst: a sequence of records
+// `uvarint tag | uvarint length | value`, in increasing tag order, where
+// integers are uvarints and strings are raw bytes.
+func AppendProperties(dst []byte, p *Properties) []byte {
+	num := func(tag int, v uint64) {
+		dst = binary.AppendUvarint(dst, uint64(tag))
+		dst = binary.AppendUvarint(dst, uint64(uvarintLen(v)))
+		dst = binary.AppendUvarint(dst, v)
+	}
+	str := func(tag int, v []byte) {
+		dst = binary.AppendUvarint(dst, uint64(tag))
+		dst = binary.AppendUvarint(dst, uint64(len(v)))
+		dst = append(dst, v...)
+	}
+	num(propFormatVersion, uint64(p.FormatVersion))
+	num(propNumEntries, p.NumEntries)
+	num(propNumDataBlocks, p.NumDataBlocks)
+	if p.NumEntries > 0 {
+		str(propSmallestKey, p.SmallestKey)
+		str(propLargestKey, p.LargestKey)
+	}
+	num(propRawKeyBytes, p.RawKeyBytes)
+	num(propRawValueBytes, p.RawValueBytes)
+	num(propDataSize, p.DataSize)
+	num(propIndexSize, p.IndexSize)
+	num(propFilterSize, p.FilterSize)
+	num(propCompression, uint64(p.Compression))
+	if p.FilterPolicy != "" {
+		str(propFilterPolicy, []byte(p.FilterPolicy))
+		num(propFilterMilliBitsPerKey, uint64(math.Round(p.FilterBitsPerKey*1000)))
+	}
+	num(propBlockSize, p.BlockSize)
+	num(propRestartInterval, p.RestartInterval)
+	num(propMaxBlockSize, p.MaxBlockSize)
+	return dst
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}
+
+// DecodeProperties decodes a properties block written by AppendProperties.
+// off is the file offset of src, for errors. Errors wrap ErrCorrupt and
+// name the offset of the bad record. Decoded keys and strings are copies.
+func DecodeProperties(src []byte, off int64) (Properties, error) {
+	var p Properties
+	lastTag := uint64(0)
+	for pos := 0; pos < len(src); {
+		recOff := off + int64(pos)
+		tag, n := binary.Uvarint(src[pos:])
+		if n <= 0 {
+			return p, Corruptf(SectionProperties, recOff, "bad record tag varint")
+		}
+		pos += n
+		length, n := binary.Uvarint(src[pos:])
+		if n <= 0 {
+			return p, Corruptf(SectionProperties, recOff, "bad record length varint")
+		}
+		pos += n
+		if length > uint64(len(src)-pos) {
+			return p, Corruptf(SectionProperties, recOff, "record %d claims %d bytes, %d remain", tag, length, len(src)-pos)
+		}
+		if tag <= lastTag {
+			return p, Corruptf(SectionProperties, recOff, "record tag %d after tag %d: tags must increase", tag, lastTag)
+		}
+		lastTag = tag
+		val := src[pos : pos+int(length)]
+		pos += int(length)
+		var num uint64
+		if tag != propSmallestKey && tag != propLargestKey && tag != propFilterPolicy && tag <= propMaxBlockSize {
+			v, n := binary.Uvarint(val)
+			if n <= 0 || n != len(val) {
+				return p, Corruptf(SectionProperties, recOff, "record %d: bad integer", tag)
+			}
+			num = v
+		}
+		switch tag {
+		case propFormatVersion:
+			if num > math.MaxUint32 {
+				return p, Corruptf(SectionProperties, recOff, "format version %d out of range", num)
+			}
+			p.FormatVersion = uint32(num)
+		case propNumEntries:
+			p.NumEntries = num
+		case propNumDataBlocks:
+			p.NumDataBlocks = num
+		case propSmallestKey:
+			p.SmallestKey = append([]byte{}, val...)
+		case propLargestKey:
+			p.LargestKey = append([]byte{}, val...)
+		case propRawKeyBytes:
+			p.RawKeyBytes = num
+		case propRawValueBytes:
+			p.RawValueBytes = num
+		case propDataSize:
+			p.DataSize = num
+		case propIndexSize:
+			p.IndexSize = num
+		case propFilterSize:
+			p.FilterSize = num
+		case propCompression:
+			if c := Compression(num); c != NoCompression && c != SnappyCompression {
+				return p, Corruptf(SectionProperties, recOff, "unknown compression %d", num)
+			}
+			p.Compression = Compression(num)
+		case propFilterPolicy:
+			p.FilterPolicy = string(val)
+		case propFilterMilliBitsPerKey:
+			p.FilterBitsPerKey = float64(num) / 1000
+		case propBlockSize:
+			p.BlockSize = num
+		case propRestartInterval:
+			p.RestartInterval = num
+		case propMaxBlockSize:
+			p.MaxBlockSize = num
+		}
+	}
+	if (p.NumEntries > 0) != (p.SmallestKey != nil && p.LargestKey != nil) {
+		return p, Corruptf(SectionProperties, off, "%d entries but smallest/largest key records present=%v/%v", p.NumEntries, p.SmallestKey != nil, p.LargestKey != nil)
+	}
+	return p, nil
+}
+
+// String renders the properties one per line, for tools.
+func (p *Properties) String() string {
+	return fmt.Sprintf("format version:     %d\nentries:            %d\ndata blocks:        %d\nsmallest key:       %q\nlargest key:        %q\nraw key bytes:      %d\nraw value bytes:    %d\ndata size:          %d\nindex size:         %d\nfilter size:        %d\ncompression:        %s\nfilter policy:      %s\nfilter bits/key:    %g\nblock size:         %d\nrestart interval:   %d\nmax block size:     %d\n",
+		p.FormatVersion, p.NumEntries, p.NumDataBlocks, p.SmallestKey, p.LargestKey,
+		p.RawKeyBytes, p.RawValueBytes, p.DataSize, p.IndexSize, p.FilterSize,
+		p.Compression, p.FilterPolicy, p.FilterBitsPerKey, p.BlockSize, p.RestartInterval, p.MaxBlockSize)
+}

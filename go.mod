@@ -1,0 +1,9 @@
+module github.com/sstkit/sstable
+
+go 1.26.8
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0
+	github.com/golang/snappy v1.0.0
+	golang.org/x/sys v0.49.0
+)

@@ -1,0 +1,168 @@
+package reader
+
+import (
+	"bytes"
+
+	"github.com/sstkit/sstable/filterblock"
+	"github.com/sstkit/sstable/format"
+)
+
+// scratch holds per-call buffers, pooled so lookups do not allocate.
+type scratch struct {
+	index   format.BlockIter
+	data    format.BlockIter
+	raw     []byte // stored block bytes read through ReadAt
+	decoded []byte // snappy-decoded block contents
+}
+
+func (r *Reader) getScratch() *scratch {
+	if s, ok := r.scratch.Get().(*scratch); ok {
+		return s
+	}
+	return new(scratch)
+}
+
+// MayContain reports whether key may be in the table. False means the key
+// is certainly absent. It probes the filter only, allocates nothing, and
+// returns true when the table's filter policy is unknown, its filter
+// section is corrupt, or the reader is closed.
+func (r *Reader) MayContain(key []byte) bool {
+	if !r.acquire() {
+		return true
+	}
+	ok := r.mayContain(key)
+	r.release()
+	return ok
+}
+
+func (r *Reader) mayContain(key []byte) bool {
+	if r.policy == nil || r.loadFilter() != nil {
+		return true
+	}
+	if r.cacheLocal {
+		return filterblock.BloomMayContain(r.filter, key)
+	}
+	return r.policy.MayContain(r.filter, key)
+}
+
+// Get returns a copy of the value stored under key. It consults the filter
+// first, then binary-searches the index block and one data block. An
+// absent key gives an error wrapping ErrNotFound; a closed reader one
+// wrapping ErrClosed; damaged bytes one wrapping format.ErrCorrupt.
+func (r *Reader) Get(key []byte) ([]byte, error) {
+	v, err := r.GetAppend(nil, key)
+	if err == nil && v == nil {
+		v = []byte{}
+	}
+	return v, err
+}
+
+// GetAppend appends the value stored under key to dst and returns the
+// extended slice; with enough capacity in dst it allocates nothing. Errors
+// are those of Get, with dst returned unchanged.
+func (r *Reader) GetAppend(dst, key []byte) ([]byte, error) {
+	if !r.acquire() {
+		return dst, ErrClosed
+	}
+	defer r.release()
+	if !r.mayContain(key) {
+		return dst, ErrNotFound
+	}
+	if err := r.loadIndex(); err != nil {
+		return dst, err
+	}
+	s := r.getScratch()
+	defer r.scratch.Put(s)
+	v, err := r.find(s, key)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, v...), nil
+}
+
+// find looks key up in the index and its data block. The value it returns
+// aliases the mapping or s's buffers.
+func (r *Reader) find(s *scratch, key []byte) ([]byte, error) {
+	idx := &s.index
+	if err := idx.Init(format.SectionIndex, int64(r.footer.Index.Offset), r.index); err != nil {
+		return nil, err
+	}
+	if !idx.SeekGE(key) {
+		if err := idx.Err(); err != nil {
+			return nil, err
+		}
+		return nil, ErrNotFound
+	}
+	contents, h, err := r.blockAt(s, idx)
+	if err != nil {
+		return nil, err
+	}
+	d := &s.data
+	if err := d.Init(format.SectionDataBlock, int64(h.Offset), contents); err != nil {
+		return nil, err
+	}
+	if !d.SeekGE(key) {
+		if err := d.Err(); err != nil {
+			return nil, err
+		}
+		return nil, ErrNotFound
+	}
+	if !bytes.Equal(d.Key(), key) {
+		return nil, ErrNotFound
+	}
+	return d.Value(), nil
+}
+
+// blockAt returns the contents of the data block the index iterator is on,
+// checking its checksum before first use.
+func (r *Reader) blockAt(s *scratch, idx *format.BlockIter) ([]byte, format.BlockHandle, error) {
+	i, ok := idx.RestartIndex()
+	if !ok {
+		return nil, format.BlockHandle{}, format.Corruptf(format.SectionIndex, int64(r.footer.Index.Offset), "index entry is not a restart point")
+	}
+	h, n := format.DecodeHandle(idx.Value())
+	if n <= 0 || n != len(idx.Value()) {
+		return nil, h, format.Corruptf(format.SectionIndex, int64(r.footer.Index.Offset), "index entry %d: bad block handle", i)
+	}
+	contents, err := r.dataBlock(s, i, h)
+	return contents, h, err
+}
+
+// dataBlock returns the contents of data block number i at handle h,
+// decoded into s's buffers if compressed.
+func (r *Reader) dataBlock(s *scratch, i int, h format.BlockHandle) ([]byte, error) {
+	if h.Offset > r.dataEnd || h.Length > r.dataEnd-h.Offset || r.dataEnd-h.Offset-h.Length < format.BlockTrailerLen {
+		return nil, format.Corruptf(format.SectionIndex, int64(r.footer.Index.Offset), "index entry %d: data block handle (offset %d, length %d) lies outside the data section [0, %d)", i, h.Offset, h.Length, r.dataEnd)
+	}
+	var stored []byte
+	var typ byte
+	if r.mapped != nil && i < 32*len(r.verified) {
+		buf := r.mapped[h.Offset:h.End()]
+		word, bit := &r.verified[i/32], uint32(1)<<(i%32)
+		if word.Load()&bit == 0 {
+			if _, _, err := format.CheckBlock(format.SectionDataBlock, int64(h.Offset), buf); err != nil {
+				return nil, err
+			}
+			word.Or(bit)
+		}
+		stored, typ = buf[:h.Length], buf[h.Length]
+	} else {
+		raw, err := r.readBlock(format.SectionDataBlock, h, s.raw)
+		if err != nil {
+			return nil, err
+		}
+		s.raw = raw[:0]
+		if stored, typ, err = format.CheckBlock(format.SectionDataBlock, int64(h.Offset), raw); err != nil {
+			return nil, err
+		}
+	}
+	if typ == format.BlockTypeRaw {
+		return stored, nil
+	}
+	out, err := format.DecodeBlock(format.SectionDataBlock, int64(h.Offset), stored, typ, int(r.props.MaxBlockSize), s.decoded)
+	if err != nil {
+		return nil, err
+	}
+	s.decoded = out[:0]
+	return out, nil
+}

@@ -1,0 +1,186 @@
+package reader
+
+import (
+	"github.com/sstkit/sstable/format"
+)
+
+// Iterator walks a table's entries in key order, forwards or backwards.
+// It is not safe for concurrent use; use one per goroutine. An open
+// Iterator keeps the reader's file mapped after Reader.Close until the
+// Iterator is closed.
+type Iterator struct {
+	r      *Reader
+	s      scratch
+	loaded bool // s.data holds the block of the current index entry
+	err    error
+	closed bool
+}
+
+// NewIterator returns an unpositioned iterator; call First, Last or SeekGE.
+// On a closed reader every move returns false and Err wraps ErrClosed.
+func (r *Reader) NewIterator() *Iterator {
+	it := &Iterator{r: r}
+	if !r.acquire() {
+		it.err, it.closed = ErrClosed, true
+		return it
+	}
+	if err := r.loadIndex(); err != nil {
+		it.err = err
+		return it
+	}
+	if err := it.s.index.Init(format.SectionIndex, int64(r.footer.Index.Offset), r.index); err != nil {
+		it.err = err
+	}
+	return it
+}
+
+// loadBlock loads the data block of the current index entry into s.data.
+func (it *Iterator) loadBlock() bool {
+	it.loaded = false
+	if !it.s.index.Valid() {
+		it.err = it.s.index.Err()
+		return false
+	}
+	contents, h, err := it.r.blockAt(&it.s, &it.s.index)
+	if err == nil {
+		err = it.s.data.Init(format.SectionDataBlock, int64(h.Offset), contents)
+	}
+	if err != nil {
+		it.err = err
+		return false
+	}
+	it.loaded = true
+	return true
+}
+
+// forward moves to the first entry of the next non-empty blocks while the
+// data iterator is exhausted.
+func (it *Iterator) forward() bool {
+	for !it.s.data.Valid() {
+		if err := it.s.data.Err(); err != nil {
+			it.err = err
+			return false
+		}
+		if !it.s.index.Next() || !it.loadBlock() {
+			if it.err == nil {
+				it.err = it.s.index.Err()
+			}
+			return false
+		}
+		it.s.data.First()
+	}
+	return true
+}
+
+// backward moves to the last entry of earlier blocks while the data
+// iterator is exhausted.
+func (it *Iterator) backward() bool {
+	for !it.s.data.Valid() {
+		if err := it.s.data.Err(); err != nil {
+			it.err = err
+			return false
+		}
+		if !it.s.index.Prev() || !it.loadBlock() {
+			if it.err == nil {
+				it.err = it.s.index.Err()
+			}
+			return false
+		}
+		it.s.data.Last()
+	}
+	return true
+}
+
+func (it *Iterator) usable() bool { return it.err == nil && !it.closed }
+
+// First moves to the first entry; false if the table is empty or on error.
+func (it *Iterator) First() bool {
+	if !it.usable() || !it.s.index.First() || !it.loadBlock() {
+		it.loaded = false
+		return false
+	}
+	it.s.data.First()
+	return it.forward()
+}
+
+// Last moves to the last entry; false if the table is empty or on error.
+func (it *Iterator) Last() bool {
+	if !it.usable() || !it.s.index.Last() || !it.loadBlock() {
+		it.loaded = false
+		return false
+	}
+	it.s.data.Last()
+	return it.backward()
+}
+
+// SeekGE moves to the first entry whose key is >= key; false if there is
+// none or on error.
+func (it *Iterator) SeekGE(key []byte) bool {
+	if !it.usable() || !it.s.index.SeekGE(key) || !it.loadBlock() {
+		it.loaded = false
+		return false
+	}
+	it.s.data.SeekGE(key)
+	return it.forward()
+}
+
+// Next moves to the following entry; false past the last entry or on error.
+// Calling Next on an unpositioned or exhausted iterator returns false.
+func (it *Iterator) Next() bool {
+	if !it.usable() || !it.loaded || !it.s.data.Valid() {
+		return false
+	}
+	it.s.data.Next()
+	return it.forward()
+}
+
+// Prev moves to the preceding entry; false before the first entry or on
+// error. Calling Prev on an unpositioned or exhausted iterator returns false.
+func (it *Iterator) Prev() bool {
+	if !it.usable() || !it.loaded || !it.s.data.Valid() {
+		return false
+	}
+	it.s.data.Prev()
+	return it.backward()
+}
+
+// Valid reports whether the iterator is positioned on an entry.
+func (it *Iterator) Valid() bool { return it.usable() && it.loaded && it.s.data.Valid() }
+
+// Key returns the current key, valid until the next move. It returns nil
+// when the iterator is not positioned.
+func (it *Iterator) Key() []byte {
+	if !it.Valid() {
+		return nil
+	}
+	return it.s.data.Key()
+}
+
+// Value returns the current value, valid until the next move. It may alias
+// the memory-mapped file; copy it to keep it. It returns nil when the
+// iterator is not positioned.
+func (it *Iterator) Value() []byte {
+	if !it.Valid() {
+		return nil
+	}
+	return it.s.data.Value()
+}
+
+// Err returns the error that stopped the iteration, if any: a corruption
+// (wrapping format.ErrCorrupt) or ErrClosed.
+func (it *Iterator) Err() error { return it.err }
+
+// Close releases the iterator and its hold on the reader. It returns the
+// iteration error, if any. Closing twice is harmless.
+func (it *Iterator) Close() error {
+	if it.closed {
+		if it.err == ErrClosed {
+			return nil
+		}
+		return it.err
+	}
+	it.closed = true
+	it.loaded = false
+	it.r.release()
+	return it.err
+}

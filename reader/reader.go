@@ -1,0 +1,360 @@
+// Package reader opens table files written by package builder and answers
+// point lookups (MayContain, Get) and ordered scans (Iterator). Files are
+// memory-mapped read-only where the platform allows it; New reads through
+// any io.ReaderAt instead. A Reader is safe for concurrent use.
+package reader
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sstkit/sstable/filterblock"
+	"github.com/sstkit/sstable/footer"
+	"github.com/sstkit/sstable/format"
+)
+
+// ErrNotFound is wrapped by the error Get returns for an absent key.
+var ErrNotFound = errors.New("sstable: key not found")
+
+// ErrClosed is wrapped by the errors of calls made after Close.
+var ErrClosed = errors.New("sstable: reader closed")
+
+var errNoMmap = errors.New("mmap unavailable")
+
+// maxPropertiesLen bounds the decoded properties block, in bytes.
+const maxPropertiesLen = 1 << 20
+
+// Options configure a Reader. A nil *Options means the defaults.
+type Options struct {
+	// Filters lists filter policies to recognise by name, besides the
+	// built-in filterblock.Bloom. A table whose policy is not known is read
+	// as if it had no filter: MayContain returns true and
+	// Properties().FilterPolicy still names the stored policy.
+	Filters []filterblock.Policy
+}
+
+// Reader reads one table. All methods are safe for concurrent use; after
+// Close, Get and iterators return errors wrapping ErrClosed and MayContain
+// returns true.
+type Reader struct {
+	mapped []byte      // the whole file when memory-mapped, else nil
+	ra     io.ReaderAt // the source when not memory-mapped
+	file   *os.File    // closed by Close, if we opened it
+	size   int64
+
+	footer  footer.Footer
+	props   format.Properties
+	dataEnd uint64 // end of the data blocks: the filter section's offset
+
+	policy      filterblock.Policy // nil when the table's policy is unknown
+	cacheLocal  bool               // policy is the built-in Bloom: probe without an interface call
+	filterState lazySection
+	filter      []byte // filter bits, valid once filterState is loaded
+	indexState  lazySection
+	index       []byte          // index block contents, valid once loaded
+	verified    []atomic.Uint32 // per data block: checksum checked (mapped files)
+
+	refs   atomic.Int64 // 1 for the owner + 1 per call in flight or open iterator
+	closed atomic.Bool
+	freed  atomic.Bool
+
+	scratch sync.Pool // *scratch
+}
+
+// lazySection records the one-time load and checksum of a section.
+type lazySection struct {
+	done atomic.Bool
+	mu   sync.Mutex
+	err  error
+}
+
+// load runs fn once; every caller gets its error.
+func (l *lazySection) load(fn func() error) error {
+	if l.done.Load() {
+		return l.err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.done.Load() {
+		l.err = fn()
+		l.done.Store(true)
+	}
+	return l.err
+}
+
+// Open opens the table at path. It memory-maps the file read-only
+// (golang.org/x/sys/unix.Mmap) and falls back to ReadAt where mapping is
+// unavailable. Open reads only the footer and properties; the index and
+// filter are checked on first use. Errors for damaged or foreign files wrap
+// format.ErrCorrupt.
+func Open(path string, opts *Options) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("sstable: open: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sstable: open: %w", err)
+	}
+	size := st.Size()
+	r := &Reader{size: size}
+	if size >= footer.Size {
+		if data, err := mmapFile(f, size); err == nil {
+			r.mapped = data
+		}
+	}
+	if r.mapped != nil {
+		f.Close()
+	} else {
+		r.ra, r.file = f, f
+	}
+	if err := r.init(opts); err != nil {
+		r.free()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// New returns a Reader over the size bytes of src, read with ReadAt, for
+// tables in object storage or memory. It reads only the footer and
+// properties. Errors for damaged or foreign data wrap format.ErrCorrupt.
+func New(src io.ReaderAt, size int64, opts *Options) (*Reader, error) {
+	r := &Reader{ra: src, size: size}
+	if err := r.init(opts); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Reader) init(opts *Options) error {
+	r.refs.Store(1)
+	if r.size < footer.Size {
+		return format.Corruptf(format.SectionFile, 0, "file of %d bytes is too small for the %d-byte footer: not an sstable", r.size, footer.Size)
+	}
+	buf, err := r.read(format.SectionFooter, r.size-footer.Size, footer.Size, nil)
+	if err != nil {
+		return err
+	}
+	if r.footer, err = footer.Decode(buf, r.size); err != nil {
+		return err
+	}
+	f := &r.footer
+	footerOff := uint64(r.size - footer.Size)
+	switch {
+	case f.Index.Offset != f.Filter.End():
+		return format.Corruptf(format.SectionFooter, int64(footerOff), "index block at %d does not follow the filter section ending at %d", f.Index.Offset, f.Filter.End())
+	case f.Properties.Offset != f.Index.End():
+		return format.Corruptf(format.SectionFooter, int64(footerOff), "properties at %d do not follow the index block ending at %d", f.Properties.Offset, f.Index.End())
+	case f.Properties.End() != footerOff:
+		return format.Corruptf(format.SectionFooter, int64(footerOff), "properties end at %d, not at the footer", f.Properties.End())
+	}
+	r.dataEnd = f.Filter.Offset
+
+	raw, err := r.readBlock(format.SectionProperties, f.Properties, nil)
+	if err != nil {
+		return err
+	}
+	stored, typ, err := format.CheckBlock(format.SectionProperties, int64(f.Properties.Offset), raw)
+	if err != nil {
+		return err
+	}
+	contents, err := format.DecodeBlock(format.SectionProperties, int64(f.Properties.Offset), stored, typ, maxPropertiesLen, nil)
+	if err != nil {
+		return err
+	}
+	if r.props, err = format.DecodeProperties(contents, int64(f.Properties.Offset)); err != nil {
+		return err
+	}
+	p := &r.props
+	propsOff := int64(f.Properties.Offset)
+	switch {
+	case p.FormatVersion != f.Version:
+		return format.Corruptf(format.SectionProperties, propsOff, "format version %d disagrees with the footer's %d", p.FormatVersion, f.Version)
+	case p.DataSize != r.dataEnd:
+		return format.Corruptf(format.SectionProperties, propsOff, "data size %d disagrees with the filter offset %d", p.DataSize, r.dataEnd)
+	case p.FilterSize != f.Filter.Length+format.BlockTrailerLen:
+		return format.Corruptf(format.SectionProperties, propsOff, "filter size %d disagrees with the footer's %d", p.FilterSize, f.Filter.Length+format.BlockTrailerLen)
+	case p.IndexSize != f.Index.Length+format.BlockTrailerLen:
+		return format.Corruptf(format.SectionProperties, propsOff, "index size %d disagrees with the footer's %d", p.IndexSize, f.Index.Length+format.BlockTrailerLen)
+	case p.MaxBlockSize > uint64(maxSnappyDecoded(r.dataEnd)):
+		return format.Corruptf(format.SectionProperties, propsOff, "max block size %d is impossible for %d bytes of data", p.MaxBlockSize, r.dataEnd)
+	}
+
+	r.policy, r.cacheLocal = lookupPolicy(p.FilterPolicy, opts)
+	return nil
+}
+
+// maxSnappyDecoded bounds the decoded size of n stored bytes.
+func maxSnappyDecoded(n uint64) uint64 { return 22*n + 16 }
+
+// lookupPolicy finds the policy named name: first among opts.Filters, then
+// among the built-in policies (builtin is then true). It returns nil if
+// none matches.
+func lookupPolicy(name string, opts *Options) (p filterblock.Policy, builtin bool) {
+	if opts != nil {
+		for _, p := range opts.Filters {
+			if p != nil && p.Name() == name {
+				return p, false
+			}
+		}
+	}
+	if name == filterblock.BloomName {
+		return filterblock.Bloom(0), true
+	}
+	return nil, false
+}
+
+// read returns n bytes at off: a slice of the mapping, or bytes read into
+// buf (grown as needed). Short reads give an error wrapping ErrCorrupt.
+func (r *Reader) read(section string, off int64, n int, buf []byte) ([]byte, error) {
+	if off < 0 || n < 0 || off > r.size || int64(n) > r.size-off {
+		return nil, format.Corruptf(section, off, "%d bytes at offset %d lie outside the %d-byte file", n, off, r.size)
+	}
+	if r.mapped != nil {
+		return r.mapped[off : off+int64(n) : off+int64(n)], nil
+	}
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	got, err := r.ra.ReadAt(buf, off)
+	if got == n {
+		return buf, nil
+	}
+	if err == nil || err == io.EOF {
+		return nil, format.Corruptf(section, off+int64(got), "short read: %d of %d bytes", got, n)
+	}
+	return nil, fmt.Errorf("sstable: read %s at offset %d: %w", section, off, err)
+}
+
+// readBlock returns the stored bytes and trailer of the block at h.
+func (r *Reader) readBlock(section string, h format.BlockHandle, buf []byte) ([]byte, error) {
+	if h.Length > uint64(r.size) {
+		return nil, format.Corruptf(section, int64(h.Offset), "block length %d exceeds the file", h.Length)
+	}
+	return r.read(section, int64(h.Offset), int(h.Length)+format.BlockTrailerLen, buf)
+}
+
+// loadRawSection reads and checks a raw (uncompressed) block at h.
+func (r *Reader) loadRawSection(section string, h format.BlockHandle) ([]byte, error) {
+	raw, err := r.readBlock(section, h, nil)
+	if err != nil {
+		return nil, err
+	}
+	stored, typ, err := format.CheckBlock(section, int64(h.Offset), raw)
+	if err != nil {
+		return nil, err
+	}
+	if typ != format.BlockTypeRaw {
+		return nil, format.Corruptf(section, int64(h.End())-format.BlockTrailerLen, "must be stored raw, has compression type %d", typ)
+	}
+	return stored, nil
+}
+
+func (r *Reader) loadIndex() error {
+	return r.indexState.load(func() error {
+		contents, err := r.loadRawSection(format.SectionIndex, r.footer.Index)
+		if err != nil {
+			return err
+		}
+		var it format.BlockIter
+		if err := it.Init(format.SectionIndex, int64(r.footer.Index.Offset), contents); err != nil {
+			return err
+		}
+		r.index = contents
+		if r.mapped != nil {
+			n := blockCount(contents)
+			r.verified = make([]atomic.Uint32, (n+31)/32)
+		}
+		return nil
+	})
+}
+
+// blockCount returns the restart count of a checked index block: one
+// restart per entry, so one per data block.
+func blockCount(index []byte) int {
+	n := len(index) - 4
+	return int(uint32(index[n]) | uint32(index[n+1])<<8 | uint32(index[n+2])<<16 | uint32(index[n+3])<<24)
+}
+
+func (r *Reader) loadFilter() error {
+	return r.filterState.load(func() error {
+		contents, err := r.loadRawSection(format.SectionFilter, r.footer.Filter)
+		if err != nil {
+			return err
+		}
+		name, filter, err := filterblock.DecodeSection(contents, r.footer.Filter.Offset)
+		if err != nil {
+			return err
+		}
+		if name != r.props.FilterPolicy {
+			return format.Corruptf(format.SectionFilter, int64(r.footer.Filter.Offset), "filter section names policy %q, properties name %q", name, r.props.FilterPolicy)
+		}
+		r.filter = filter
+		return nil
+	})
+}
+
+// acquire takes a reference for a call; false once the reader is closed.
+func (r *Reader) acquire() bool {
+	r.refs.Add(1)
+	if r.closed.Load() {
+		r.release()
+		return false
+	}
+	return true
+}
+
+func (r *Reader) release() {
+	if r.refs.Add(-1) == 0 {
+		r.free()
+	}
+}
+
+// free unmaps the file and closes it, once.
+func (r *Reader) free() {
+	if !r.freed.CompareAndSwap(false, true) {
+		return
+	}
+	if r.mapped != nil {
+		munmap(r.mapped)
+	}
+	if r.file != nil {
+		r.file.Close()
+	}
+}
+
+// Close releases the reader. Calls already in flight finish first; the
+// mapping is released when the last of them, and the last open Iterator,
+// is done. Later calls return errors wrapping ErrClosed. Closing twice
+// returns an error wrapping ErrClosed.
+func (r *Reader) Close() error {
+	if !r.closed.CompareAndSwap(false, true) {
+		return fmt.Errorf("sstable: close: %w", ErrClosed)
+	}
+	r.release()
+	return nil
+}
+
+// Properties returns the table's properties, as stored in its properties
+// block.
+func (r *Reader) Properties() format.Properties { return r.props }
+
+// FilterKnown reports whether the table's filter policy was recognised. If
+// not, MayContain always returns true.
+func (r *Reader) FilterKnown() bool { return r.policy != nil }
+
+// Footer returns the decoded footer: the handles of the filter section,
+// index block and properties block.
+func (r *Reader) Footer() footer.Footer { return r.footer }
+
+// Size returns the file size in bytes.
+func (r *Reader) Size() int64 { return r.size }
+
+// Mapped reports whether the file is memory-mapped.
+func (r *Reader) Mapped() bool { return r.mapped != nil }

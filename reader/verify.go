@@ -1,0 +1,118 @@
+package reader
+
+import (
+	"bytes"
+
+	"github.com/sstkit/sstable/format"
+)
+
+// Verify reads every section and every data block of the table and checks
+// every checksum, then the table's internal consistency: data blocks tile
+// the data section in order, keys increase strictly across the table, each
+// separator key in the index lies between its block's last key and the
+// next block's first key, the filter matches every key, and the counts,
+// sizes and smallest/largest keys agree with the properties. It returns
+// the first problem found, wrapping format.ErrCorrupt, or ErrClosed.
+func (r *Reader) Verify() error {
+	if !r.acquire() {
+		return ErrClosed
+	}
+	defer r.release()
+	if err := r.loadFilter(); err != nil {
+		return err
+	}
+	if err := r.loadIndex(); err != nil {
+		return err
+	}
+	var s scratch
+	idx := &s.index
+	indexOff := int64(r.footer.Index.Offset)
+	if err := idx.Init(format.SectionIndex, indexOff, r.index); err != nil {
+		return err
+	}
+	p := &r.props
+	var (
+		nextOffset            uint64
+		blocks, entries       uint64
+		keyBytes, valueBytes  uint64
+		prevKey, prevSep      []byte
+		havePrev, havePrevSep bool
+		first                 = true
+	)
+	for ok := idx.First(); ok; ok = idx.Next() {
+		contents, h, err := r.blockAt(&s, idx)
+		if err != nil {
+			return err
+		}
+		// A mapped block may have been checked before; check it again.
+		if r.mapped != nil {
+			if _, _, err := format.CheckBlock(format.SectionDataBlock, int64(h.Offset), r.mapped[h.Offset:h.End()]); err != nil {
+				return err
+			}
+		}
+		if h.Offset != nextOffset {
+			return format.Corruptf(format.SectionIndex, indexOff, "data block %d starts at %d, previous block ends at %d", blocks, h.Offset, nextOffset)
+		}
+		nextOffset = h.End()
+		d := &s.data
+		if err := d.Init(format.SectionDataBlock, int64(h.Offset), contents); err != nil {
+			return err
+		}
+		n := 0
+		for ok := d.First(); ok; ok = d.Next() {
+			k := d.Key()
+			if havePrevSep && bytes.Compare(k, prevSep) <= 0 {
+				return format.Corruptf(format.SectionDataBlock, int64(h.Offset), "first key %q is not after the previous block's separator %q", k, prevSep)
+			}
+			havePrevSep = false
+			if havePrev && bytes.Compare(k, prevKey) <= 0 {
+				return format.Corruptf(format.SectionDataBlock, int64(h.Offset), "key %q does not follow %q", k, prevKey)
+			}
+			if first {
+				if !bytes.Equal(k, p.SmallestKey) {
+					return format.Corruptf(format.SectionProperties, int64(r.footer.Properties.Offset), "smallest key %q, table starts with %q", p.SmallestKey, k)
+				}
+				first = false
+			}
+			if r.policy != nil && !r.mayContain(k) {
+				return format.Corruptf(format.SectionFilter, int64(r.footer.Filter.Offset), "filter does not match key %q", k)
+			}
+			prevKey = append(prevKey[:0], k...)
+			havePrev = true
+			keyBytes += uint64(len(k))
+			valueBytes += uint64(len(d.Value()))
+			n++
+		}
+		if err := d.Err(); err != nil {
+			return err
+		}
+		if n == 0 {
+			return format.Corruptf(format.SectionDataBlock, int64(h.Offset), "data block %d is empty", blocks)
+		}
+		sep := idx.Key()
+		if bytes.Compare(sep, prevKey) < 0 {
+			return format.Corruptf(format.SectionIndex, indexOff, "separator %q of block %d is below its last key %q", sep, blocks, prevKey)
+		}
+		prevSep = append(prevSep[:0], sep...)
+		havePrevSep = true
+		entries += uint64(n)
+		blocks++
+	}
+	if err := idx.Err(); err != nil {
+		return err
+	}
+	propsOff := int64(r.footer.Properties.Offset)
+	switch {
+	case nextOffset != r.dataEnd:
+		return format.Corruptf(format.SectionDataBlock, int64(nextOffset), "data blocks end at %d, data section at %d", nextOffset, r.dataEnd)
+	case blocks != p.NumDataBlocks:
+		return format.Corruptf(format.SectionProperties, propsOff, "%d data blocks, properties say %d", blocks, p.NumDataBlocks)
+	case entries != p.NumEntries:
+		return format.Corruptf(format.SectionProperties, propsOff, "%d entries, properties say %d", entries, p.NumEntries)
+	case keyBytes != p.RawKeyBytes || valueBytes != p.RawValueBytes:
+		return format.Corruptf(format.SectionProperties, propsOff, "%d key and %d value bytes, properties say %d and %d", keyBytes, valueBytes, p.RawKeyBytes, p.RawValueBytes)
+	case entries > 0 && !bytes.Equal(prevKey, p.LargestKey):
+		return format.Corruptf(format.SectionProperties, propsOff, "largest key %q, table ends with %q", p.LargestKey, prevKey)
+	}
+	return nil
+}
