@@ -7,3 +7,8 @@ require (
 	github.com/golang/snappy v1.0.0
 	golang.org/x/sys v0.49.0
 )
+
+require (
+	github.com/google/go-cmp v0.7.0 // indirect
+	pgregory.net/rapid v1.3.0 // indirect
+)

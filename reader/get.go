@@ -166,3 +166,11 @@ func (r *Reader) dataBlock(s *scratch, i int, h format.BlockHandle) ([]byte, err
 	s.decoded = out[:0]
 	return out, nil
 }
+
+// forgetVerified clears data block i's checksum-checked bit so that its
+// next use checks the checksum again.
+func (r *Reader) forgetVerified(i int) {
+	if i < 32*len(r.verified) {
+		r.verified[i/32].And(^(uint32(1) << (i % 32)))
+	}
+}

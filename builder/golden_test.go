@@ -1,0 +1,130 @@
+package builder_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/filterblock"
+	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/reader"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden/*.sst from testdata/golden/input.txt")
+
+const goldenDir = "../testdata/golden"
+
+// goldenTables are the committed tables and the fixed options that build
+// them from input.txt. Changing the format or these options changes the
+// bytes; regenerate deliberately with go test ./builder -run Golden -update.
+var goldenTables = []struct {
+	file    string
+	opts    builder.Options
+	entries bool // built from input.txt; false: an empty table
+}{
+	{"snappy.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10)}, true},
+	{"none.sst", builder.Options{BlockSize: 512, RestartInterval: 16, Compression: format.NoCompression, Filter: filterblock.Bloom(10)}, true},
+	{"empty.sst", builder.Options{}, false},
+}
+
+type kv struct{ Key, Value string }
+
+// readGoldenInput parses input.txt: one "key<TAB>value" entry per line.
+func readGoldenInput(t *testing.T) []kv {
+	t.Helper()
+	f, err := os.Open(filepath.Join(goldenDir, "input.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []kv
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, _ := bytes.Cut(sc.Bytes(), []byte{'\t'})
+		out = append(out, kv{string(k), string(v)})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestGolden(t *testing.T) {
+	input := readGoldenInput(t)
+	for _, g := range goldenTables {
+		t.Run(g.file, func(t *testing.T) {
+			var buf bytes.Buffer
+			opts := g.opts
+			b := builder.New(&buf, &opts)
+			if g.entries {
+				for _, e := range input {
+					if err := b.Add([]byte(e.Key), []byte(e.Value)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if err := b.Finish(); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(goldenDir, g.file)
+			if *update {
+				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./builder -run Golden -update to create it)", err)
+			}
+			got := buf.Bytes()
+			if !bytes.Equal(got, want) {
+				i := 0
+				for i < len(got) && i < len(want) && got[i] == want[i] {
+					i++
+				}
+				t.Fatalf("builder output differs from %s at byte offset %d (built %d bytes, golden %d bytes)", path, i, len(got), len(want))
+			}
+
+			r, err := reader.Open(path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if err := r.Verify(); err != nil {
+				t.Fatal(err)
+			}
+			var wantEntries, gotEntries []kv
+			if g.entries {
+				wantEntries = input
+			}
+			it := r.NewIterator()
+			for ok := it.First(); ok; ok = it.Next() {
+				gotEntries = append(gotEntries, kv{string(it.Key()), string(it.Value())})
+			}
+			if err := it.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(wantEntries, gotEntries); diff != "" {
+				t.Fatalf("scan of %s (-want +got):\n%s", path, diff)
+			}
+			for _, e := range wantEntries {
+				v, err := r.Get([]byte(e.Key))
+				if err != nil || string(v) != e.Value {
+					t.Fatalf("Get(%q) = %q, %v; want %q", e.Key, v, err, e.Value)
+				}
+			}
+			if _, err := r.Get([]byte("fruit/zzz")); !errors.Is(err, reader.ErrNotFound) {
+				t.Fatalf("Get of absent key: %v, want ErrNotFound", err)
+			}
+			if p := r.Properties(); p.NumEntries != uint64(len(wantEntries)) {
+				t.Fatalf("NumEntries = %d, want %d", p.NumEntries, len(wantEntries))
+			}
+		})
+	}
+}

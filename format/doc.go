@@ -1,0 +1,165 @@
+// Package format defines table format v1: the byte layout shared by the
+// builder and the reader, the block codec, block handles and trailers,
+// properties, and the corruption errors every decoder returns.
+//
+// # Conventions
+//
+// Fixed-width integers are little-endian. A uvarint is the unsigned
+// base-128 varint of encoding/binary (at most 10 bytes). Nothing is stored
+// in native byte order or with a platform-dependent size. Keys are ordered
+// by bytes.Compare.
+//
+// # File
+//
+// A table is a sequence of sections, each immediately after the previous
+// one, so every byte belongs to exactly one section:
+//
+//	offset 0
+//	+--------------------------+
+//	| data block 0  | trailer  |   data section: DataSize bytes
+//	| data block 1  | trailer  |
+//	| ...                      |
+//	+--------------------------+
+//	| filter section | trailer |   FilterSize bytes
+//	+--------------------------+
+//	| index block   | trailer  |   IndexSize bytes
+//	+--------------------------+
+//	| properties    | trailer  |
+//	+--------------------------+
+//	| footer (64 bytes)        |
+//	+--------------------------+  file size
+//
+// Every block and section is followed by a trailer carrying its checksum,
+// and the footer carries its own, so every byte of the file is covered by
+// some CRC-32C; the magic number is checked by value.
+//
+// # Block trailer
+//
+// Each stored block is followed by 5 bytes:
+//
+//	+------+----------------------+
+//	| type | masked CRC-32C (LE)  |
+//	+------+----------------------+
+//	 1 byte        4 bytes
+//
+// type is 0 for raw bytes and 1 for snappy (the block format of
+// github.com/golang/snappy). The CRC is CRC-32C (Castagnoli) of the stored
+// bytes followed by the type byte, masked as LevelDB does:
+// ((crc >> 15) | (crc << 17)) + 0xa282ead8 (mod 2^32). A block handle
+// (offset, length) gives the stored bytes only; the trailer follows at
+// offset+length. Data blocks are snappy-compressed by default and stored
+// raw when compression saves less than 12.5%. The filter section, index
+// block and properties block are always stored raw, so a memory-mapped
+// reader uses them in place.
+//
+// # Data block
+//
+// A data block holds entries in increasing key order. Each key is
+// prefix-compressed against the previous key; every RestartInterval-th
+// entry (16 by default) is a restart point, stored with shared = 0, whose
+// offset goes in the restart array:
+//
+//	entry:
+//	+----------------+------------------+-----------------+-------------------+-------+
+//	| shared uvarint | unshared uvarint | valueLen uvarint| key[shared:] bytes| value |
+//	+----------------+------------------+-----------------+-------------------+-------+
+//
+//	block:
+//	+---------+---------+-----+---------------------+---------------------+---------------+
+//	| entry 0 | entry 1 | ... | restart[0] uint32LE | ... restart[n-1]    | n uint32LE    |
+//	+---------+---------+-----+---------------------+---------------------+---------------+
+//
+// restart[0] is 0. A block with no entries has n = 0 and is just the 4-byte
+// count. A builder cuts a block once its encoded size reaches the target
+// block size (4096 bytes by default), so an entry larger than the target
+// simply makes a larger block. Lookups binary-search the restart points,
+// whose keys are stored whole, then scan at most one restart interval.
+//
+// # Index block
+//
+// The index block has the data block layout with a restart interval of 1,
+// one entry per data block, in file order. The key is a separator k with
+//
+//	last key of block i <= k < first key of block i+1
+//
+// shortened as LevelDB's FindShortestSeparator does (AppendSeparator); the
+// last block's key is shortened as FindShortSuccessor does
+// (AppendSuccessor). The value is the data block's handle:
+//
+//	+-----------------+-----------------+
+//	| offset uvarint  | length uvarint  |
+//	+-----------------+-----------------+
+//
+// Because every index entry is a restart point, entry i is found by a
+// binary search without decoding the block into memory, and i numbers the
+// data block.
+//
+// # Filter section
+//
+// One filter covers every key of the table:
+//
+//	+------------------+-------------+-----------------+--------------+
+//	| nameLen uvarint  | name bytes  | zero padding    | filter bytes |
+//	+------------------+-------------+-----------------+--------------+
+//
+// name is the filter policy's name (for the default policy,
+// "sstkit.CacheLocalBloom.xxh64"). The padding, 0 to 63 zero bytes, makes
+// the filter start at a file offset that is a multiple of 64, so each
+// 64-byte line of the default filter sits in one cache line of a mapped
+// file. The filter's encoding belongs to the policy; the default one is
+// described in package filterblock:
+//
+//	+---------------------------------+--------+
+//	| L lines of 64 bytes (512 bits)  | k byte |
+//	+---------------------------------+--------+
+//
+// # Properties block
+//
+// A sequence of records in strictly increasing tag order; readers skip tags
+// they do not know, so properties can be added without a version change:
+//
+//	+-------------+----------------+--------------+
+//	| tag uvarint | length uvarint | value bytes  |
+//	+-------------+----------------+--------------+
+//
+// Integer values are a single uvarint filling the value; strings and keys
+// are raw bytes. The tags of format version 1:
+//
+//	 1 format version          9 index size (bytes, trailer included)
+//	 2 entry count            10 filter size (bytes, trailer included)
+//	 3 data block count       11 compression (1 none, 2 snappy)
+//	 4 smallest key           12 filter policy name
+//	 5 largest key            13 filter bits per key, in 1/1000 bits
+//	 6 raw key bytes          14 target block size (bytes)
+//	 7 raw value bytes        15 restart interval (entries)
+//	 8 data size (bytes)      16 largest decoded data block (bytes)
+//
+// Tags 4 and 5 are present exactly when the entry count is non-zero. Tag
+// 16 bounds the size a reader will decompress a data block to.
+//
+// # Footer
+//
+// The last 64 bytes of the file:
+//
+//	 0                16               32                48        52        56
+//	+----------------+----------------+-----------------+---------+---------+------------------+
+//	| index handle   | filter handle  | properties hdl  | version | CRC-32C | magic            |
+//	| off,len u64LE  | off,len u64LE  | off,len u64LE   | u32LE   | masked  | u64LE            |
+//	+----------------+----------------+-----------------+---------+---------+------------------+
+//
+// The handles are fixed-width here so the footer has a fixed size. version
+// is 1. The CRC is the masked CRC-32C of bytes [0, 52). The magic number is
+// the bytes 8b 53 53 54 0d 0a 1a 0a ("\x8bSST\r\n\x1a\n", uint64 LE
+// 0x0a1a0a0d5453538b): like PNG's signature, its first byte is not ASCII
+// and its tail catches line-ending translation.
+//
+// # Reading
+//
+// A reader checks, in order: the file is at least 64 bytes; the magic
+// number; the footer CRC; the version; that the handles lie inside the
+// file and the sections follow each other as drawn above; the properties
+// CRC and their agreement with the footer. The filter section and index
+// block are checked on first use; each data block's CRC is checked before
+// its contents are first used. Every failure wraps ErrCorrupt as a
+// *CorruptError naming the section and the byte offset.
+package format
