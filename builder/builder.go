@@ -78,7 +78,8 @@ type Builder struct {
 }
 
 // New returns a Builder that writes a table to w. opts may be nil. Invalid
-// options (an unknown Compression) make the first Add or Finish fail.
+// options (an unknown Compression, a filter policy name longer than
+// filterblock.MaxNameLen) make the first Add or Finish fail.
 // Writes to w are buffered; w sees the complete table only after Finish.
 func New(w io.Writer, opts *Options) *Builder {
 	var o Options
@@ -113,6 +114,9 @@ func New(w io.Writer, opts *Options) *Builder {
 	b.props.BlockSize = uint64(o.BlockSize)
 	b.props.RestartInterval = uint64(o.RestartInterval)
 	b.props.FilterPolicy = o.Filter.Name()
+	if len(b.props.FilterPolicy) > filterblock.MaxNameLen {
+		b.err = fmt.Errorf("sstable: builder: filter policy name of %d bytes exceeds %d", len(b.props.FilterPolicy), filterblock.MaxNameLen)
+	}
 	if s, ok := o.Filter.(filterblock.Sized); ok {
 		b.props.FilterBitsPerKey = s.BitsPerKey()
 	}

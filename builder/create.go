@@ -31,6 +31,13 @@ func Create(path string, opts *Options) (*Builder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sstable: create %s: %w", path, err)
 	}
+	// CreateTemp makes the file 0600; a finished table should be as
+	// readable as any file the user creates.
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("sstable: create %s: %w", path, err)
+	}
 	b := New(f, opts)
 	b.file = &tempFile{f: f, path: path, dir: dir}
 	return b, nil

@@ -11,8 +11,9 @@ import (
 // table sits in one cache line.
 const Alignment = 64
 
-// maxNameLen bounds a stored policy name, in bytes.
-const maxNameLen = 256
+// MaxNameLen bounds a policy name stored in a table, in bytes. Builders
+// refuse longer names; readers treat them as corruption.
+const MaxNameLen = 256
 
 // AppendSection appends the contents of a filter section to dst, for a
 // section that will start at byte offset fileOff of the file:
@@ -40,8 +41,8 @@ func DecodeSection(contents []byte, fileOff uint64) (name string, filter []byte,
 	if w <= 0 {
 		return "", nil, format.Corruptf(format.SectionFilter, int64(fileOff), "bad policy name length varint")
 	}
-	if n > maxNameLen || n > uint64(len(contents)-w) {
-		return "", nil, format.Corruptf(format.SectionFilter, int64(fileOff), "policy name length %d exceeds section (%d bytes) or limit %d", n, len(contents), maxNameLen)
+	if n > MaxNameLen || n > uint64(len(contents)-w) {
+		return "", nil, format.Corruptf(format.SectionFilter, int64(fileOff), "policy name length %d exceeds section (%d bytes) or limit %d", n, len(contents), MaxNameLen)
 	}
 	p := w + int(n)
 	name = string(contents[w:p])

@@ -1,6 +1,9 @@
 package filterblock
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // StandardFPR returns the classic Bloom filter false positive rate
 // (1 - e^(-k/b))^k for b bits per key and k probes (Bloom 1970; the
@@ -33,14 +36,22 @@ func CacheLocalFPR(bitsPerKey float64, k int) float64 {
 	return sum
 }
 
+// bestK memoises bestCacheLocalK: computing it sums Poisson series for 16
+// probe counts, about 250 µs, too slow to repeat on every Open.
+var bestK sync.Map // float64 bits per key -> int
+
 // bestCacheLocalK returns the probe count in 1..16 that minimises
 // CacheLocalFPR at bitsPerKey.
 func bestCacheLocalK(bitsPerKey float64) int {
+	if k, ok := bestK.Load(bitsPerKey); ok {
+		return k.(int)
+	}
 	best, bestRate := 1, 2.0
 	for k := 1; k <= 16; k++ {
 		if r := CacheLocalFPR(bitsPerKey, k); r < bestRate {
 			best, bestRate = k, r
 		}
 	}
+	bestK.Store(bitsPerKey, best)
 	return best
 }

@@ -32,6 +32,14 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// foreignMagic names the table formats whose magic numbers (the last 8
+// bytes, uint64 LE) a user is likely to hand us by mistake.
+var foreignMagic = map[uint64]string{
+	0xdb4775248b80fb57: "a LevelDB/goleveldb table", // leveldb table/format.h kTableMagicNumber
+	0x88e241b785f4cff7: "a RocksDB/Pebble block-based table",
+	0xf09faab3f09faab3: "a Pebble table",
+}
+
 // Footer is the decoded footer. Handle lengths exclude block trailers.
 type Footer struct {
 	Index      format.BlockHandle // the index block
@@ -64,7 +72,11 @@ func Decode(buf []byte, fileSize int64) (Footer, error) {
 		return f, format.Corruptf(format.SectionFile, 0, "file of %d bytes is too small for the %d-byte footer: not an sstable", fileSize, Size)
 	}
 	if m := binary.LittleEndian.Uint64(buf[offMagic:]); m != Magic {
-		return f, format.Corruptf(format.SectionFooter, start+offMagic, "bad magic number %#016x (want %#016x): not an sstable, or truncated", m, Magic)
+		what := "not an sstkit table, or truncated"
+		if name, ok := foreignMagic[m]; ok {
+			what = "this is " + name + ", not an sstkit table"
+		}
+		return f, format.Corruptf(format.SectionFooter, start+offMagic, "bad magic number %#016x (want %#016x): %s", m, Magic, what)
 	}
 	want := binary.LittleEndian.Uint32(buf[offChecksum:])
 	if got := format.MaskCRC(crc32.Checksum(buf[:offChecksum], castagnoli)); got != want {

@@ -152,6 +152,10 @@ func (it *BlockIter) seekRestart(i int) bool {
 // advance moves from the current entry to the next; false at the end.
 func (it *BlockIter) advance() bool {
 	if it.nextOffset >= it.restartsOff {
+		if r := it.restartIdx + 1; r < it.numRestarts { // never reached: Last, Prev and SeekGE would fail on it
+			it.fail(it.restartsOff, "restart point %d at %d lies past the last entry", r, it.restart(r))
+			return false
+		}
 		it.offset = it.restartsOff
 		it.val = nil
 		return false

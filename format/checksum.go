@@ -25,7 +25,12 @@ func MaskCRC(crc uint32) uint32 { return (crc>>15 | crc<<17) + crcMaskDelta }
 // by the compression-type byte typ: the value kept in a block trailer.
 func BlockChecksum(stored []byte, typ byte) uint32 {
 	c := crc32.Update(0, castagnoli, stored)
-	c = crc32.Update(c, castagnoli, []byte{typ})
+	// Feed the type byte through the table by hand (crc32's simple update
+	// step): a []byte{typ} passed to crc32.Update escapes and would
+	// allocate on every call.
+	c = ^c
+	c = castagnoli[byte(c)^typ] ^ c>>8
+	c = ^c
 	return MaskCRC(c)
 }
 

@@ -125,14 +125,22 @@
 // Integer values are a single uvarint filling the value; strings and keys
 // are raw bytes. The tags of format version 1:
 //
-//	 1 format version          9 index size (bytes, trailer included)
-//	 2 entry count            10 filter size (bytes, trailer included)
-//	 3 data block count       11 compression (1 none, 2 snappy)
-//	 4 smallest key           12 filter policy name
-//	 5 largest key            13 filter bits per key, in 1/1000 bits
-//	 6 raw key bytes          14 target block size (bytes)
-//	 7 raw value bytes        15 restart interval (entries)
-//	 8 data size (bytes)      16 largest decoded data block (bytes)
+//	tag 1:  format version
+//	tag 2:  entry count
+//	tag 3:  data block count
+//	tag 4:  smallest key
+//	tag 5:  largest key
+//	tag 6:  raw key bytes
+//	tag 7:  raw value bytes
+//	tag 8:  data size (bytes, trailers included)
+//	tag 9:  index size (bytes, trailer included)
+//	tag 10: filter size (bytes, trailer included)
+//	tag 11: compression (1 none, 2 snappy)
+//	tag 12: filter policy name
+//	tag 13: filter bits per key, in 1/1000 bits
+//	tag 14: target block size (bytes)
+//	tag 15: restart interval (entries)
+//	tag 16: largest decoded data block (bytes)
 //
 // Tags 4 and 5 are present exactly when the entry count is non-zero. Tag
 // 16 bounds the size a reader will decompress a data block to.

@@ -78,9 +78,13 @@ func AppendProperties(dst []byte, p *Properties) []byte {
 	num(propDataSize, p.DataSize)
 	num(propIndexSize, p.IndexSize)
 	num(propFilterSize, p.FilterSize)
-	num(propCompression, uint64(p.Compression))
+	if p.Compression != DefaultCompression { // absent decodes as DefaultCompression; 0 is rejected
+		num(propCompression, uint64(p.Compression))
+	}
 	if p.FilterPolicy != "" {
 		str(propFilterPolicy, []byte(p.FilterPolicy))
+	}
+	if p.FilterPolicy != "" || p.FilterBitsPerKey != 0 { // the record may come without a policy record
 		num(propFilterMilliBitsPerKey, uint64(math.Round(p.FilterBitsPerKey*1000)))
 	}
 	num(propBlockSize, p.BlockSize)
@@ -165,6 +169,9 @@ func DecodeProperties(src []byte, off int64) (Properties, error) {
 		case propFilterPolicy:
 			p.FilterPolicy = string(val)
 		case propFilterMilliBitsPerKey:
+			if num > math.MaxUint32 { // larger values do not survive the float64 round trip
+				return p, Corruptf(SectionProperties, recOff, "filter bits per key %d/1000 out of range", num)
+			}
 			p.FilterBitsPerKey = float64(num) / 1000
 		case propBlockSize:
 			p.BlockSize = num
@@ -174,7 +181,7 @@ func DecodeProperties(src []byte, off int64) (Properties, error) {
 			p.MaxBlockSize = num
 		}
 	}
-	if (p.NumEntries > 0) != (p.SmallestKey != nil && p.LargestKey != nil) {
+	if has := p.NumEntries > 0; has != (p.SmallestKey != nil) || has != (p.LargestKey != nil) {
 		return p, Corruptf(SectionProperties, off, "%d entries but smallest/largest key records present=%v/%v", p.NumEntries, p.SmallestKey != nil, p.LargestKey != nil)
 	}
 	return p, nil

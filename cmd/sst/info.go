@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/sstkit/sstable/footer"
+	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/reader"
+)
+
+// runInfo implements "sst info": it prints the properties and the
+// offset and size of every section of the file.
+func runInfo(args []string, stdout, stderr io.Writer) error {
+	fset := flag.NewFlagSet("info", flag.ContinueOnError)
+	pos, err := parseArgs(fset, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("info: want exactly one FILE, got %d arguments (usage: sst info FILE)", len(pos))
+	}
+	r, err := reader.Open(pos[0], nil)
+	if err != nil {
+		return fmt.Errorf("info: %w", err)
+	}
+	defer r.Close()
+	p := r.Properties()
+	f := r.Footer()
+	size := uint64(r.Size())
+
+	w := bufio.NewWriter(stdout)
+	fmt.Fprintf(w, "file: %s\n\nproperties:\n", pos[0])
+	for _, line := range strings.SplitAfter(strings.TrimSuffix(p.String(), "\n"), "\n") {
+		fmt.Fprintf(w, "  %s", line)
+	}
+	fmt.Fprintf(w, "\n\nlayout (bytes; sizes include the %d-byte block trailers):\n", format.BlockTrailerLen)
+	fmt.Fprintf(w, "  %-18s %12s %12s %12s\n", "section", "offset", "size", "end")
+	section := func(name string, off, n uint64) {
+		fmt.Fprintf(w, "  %-18s %12d %12d %12d\n", name, off, n, off+n)
+	}
+	onDisk := func(h format.BlockHandle) uint64 { return h.Length + format.BlockTrailerLen }
+	section("data blocks", 0, f.Filter.Offset)
+	section("filter section", f.Filter.Offset, onDisk(f.Filter))
+	section("index block", f.Index.Offset, onDisk(f.Index))
+	section("properties block", f.Properties.Offset, onDisk(f.Properties))
+	section("footer", size-footer.Size, footer.Size)
+	fmt.Fprintf(w, "  %-18s %12s %12d\n", "file size", "", size)
+	known := "yes"
+	if !r.FilterKnown() {
+		known = "no (lookups cannot skip absent keys)"
+	}
+	fmt.Fprintf(w, "\nfilter policy known: %s\n", known)
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("info: write: %w", err)
+	}
+	return nil
+}

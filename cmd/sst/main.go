@@ -1,0 +1,256 @@
+// Command sst builds, reads and checks SSTable files written by
+// github.com/sstkit/sstable.
+//
+// Usage:
+//
+//	sst <command> [arguments]
+//
+// The commands are:
+//
+//	build -o OUT [-block-size N] [-compression snappy|none] [-bits-per-key N] INPUT
+//	    Write a table to OUT. INPUT is a directory or a text file. For a
+//	    directory, every regular file under it (walked recursively;
+//	    symbolic links, devices and other non-regular files are skipped)
+//	    becomes an entry whose key is its slash-separated path relative to
+//	    INPUT and whose value is its contents; OUT itself is skipped if it
+//	    lies inside INPUT. For a text file, every line is an entry
+//	    "key<TAB>value", split at the first tab; a line without a tab is a
+//	    key with an empty value (so an empty line is the empty key). Only
+//	    the "\n" or "\r\n" line ending is stripped. Entries are sorted by
+//	    key; a duplicate key is an error and leaves no file behind.
+//	    -block-size is the target data block size in bytes, 1 to 2^30
+//	    (default 4096); -compression is snappy (the default) or none;
+//	    -bits-per-key sets the bloom filter size, 1 to 64 (default 10).
+//	    On success build prints the entry count, bytes in (keys plus
+//	    values), bytes out (file size), compression ratio, filter size and
+//	    elapsed time.
+//
+//	get FILE KEY...
+//	    Write the value of each KEY to standard output. With one KEY the
+//	    value's exact bytes are written, with no newline added; with
+//	    several, each value is followed by a newline. An absent key is
+//	    reported on standard error, produces no output, and makes the exit
+//	    status 1; the other keys are still printed.
+//
+//	scan FILE [-start K] [-end K] [-limit N] [-keys-only]
+//	    Print the entries with start <= key < end in key order, one per
+//	    line: the key, then (unless -keys-only) a tab and the value. The
+//	    output is raw bytes: keys or values holding tabs or newlines make
+//	    it ambiguous. -limit 0 means no limit.
+//
+//	info FILE
+//	    Print the table's properties and its layout: the offset and size
+//	    of the data blocks, filter section, index block, properties block
+//	    and footer, the file size, and whether the filter policy is known.
+//
+//	verify FILE
+//	    Read every block, check every checksum and the table's internal
+//	    consistency, and print "ok: N entries, M data blocks".
+//
+//	help
+//	    Print the usage text.
+//
+// Flags may come before or after the positional arguments. An argument
+// "--" ends the flags: everything after it is positional, which lets a KEY
+// begin with "-".
+//
+// Errors are reported as a single line on standard error beginning with
+// "sst: ". The exit status is 0 on success, 2 for a usage error and 1 for
+// any other error.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+const usageText = `sst builds, reads and checks SSTable files.
+
+Usage:
+
+  sst build -o OUT [-block-size N] [-compression snappy|none] [-bits-per-key N] INPUT
+        Write a table to OUT from INPUT, a directory or a text file.
+        Directory: every regular file under INPUT (recursively; symlinks,
+        devices and other non-regular files are skipped) is an entry with
+        key = its slash-separated path relative to INPUT, value = its bytes.
+        OUT itself is skipped if it lies inside INPUT.
+        Text file: every line is "key<TAB>value", split at the first tab;
+        a line without a tab is a key with an empty value. Only a trailing
+        "\n" or "\r\n" is stripped.
+        Entries are sorted by key; a duplicate key is an error and leaves
+        no output file.
+          -o OUT             output table (required)
+          -block-size N      target data block size in bytes, 1..1073741824 (default 4096)
+          -compression C     data block compression: snappy or none (default snappy)
+          -bits-per-key N    bloom filter bits per key, 1..64 (default 10)
+
+  sst get FILE KEY...
+        Write the value of each KEY to stdout. With one KEY the exact value
+        bytes are written, no newline added; with several KEYs each value is
+        followed by a newline. An absent key is reported on stderr, prints
+        nothing on stdout, and makes the exit status 1.
+
+  sst scan FILE [-start K] [-end K] [-limit N] [-keys-only]
+        Print entries with start <= key < end in key order, one per line:
+        key, TAB, value (raw bytes).
+          -start K           first key to print (default: the first key)
+          -end K             stop before this key (default: the last key)
+          -limit N           print at most N entries; 0 means no limit (default 0)
+          -keys-only         print keys only
+
+  sst info FILE
+        Print the table's properties, the offset and size of every section,
+        the file size, and whether the filter policy is known.
+
+  sst verify FILE
+        Check every block and checksum and the table's internal consistency;
+        print "ok: N entries, M data blocks".
+
+  sst help
+        Print this text.
+
+Flags may come before or after FILE/INPUT. "--" ends the flags, so that a
+KEY may begin with "-".
+
+Exit status: 0 on success, 2 for a usage error, 1 for any other error
+(including an absent key in get).
+`
+
+// command is one subcommand: it parses its own arguments and returns an
+// error, a *usageError for bad arguments.
+type command func(args []string, stdout, stderr io.Writer) error
+
+var commands = map[string]command{
+	"build":  runBuild,
+	"get":    runGet,
+	"scan":   runScan,
+	"info":   runInfo,
+	"verify": runVerify,
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes the command line args (without the program name), writing
+// to stdout and stderr, and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) (status int) {
+	defer func() {
+		// A library panic must not reach the user as a stack trace.
+		if v := recover(); v != nil {
+			report(stderr, fmt.Errorf("internal error: %v", v))
+			status = 1
+		}
+	}()
+	if len(args) == 0 {
+		io.WriteString(stdout, usageText)
+		return 0
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			return fail(stderr, usagef("help takes no arguments"))
+		}
+		io.WriteString(stdout, usageText)
+		return 0
+	}
+	cmd, ok := commands[name]
+	if !ok {
+		return fail(stderr, usagef("unknown command %q (run \"sst help\" for usage)", name))
+	}
+	err := cmd(args[1:], stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		io.WriteString(stdout, usageText)
+		return 0
+	}
+	return fail(stderr, err)
+}
+
+// exitError is an error whose message has already been reported; it only
+// sets the exit status.
+type exitError struct{ status int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.status) }
+
+// usageError reports bad command-line arguments: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// fail reports err, if any, and returns the exit status it calls for.
+func fail(stderr io.Writer, err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.status
+	}
+	report(stderr, err)
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+// report writes err to stderr as one line beginning with "sst: ".
+func report(stderr io.Writer, err error) {
+	msg := err.Error()
+	msg = strings.ReplaceAll(msg, "\r", `\r`)
+	msg = strings.ReplaceAll(msg, "\n", `\n`)
+	fmt.Fprintf(stderr, "sst: %s\n", msg)
+}
+
+// parseArgs parses args with fs, allowing flags to follow positional
+// arguments, and returns the positional arguments. "--" ends the flags.
+// Errors are *usageError values, or flag.ErrHelp for -h.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usagef("%s: %v", fs.Name(), err)
+		}
+		rest := fs.Args()
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" && endsFlags(fs, args[:consumed-1]) {
+			// The flag package stopped at "--" and dropped it.
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// endsFlags reports whether a "--" that fs.Parse consumed right after
+// before was the flag terminator rather than the value of the last flag in
+// before: only then do the arguments before it parse on their own. The
+// re-parse sets the same flags to the same values again.
+func endsFlags(fs *flag.FlagSet, before []string) bool {
+	return fs.Parse(before) == nil && fs.NArg() == 0
+}
+
+// quoteKey quotes a key for messages, shortening long keys.
+func quoteKey(k []byte) string {
+	const max = 100
+	if len(k) > max {
+		return fmt.Sprintf("%q... (%d bytes)", k[:max], len(k))
+	}
+	return fmt.Sprintf("%q", k)
+}

@@ -1,0 +1,299 @@
+package filterblock_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
+
+	"github.com/sstkit/sstable/filterblock"
+)
+
+// probes returns the policy's k.
+func probes(t rapid.TB, p filterblock.Policy) int {
+	t.Helper()
+	pp, ok := p.(interface{ Probes() int })
+	if !ok {
+		t.Fatalf("%T has no Probes method", p)
+	}
+	return pp.Probes()
+}
+
+func build(p filterblock.Policy, keys [][]byte) []byte {
+	g := p.NewGenerator()
+	for _, k := range keys {
+		g.Add(k)
+	}
+	return g.Generate(nil)
+}
+
+// wantLen is the documented filter size: ceil(n·bitsPerKey/512) lines of
+// 64 bytes, then the k byte.
+func wantLen(n, bitsPerKey int) int { return (n*bitsPerKey+511)/512*64 + 1 }
+
+// refFilter builds a filter from the description in Bloom's documentation,
+// independently of the generator: XXH64 per key, the high 32 bits pick the
+// line by multiply-shift, the low 32 bits a give probe bits a_i >> 23 with
+// a_(i+1) = a_i · 0x9e3779b9.
+func refFilter(keys [][]byte, bitsPerKey, k int) []byte {
+	lines := uint64((len(keys)*bitsPerKey + 511) / 512)
+	f := make([]byte, lines*64+1)
+	for _, key := range keys {
+		h := xxhash.Sum64(key)
+		line := ((h >> 32) * lines) >> 32
+		a := uint32(h)
+		for i := 0; i < k; i++ {
+			bit := uint64(a >> 23)
+			f[line*64+bit/8] |= 1 << (bit % 8)
+			a *= 0x9e3779b9
+		}
+	}
+	f[len(f)-1] = byte(k)
+	return f
+}
+
+func TestNoFalseNegatives(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		bits := rapid.IntRange(1, 30).Draw(t, "bitsPerKey")
+		keys := rapid.SliceOfN(rapid.SliceOfN(rapid.Byte(), 0, 40), 0, 500).Draw(t, "keys")
+		p := filterblock.Bloom(bits)
+		// Add reuses one buffer: the generator must not keep the key bytes.
+		g := p.NewGenerator()
+		var buf []byte
+		for _, k := range keys {
+			buf = append(buf[:0], k...)
+			g.Add(buf)
+			for i := range buf {
+				buf[i] ^= 0x5a
+			}
+		}
+		f := g.Generate(nil)
+		if len(keys) > 0 && len(f) != wantLen(len(keys), bits) {
+			t.Fatalf("%d keys at %d bits/key: filter is %d bytes, want %d", len(keys), bits, len(f), wantLen(len(keys), bits))
+		}
+		if int(f[len(f)-1]) != probes(t, p) {
+			t.Fatalf("k byte %d, policy k %d", f[len(f)-1], probes(t, p))
+		}
+		for _, k := range keys {
+			if !p.MayContain(f, k) || !filterblock.BloomMayContain(f, k) {
+				t.Fatalf("false negative for %q (%d keys, %d bits/key)", k, len(keys), bits)
+			}
+		}
+	})
+}
+
+// TestLayoutMatchesSpec compares generated filters with the documented
+// layout, bit for bit, and checks that MayContain tests exactly those bits.
+func TestLayoutMatchesSpec(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		bits := rapid.IntRange(1, 30).Draw(t, "bitsPerKey")
+		keys := rapid.SliceOfN(rapid.SliceOfN(rapid.Byte(), 0, 20), 1, 300).Draw(t, "keys")
+		p := filterblock.Bloom(bits)
+		want := refFilter(keys, bits, probes(t, p))
+		if diff := cmp.Diff(want, build(p, keys)); diff != "" {
+			t.Fatalf("filter differs from the documented layout (-want +got):\n%s", diff)
+		}
+	})
+
+	// With one key, clearing any one of its bits makes it absent.
+	key := []byte("the only key")
+	p := filterblock.Bloom(10)
+	f := build(p, [][]byte{key})
+	set := 0
+	for i := 0; i < len(f)-1; i++ {
+		for b := 0; b < 8; b++ {
+			if f[i]&(1<<b) == 0 {
+				continue
+			}
+			set++
+			g := bytes.Clone(f)
+			g[i] &^= 1 << b
+			if filterblock.BloomMayContain(g, key) {
+				t.Fatalf("key still matches with bit %d of byte %d cleared", b, i)
+			}
+		}
+	}
+	if set == 0 || set > probes(t, p) {
+		t.Fatalf("one key set %d bits, want 1..%d", set, probes(t, p))
+	}
+}
+
+func TestEmptyFilter(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for _, bits := range []int{1, 10, 30} {
+		p := filterblock.Bloom(bits)
+		f := p.NewGenerator().Generate(nil)
+		if len(f) != 1 || int(f[0]) != probes(t, p) {
+			t.Fatalf("empty filter at %d bits/key = %x, want just the k byte", bits, f)
+		}
+		var key [8]byte
+		for i := 0; i < 1000; i++ {
+			binary.LittleEndian.PutUint64(key[:], r.Uint64())
+			if p.MayContain(f, key[:]) || p.MayContain(f, key[:i%8]) {
+				t.Fatalf("empty filter matches %x", key)
+			}
+		}
+	}
+	// Zero lines with any valid k match nothing.
+	for k := 1; k <= 30; k++ {
+		if filterblock.BloomMayContain([]byte{byte(k)}, []byte("x")) {
+			t.Fatalf("zero-line filter with k=%d matches", k)
+		}
+	}
+}
+
+func TestMalformedFilterMatchesEverything(t *testing.T) {
+	good := build(filterblock.Bloom(10), [][]byte{[]byte("a"), []byte("b")})
+	withK := func(k byte) []byte {
+		f := bytes.Clone(good)
+		for i := range f {
+			f[i] = 0 // no bit set: a well-formed filter would match nothing
+		}
+		f[len(f)-1] = k
+		return f
+	}
+	cases := map[string][]byte{
+		"nil":           nil,
+		"empty":         {},
+		"2 bytes":       {0, 7},
+		"64 bytes":      make([]byte, 64),
+		"66 bytes":      append(make([]byte, 65), 7),
+		"130 bytes":     append(make([]byte, 129), 7),
+		"good minus 1":  good[:len(good)-1],
+		"good plus 1":   append(bytes.Clone(good), 7),
+		"k=0":           withK(0),
+		"k=31":          withK(31),
+		"k=255":         withK(255),
+		"k=0 no lines":  {0},
+		"k=31 no lines": {31},
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	p := filterblock.Bloom(10)
+	for name, f := range cases {
+		for i := 0; i < 200; i++ {
+			key := binary.LittleEndian.AppendUint64(nil, r.Uint64())
+			if !filterblock.BloomMayContain(f, key) || !p.MayContain(f, key) {
+				t.Fatalf("malformed filter %q rejects %x", name, key)
+			}
+		}
+	}
+	// k=30 is the largest valid probe count: an all-zero filter with it
+	// matches nothing.
+	if filterblock.BloomMayContain(withK(30), []byte("a")) {
+		t.Fatalf("all-zero filter with k=30 matches")
+	}
+}
+
+func TestGenerateResetsAndAppends(t *testing.T) {
+	p := filterblock.Bloom(10)
+	var keys [][]byte
+	for i := 0; i < 1000; i++ {
+		keys = append(keys, []byte(fmt.Sprintf("key-%d", i)))
+	}
+	g := p.NewGenerator()
+	for _, k := range keys {
+		g.Add(k)
+	}
+	first := g.Generate(nil)
+
+	// Nothing added since: the empty filter.
+	second := g.Generate(nil)
+	if len(second) != 1 {
+		t.Fatalf("second Generate gave %d bytes, want the 1-byte empty filter", len(second))
+	}
+	for _, k := range keys {
+		if p.MayContain(second, k) {
+			t.Fatalf("filter from a reset generator matches %q", k)
+		}
+	}
+
+	// Appending after a prefix, into a buffer whose spare capacity holds
+	// garbage: the prefix is kept and the filter is the same.
+	dst := make([]byte, 5, 1<<16)
+	for i := range dst[:cap(dst)] {
+		dst[:cap(dst)][i] = 0xaa
+	}
+	copy(dst, "hello")
+	for _, k := range keys {
+		g.Add(k)
+	}
+	out := g.Generate(dst)
+	if string(out[:5]) != "hello" {
+		t.Fatalf("Generate changed dst's prefix to %q", out[:5])
+	}
+	if diff := cmp.Diff(first, out[5:]); diff != "" {
+		t.Fatalf("filter appended to dst differs (-want +got):\n%s", diff)
+	}
+	// A generator from the same policy gives the same filter.
+	if diff := cmp.Diff(first, build(p, keys)); diff != "" {
+		t.Fatalf("second generator differs (-want +got):\n%s", diff)
+	}
+}
+
+func TestPolicy(t *testing.T) {
+	p := filterblock.Bloom(12)
+	if p.Name() != filterblock.BloomName || filterblock.BloomName != "sstkit.CacheLocalBloom.xxh64" {
+		t.Fatalf("Name() = %q, BloomName = %q", p.Name(), filterblock.BloomName)
+	}
+	if s, ok := p.(filterblock.Sized); !ok || s.BitsPerKey() != 12 {
+		t.Fatalf("Bloom(12) is not Sized at 12 bits/key")
+	}
+	for _, bits := range []int{0, -1, -100} {
+		p := filterblock.Bloom(bits)
+		if p.(filterblock.Sized).BitsPerKey() != 10 || probes(t, p) != probes(t, filterblock.Bloom(10)) {
+			t.Errorf("Bloom(%d) is not the 10 bits/key default", bits)
+		}
+	}
+	if s := fmt.Sprint(filterblock.Bloom(10)); !strings.Contains(s, filterblock.BloomName) || !strings.Contains(s, "k=7") {
+		t.Errorf("String() = %q", s)
+	}
+}
+
+// TestProbeCount checks that k minimises the cache-local false positive
+// rate (7 at 10 bits per key, as documented) and stays within the range
+// MayContain accepts.
+func TestProbeCount(t *testing.T) {
+	if k := probes(t, filterblock.Bloom(10)); k != 7 {
+		t.Errorf("k at 10 bits/key = %d, want 7", k)
+	}
+	for bits := 1; bits <= 40; bits++ {
+		k := probes(t, filterblock.Bloom(bits))
+		if k < 1 || k > 30 {
+			t.Fatalf("k = %d at %d bits/key is outside 1..30", k, bits)
+		}
+		best := filterblock.CacheLocalFPR(float64(bits), k)
+		for j := 1; j <= 16; j++ {
+			if r := filterblock.CacheLocalFPR(float64(bits), j); r < best {
+				t.Errorf("%d bits/key: k=%d gives %.6g, but k=%d gives %.6g", bits, k, best, j, r)
+			}
+		}
+	}
+}
+
+func TestMayContainNoAllocs(t *testing.T) {
+	p := filterblock.Bloom(10)
+	var keys [][]byte
+	for i := 0; i < 100; i++ {
+		keys = append(keys, []byte(fmt.Sprint(i)))
+	}
+	f := build(p, keys)
+	miss := []byte("absent key")
+	if n := testing.AllocsPerRun(100, func() {
+		filterblock.BloomMayContain(f, keys[3])
+		filterblock.BloomMayContain(f, miss)
+	}); n != 0 {
+		t.Errorf("BloomMayContain: %v allocs per call", n)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		p.MayContain(f, keys[3])
+		p.MayContain(f, miss)
+	}); n != 0 {
+		t.Errorf("Policy.MayContain: %v allocs per call", n)
+	}
+}
