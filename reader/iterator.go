@@ -174,9 +174,6 @@ func (it *Iterator) Err() error { return it.err }
 // iteration error, if any. Closing twice is harmless.
 func (it *Iterator) Close() error {
 	if it.closed {
-		if it.err == ErrClosed {
-			return nil
-		}
 		return it.err
 	}
 	it.closed = true

@@ -31,8 +31,10 @@ const maxPropertiesLen = 1 << 20
 // Options configure a Reader. A nil *Options means the defaults.
 type Options struct {
 	// Filters lists filter policies to recognise by name, besides the
-	// built-in filterblock.Bloom. A table whose policy is not known is read
-	// as if it had no filter: MayContain returns true and
+	// built-in filterblock.Bloom and filterblock.LevelDBBloom; an entry
+	// here takes precedence over a built-in policy of the same name. A
+	// table whose policy is not known is read as if it had no filter:
+	// MayContain returns true, FilterKnown returns false, and
 	// Properties().FilterPolicy still names the stored policy.
 	Filters []filterblock.Policy
 }
@@ -72,7 +74,9 @@ type lazySection struct {
 	err  error
 }
 
-// load runs fn once; every caller gets its error.
+// load runs fn until it succeeds or reports corruption; every caller
+// gets that result. Other errors (failed reads) may be transient and are
+// not remembered: the next call tries again.
 func (l *lazySection) load(fn func() error) error {
 	if l.done.Load() {
 		return l.err
@@ -80,7 +84,11 @@ func (l *lazySection) load(fn func() error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.done.Load() {
-		l.err = fn()
+		err := fn()
+		if err != nil && !errors.Is(err, format.ErrCorrupt) {
+			return err
+		}
+		l.err = err
 		l.done.Store(true)
 	}
 	return l.err
@@ -203,8 +211,11 @@ func lookupPolicy(name string, opts *Options) (p filterblock.Policy, builtin boo
 			}
 		}
 	}
-	if name == filterblock.BloomName {
+	switch name {
+	case filterblock.BloomName:
 		return filterblock.Bloom(0), true
+	case filterblock.LevelDBName:
+		return filterblock.LevelDBBloom(0), false
 	}
 	return nil, false
 }

@@ -1,0 +1,203 @@
+package reader_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/reader"
+)
+
+// Benchmark tables: benchEntries entries with 16-byte keys and 100-byte
+// values, built once per compression into benchDir (removed by TestMain).
+const (
+	benchEntries  = 100_000
+	benchKeyLen   = 16
+	benchValueLen = 100
+)
+
+var (
+	benchMu     sync.Mutex
+	benchDir    string
+	benchTables = map[format.Compression]string{}
+)
+
+// benchKey writes the 16-byte key of entry i: stored keys are even
+// numbers, so odd ones are absent keys between them.
+func benchKey(dst []byte, n uint64) []byte {
+	dst = append(dst[:0], "key:"...)
+	return fmt.Appendf(dst, "%012d", n)
+}
+
+func benchValue(i int) []byte {
+	v := make([]byte, benchValueLen)
+	binary.LittleEndian.PutUint64(v, uint64(i)*0x9e3779b97f4a7c15)
+	for j := 8; j < len(v); j++ {
+		if j < 50 {
+			v[j] = byte(uint64(i) * uint64(j) >> 3)
+		} else {
+			v[j] = 'v'
+		}
+	}
+	return v
+}
+
+func benchTable(b *testing.B, c format.Compression) string {
+	b.Helper()
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if path, ok := benchTables[c]; ok {
+		return path
+	}
+	if benchDir == "" {
+		dir, err := os.MkdirTemp("", "sstable-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchDir = dir
+	}
+	path := filepath.Join(benchDir, c.String()+".sst")
+	bld, err := builder.Create(path, &builder.Options{Compression: c})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var key []byte
+	for i := range benchEntries {
+		key = benchKey(key, uint64(2*i))
+		if len(key) != benchKeyLen {
+			b.Fatalf("key %q is not %d bytes", key, benchKeyLen)
+		}
+		if err := bld.Add(key, benchValue(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := bld.Finish(); err != nil {
+		b.Fatal(err)
+	}
+	benchTables[c] = path
+	return path
+}
+
+// benchKeys returns 4096 keys in random order: present (even) or absent
+// (odd) ones.
+func benchKeys(present bool) [][]byte {
+	rng := rand.New(rand.NewPCG(1, 2))
+	keys := make([][]byte, 4096)
+	for i := range keys {
+		n := 2 * uint64(rng.IntN(benchEntries))
+		if !present {
+			n++
+		}
+		keys[i] = benchKey(nil, n)
+	}
+	return keys
+}
+
+func benchReaders(b *testing.B, f func(b *testing.B, r *reader.Reader)) {
+	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
+		b.Run(c.String(), func(b *testing.B) {
+			r, err := reader.Open(benchTable(b, c), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			if r.Properties().NumEntries != benchEntries {
+				b.Fatalf("table has %d entries", r.Properties().NumEntries)
+			}
+			f(b, r)
+		})
+	}
+}
+
+func BenchmarkGet(b *testing.B) {
+	benchReaders(b, func(b *testing.B, r *reader.Reader) {
+		b.Run("hit", func(b *testing.B) {
+			keys := benchKeys(true)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				v, err := r.Get(keys[i%len(keys)])
+				if err != nil || len(v) != benchValueLen {
+					b.Fatalf("Get: %d bytes, %v", len(v), err)
+				}
+			}
+		})
+		b.Run("miss", func(b *testing.B) {
+			keys := benchKeys(false)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := r.Get(keys[i%len(keys)]); err == nil {
+					b.Fatal("Get of an absent key succeeded")
+				}
+			}
+		})
+		b.Run("append-hit", func(b *testing.B) {
+			keys := benchKeys(true)
+			buf := make([]byte, 0, 256)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				v, err := r.GetAppend(buf[:0], keys[i%len(keys)])
+				if err != nil || len(v) != benchValueLen {
+					b.Fatalf("GetAppend: %d bytes, %v", len(v), err)
+				}
+			}
+		})
+	})
+}
+
+func BenchmarkMayContain(b *testing.B) {
+	benchReaders(b, func(b *testing.B, r *reader.Reader) {
+		keys := benchKeys(true)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if !r.MayContain(keys[i%len(keys)]) {
+				b.Fatal("MayContain = false for a present key")
+			}
+		}
+	})
+}
+
+func BenchmarkIteratorSeekGE(b *testing.B) {
+	benchReaders(b, func(b *testing.B, r *reader.Reader) {
+		keys := benchKeys(false)
+		it := r.NewIterator()
+		defer it.Close()
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if !it.SeekGE(keys[i%len(keys)]) && it.Err() != nil {
+				b.Fatal(it.Err())
+			}
+		}
+	})
+}
+
+func BenchmarkIteratorNext(b *testing.B) {
+	benchReaders(b, func(b *testing.B, r *reader.Reader) {
+		it := r.NewIterator()
+		defer it.Close()
+		if !it.First() {
+			b.Fatal(it.Err())
+		}
+		b.SetBytes(benchKeyLen + benchValueLen)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if !it.Next() {
+				if err := it.Err(); err != nil {
+					b.Fatal(err)
+				}
+				it.First()
+			}
+		}
+	})
+}

@@ -1,0 +1,253 @@
+package reader_test
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/footer"
+	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/reader"
+)
+
+// TestMain lowers the number of rapid checks under the race detector (which
+// slows the property tests by an order of magnitude) unless -rapid.checks
+// is given, and removes the benchmark tables afterwards.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if raceEnabled {
+		set := false
+		flag.Visit(func(f *flag.Flag) { set = set || f.Name == "rapid.checks" })
+		if !set {
+			if err := flag.Set("rapid.checks", "25"); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(2)
+			}
+		}
+	}
+	code := m.Run()
+	if benchDir != "" {
+		os.RemoveAll(benchDir)
+	}
+	os.Exit(code)
+}
+
+// mmapSupported reports whether reader.Open is expected to memory-map files.
+var mmapSupported = runtime.GOOS == "linux" || runtime.GOOS == "darwin" || runtime.GOOS == "freebsd"
+
+// entry is a key/value pair as strings, so that cmp.Diff output is readable
+// and nil and empty slices compare equal.
+type entry struct{ Key, Value string }
+
+// tb is the part of testing.TB that *rapid.T also implements.
+type tb interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// build writes es, which must be sorted and unique, into an in-memory table.
+func build(t tb, es []entry, opts *builder.Options) ([]byte, format.Properties) {
+	t.Helper()
+	var buf bytes.Buffer
+	b := builder.New(&buf, opts)
+	for _, e := range es {
+		if err := b.Add([]byte(e.Key), []byte(e.Value)); err != nil {
+			t.Fatalf("Add(%q): %v", e.Key, err)
+		}
+	}
+	if err := b.Finish(); err != nil {
+		t.Fatalf("Finish: %v", err)
+	}
+	return buf.Bytes(), b.Properties()
+}
+
+// writeFile writes data to a new file in dir and returns its path.
+func writeFile(t tb, dir string, data []byte) string {
+	t.Helper()
+	f, err := os.CreateTemp(dir, "table-*.sst")
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if _, err := f.Write(data); err != nil {
+		t.Fatalf("%v", err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatalf("%v", err)
+	}
+	return f.Name()
+}
+
+// openMem opens data through reader.New.
+func openMem(t tb, data []byte, opts *reader.Options) *reader.Reader {
+	t.Helper()
+	r, err := reader.New(bytes.NewReader(data), int64(len(data)), opts)
+	if err != nil {
+		t.Fatalf("reader.New: %v", err)
+	}
+	return r
+}
+
+// openFile writes data to a file in t.TempDir() and opens it with
+// reader.Open; the reader is closed at cleanup unless already closed.
+func openFile(t *testing.T, data []byte, opts *reader.Options) *reader.Reader {
+	t.Helper()
+	path := writeFile(t, t.TempDir(), data)
+	r, err := reader.Open(path, opts)
+	if err != nil {
+		t.Fatalf("reader.Open: %v", err)
+	}
+	if mmapSupported && !r.Mapped() {
+		t.Fatalf("reader.Open(%s) did not memory-map the file", path)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// sources opens data both ways and runs f on each, as subtests.
+func sources(t *testing.T, data []byte, opts *reader.Options, f func(t *testing.T, r *reader.Reader)) {
+	t.Helper()
+	t.Run("New", func(t *testing.T) {
+		r := openMem(t, data, opts)
+		defer r.Close()
+		f(t, r)
+	})
+	t.Run("Open", func(t *testing.T) {
+		f(t, openFile(t, data, opts))
+	})
+}
+
+// scan returns every entry from First/Next, and the iterator's error.
+func scan(r *reader.Reader) ([]entry, error) {
+	it := r.NewIterator()
+	var out []entry
+	for ok := it.First(); ok; ok = it.Next() {
+		out = append(out, entry{string(it.Key()), string(it.Value())})
+	}
+	return out, it.Close()
+}
+
+// scanBack returns every entry from Last/Prev, in reverse order, and the
+// iterator's error.
+func scanBack(r *reader.Reader) ([]entry, error) {
+	it := r.NewIterator()
+	var out []entry
+	for ok := it.Last(); ok; ok = it.Prev() {
+		out = append(out, entry{string(it.Key()), string(it.Value())})
+	}
+	return out, it.Close()
+}
+
+func reversed(es []entry) []entry {
+	out := slices.Clone(es)
+	slices.Reverse(out)
+	return out
+}
+
+// keysOf returns the keys of es.
+func keysOf(es []entry) []string {
+	ks := make([]string, len(es))
+	for i, e := range es {
+		ks[i] = e.Key
+	}
+	return ks
+}
+
+// numbered returns n entries with keys key%06d and the given value maker.
+func numbered(n int, value func(i int) string) []entry {
+	es := make([]entry, n)
+	for i := range es {
+		es[i] = entry{fmt.Sprintf("key%06d", i), value(i)}
+	}
+	return es
+}
+
+// blockInfo describes one data block of a table.
+type blockInfo struct {
+	Handle    format.BlockHandle
+	Type      byte     // trailer compression type
+	Separator string   // index key
+	Keys      []string // keys stored in the block
+}
+
+// dataBlocks parses the footer, index and data blocks of a valid table
+// without using package reader.
+func dataBlocks(t tb, data []byte) []blockInfo {
+	t.Helper()
+	f, err := footer.Decode(data[len(data)-footer.Size:], int64(len(data)))
+	if err != nil {
+		t.Fatalf("footer: %v", err)
+	}
+	var idx format.BlockIter
+	if err := idx.Init(format.SectionIndex, int64(f.Index.Offset), data[f.Index.Offset:f.Index.Offset+f.Index.Length]); err != nil {
+		t.Fatalf("index: %v", err)
+	}
+	var out []blockInfo
+	for ok := idx.First(); ok; ok = idx.Next() {
+		h, n := format.DecodeHandle(idx.Value())
+		if n != len(idx.Value()) {
+			t.Fatalf("bad handle in index")
+		}
+		stored, typ, err := format.CheckBlock(format.SectionDataBlock, int64(h.Offset), data[h.Offset:h.End()])
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		contents, err := format.DecodeBlock(format.SectionDataBlock, int64(h.Offset), stored, typ, 1<<30, nil)
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		bi := blockInfo{Handle: h, Type: typ, Separator: string(idx.Key())}
+		var d format.BlockIter
+		if err := d.Init(format.SectionDataBlock, int64(h.Offset), contents); err != nil {
+			t.Fatalf("%v", err)
+		}
+		for ok := d.First(); ok; ok = d.Next() {
+			bi.Keys = append(bi.Keys, string(d.Key()))
+		}
+		out = append(out, bi)
+	}
+	if err := idx.Err(); err != nil {
+		t.Fatalf("%v", err)
+	}
+	return out
+}
+
+// wantCorrupt fails unless err wraps format.ErrCorrupt through a
+// *format.CorruptError with a known section and an offset inside a file of
+// size bytes, and its message contains every string in want.
+func wantCorrupt(t tb, err error, size int, want ...string) *format.CorruptError {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want one wrapping format.ErrCorrupt")
+	}
+	if !errors.Is(err, format.ErrCorrupt) {
+		t.Fatalf("error %q (%T) does not wrap format.ErrCorrupt", err, err)
+	}
+	var ce *format.CorruptError
+	if !errors.As(err, &ce) {
+		t.Fatalf("error %q does not wrap a *format.CorruptError", err)
+	}
+	switch ce.Section {
+	case format.SectionFile, format.SectionFooter, format.SectionIndex, format.SectionDataBlock, format.SectionFilter, format.SectionProperties:
+	default:
+		t.Fatalf("error %q: unknown section %q", err, ce.Section)
+	}
+	if ce.Offset < 0 || ce.Offset > int64(size) {
+		t.Fatalf("error %q: offset %d outside the %d-byte file", err, ce.Offset, size)
+	}
+	if ce.Msg == "" {
+		t.Fatalf("error %q has an empty message", err)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Fatalf("error %q does not mention %q", err, w)
+		}
+	}
+	return ce
+}
