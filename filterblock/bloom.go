@@ -2,6 +2,7 @@ package filterblock
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -122,4 +123,28 @@ func (g *bloomGenerator) Generate(dst []byte) []byte {
 	}
 	g.hashes = g.hashes[:0]
 	return append(dst, byte(k))
+}
+
+// BloomFPR returns the default cache-local policy sized for a target false
+// positive rate p instead of bits per key. It starts from the standard
+// Bloom sizing of seed 000 and of Bloom's paper, m/n = -ln p / (ln 2)² bits
+// per key with k = (m/n)·ln 2, then raises the bits per key (in steps of
+// 1/1000 bit, the precision stored in properties) until the cache-local
+// rate CacheLocalFPR, at its best k, is at most p: confining the probes to
+// one 64-byte line costs about 15% more false positives at 10 bits per
+// key. p outside (0, 0.5] is clamped to that range.
+func BloomFPR(p float64) Policy {
+	p = math.Min(math.Max(p, 1e-9), 0.5)
+	b := -math.Log(p) / (math.Ln2 * math.Ln2)
+	lo, hi := math.Max(1, b), b*2+8
+	for hi-lo > 0.001 {
+		mid := (lo + hi) / 2
+		if CacheLocalFPR(mid, bestCacheLocalK(mid)) <= p {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	hi = math.Ceil(hi*1000) / 1000
+	return &bloomPolicy{bitsPerKey: hi, k: bestCacheLocalK(hi)}
 }
