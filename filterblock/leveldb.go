@@ -49,11 +49,11 @@ func (p *levelDBPolicy) MayContain(filter, key []byte) bool {
 	if k > 30 {
 		return true
 	}
-	bits := uint32(n-1) * 8
+	bits := uint64(n-1) * 8 // 64-bit like LevelDB's size_t: no wrap at 512 MiB
 	h := LevelDBHash(key, levelDBSeed)
 	delta := h>>17 | h<<15
 	for j := byte(0); j < k; j++ {
-		pos := h % bits
+		pos := uint64(h) % bits
 		if filter[pos/8]&(1<<(pos%8)) == 0 {
 			return false
 		}
@@ -85,7 +85,7 @@ func (g *levelDBGenerator) Generate(dst []byte) []byte {
 	for _, h := range g.hashes {
 		delta := h>>17 | h<<15
 		for j := 0; j < g.policy.k; j++ {
-			pos := h % uint32(bits)
+			pos := uint64(h) % uint64(bits)
 			f[pos/8] |= 1 << (pos % 8)
 			h += delta
 		}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of ./fuzz in turn, each for $FUZZTIME (default
+# 10s), one `go test -run='^$' -fuzz='^FuzzX$' ./fuzz` per target (Go fuzzes
+# one target per invocation), then prints what each reported: its last
+# "fuzz: elapsed" line, with the execution count.
+#
+# Environment:
+#   FUZZTIME          -fuzztime per target (default 10s; "1000x" for a count)
+#   FUZZMINIMIZETIME  -fuzzminimizetime (default 2s). Go's default of 60s
+#                     lets the minimization of one new input eat a short run.
+#   FUZZTARGETS       space-separated targets (default: all of ./fuzz)
+#
+# A failing input is written to fuzz/testdata/fuzz/FuzzX/; the script goes
+# on with the other targets and exits non-zero at the end.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+fuzztime=${FUZZTIME:-10s}
+minimizetime=${FUZZMINIMIZETIME:-2s}
+if [[ -n ${FUZZTARGETS:-} ]]; then
+	read -r -a targets <<<"$FUZZTARGETS"
+else
+	mapfile -t targets < <(go test -list '^Fuzz' ./fuzz | grep '^Fuzz')
+fi
+if ((${#targets[@]} == 0)); then
+	echo "fuzz.sh: no fuzz targets found in ./fuzz" >&2
+	exit 1
+fi
+
+logdir=$(mktemp -d)
+trap 'rm -rf "$logdir"' EXIT
+
+# Build once up front so the first target's time is not spent compiling.
+go test -count=1 -run='^$' ./fuzz >/dev/null
+
+declare -A summary
+failed=()
+for t in "${targets[@]}"; do
+	echo "=== $t (fuzztime $fuzztime)"
+	log=$logdir/$t.log
+	status=0
+	go test -run='^$' -fuzz="^${t}\$" -fuzztime="$fuzztime" -fuzzminimizetime="$minimizetime" ./fuzz >"$log" 2>&1 || status=$?
+	last=$(grep 'fuzz: elapsed' "$log" | tail -n 1 || true)
+	summary[$t]=${last:-"(no fuzz: elapsed line)"}
+	if ((status != 0)); then
+		failed+=("$t")
+		cat "$log"
+		summary[$t]="FAIL: ${summary[$t]}"
+	else
+		echo "$last"
+	fi
+done
+
+echo
+echo "=== fuzz summary (fuzztime $fuzztime per target)"
+for t in "${targets[@]}"; do
+	printf '%-16s %s\n' "$t" "${summary[$t]}"
+done
+if ((${#failed[@]} > 0)); then
+	echo "failed: ${failed[*]}" >&2
+	exit 1
+fi

@@ -1,0 +1,283 @@
+package fuzz
+
+import (
+	"bytes"
+	"encoding/binary"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/golang/snappy"
+	"github.com/sstkit/sstable/format"
+)
+
+// addBlockSeeds adds the data and index blocks of the seed tables, the
+// stored bytes of their snappy blocks, and a few hand-made blocks.
+func addBlockSeeds(f *testing.F, withData, withIndex, withSnappy bool) {
+	for _, p := range seedParts(f) {
+		if withIndex && p.index != nil {
+			f.Add(p.index)
+		}
+		if withData {
+			for i, b := range p.dataBlocks {
+				if i < 3 || i == len(p.dataBlocks)-1 {
+					f.Add(b)
+				}
+			}
+		}
+		if withSnappy {
+			for i, b := range p.snappyBlocks {
+				if i < 2 {
+					f.Add(b)
+				}
+			}
+		}
+	}
+	f.Add([]byte{})
+	f.Add([]byte{0, 0, 0, 0})                                // empty block
+	f.Add([]byte{0, 0, 0, 0, 1, 0, 0, 0})                    // one restart, no entries
+	f.Add([]byte{0, 1, 1, 'k', 'v', 0, 0, 0, 0, 1, 0, 0, 0}) // one entry
+	f.Add(snappy.Encode(nil, bytes.Repeat([]byte("snappy!"), 40)))
+	f.Add(binary.AppendUvarint(nil, 1<<30)) // a snappy header claiming 1 GiB
+}
+
+// blockEntry is a copied BlockIter position.
+type blockEntry struct {
+	Key, Value []byte
+}
+
+// FuzzBlock decodes arbitrary bytes as block contents. BlockIter takes the
+// contents directly, so this is the path on which a block whose checksum
+// passes but whose bytes are garbage reaches the entry decoder.
+func FuzzBlock(f *testing.F) {
+	addBlockSeeds(f, true, true, true)
+	f.Fuzz(func(t *testing.T, contents []byte) {
+		checkBlock(t, format.SectionDataBlock, contents)
+		checkStoredBlock(t, contents)
+	})
+}
+
+// checkBlock runs every BlockIter operation over contents and returns the
+// forward scan, or nil if it failed.
+func checkBlock(t *testing.T, section string, contents []byte) []blockEntry {
+	limit := len(contents) + 1 // every entry takes at least 3 bytes
+	var it format.BlockIter
+	if err := it.Init(section, 100, contents); err != nil {
+		wantErr(t, "Init", err, format.ErrCorrupt)
+		if it.Err() == nil {
+			t.Fatalf("Init returned %v but Err is nil", err)
+		}
+		if it.First() || it.Valid() || it.Last() || it.SeekGE(nil) || it.Next() || it.Prev() {
+			t.Fatal("iterator positioned after Init failed")
+		}
+		return nil
+	}
+
+	var fwd []blockEntry
+	for ok := it.First(); ok; ok = it.Next() {
+		if !it.Valid() {
+			t.Fatal("First/Next returned true but Valid is false")
+		}
+		if len(fwd) >= limit {
+			t.Fatalf("forward scan of a %d-byte block passed %d entries", len(contents), limit)
+		}
+		fwd = append(fwd, blockEntry{cp(it.Key()), cp(it.Value())})
+	}
+	fwdErr := it.Err()
+	wantErr(t, "forward scan", fwdErr, format.ErrCorrupt)
+	if it.Valid() {
+		t.Fatal("Valid after forward scan ended")
+	}
+
+	var bwd []blockEntry
+	for ok := it.Last(); ok; ok = it.Prev() {
+		if len(bwd) >= limit {
+			t.Fatalf("backward scan of a %d-byte block passed %d entries", len(contents), limit)
+		}
+		bwd = append(bwd, blockEntry{cp(it.Key()), cp(it.Value())})
+	}
+	bwdErr := it.Err()
+	wantErr(t, "backward scan", bwdErr, format.ErrCorrupt)
+	if fwdErr == nil && bwdErr == nil {
+		slices.Reverse(bwd)
+		if diff := diffEntries(fwd, bwd); diff != "" {
+			t.Fatalf("backward scan differs from forward scan (-fwd +bwd):\n%s", diff)
+		}
+	}
+	sorted := fwdErr == nil && slices.IsSortedFunc(fwd, func(a, b blockEntry) int { return bytes.Compare(a.Key, b.Key) })
+
+	targets := keysFrom(contents, 16)
+	for i, e := range fwd {
+		if i < 8 || i == len(fwd)-1 {
+			targets = append(targets, e.Key, successor(e.Key))
+		}
+	}
+	for _, target := range targets {
+		// A corruption is sticky, so start each seek afresh.
+		if err := it.Init(section, 100, contents); err != nil {
+			t.Fatalf("second Init failed: %v", err)
+		}
+		ok := it.SeekGE(target)
+		wantErr(t, "SeekGE", it.Err(), format.ErrCorrupt)
+		var got []byte
+		if ok {
+			got = bytes.Clone(it.Key())
+			if bytes.Compare(got, target) < 0 {
+				t.Fatalf("SeekGE(%q) landed on smaller key %q", target, got)
+			}
+		}
+		if sorted && it.Err() == nil {
+			i, _ := slices.BinarySearchFunc(fwd, target, func(e blockEntry, k []byte) int { return bytes.Compare(e.Key, k) })
+			switch {
+			case i == len(fwd) && ok:
+				t.Fatalf("SeekGE(%q) found %q, the block's keys are all smaller", target, got)
+			case i < len(fwd) && !ok:
+				t.Fatalf("SeekGE(%q) found nothing, want %q", target, fwd[i].Key)
+			case i < len(fwd) && !bytes.Equal(got, fwd[i].Key):
+				t.Fatalf("SeekGE(%q) found %q, want %q", target, got, fwd[i].Key)
+			}
+		}
+		if ok {
+			// A step either way after a seek must stay bounded and safe.
+			it.RestartIndex()
+			if it.Next() {
+				it.Prev()
+			}
+			wantErr(t, "Next/Prev after SeekGE", it.Err(), format.ErrCorrupt)
+		}
+	}
+	return fwd
+}
+
+// checkStoredBlock runs the checksum and decompression path over stored.
+func checkStoredBlock(t *testing.T, stored []byte) {
+	// The trailer check must accept a correct trailer and reject others.
+	for _, typ := range []byte{format.BlockTypeRaw, format.BlockTypeSnappy, 7} {
+		buf := format.AppendTrailer(bytes.Clone(stored), stored, typ)
+		got, gotTyp, err := format.CheckBlock(format.SectionDataBlock, 0, buf)
+		wantErr(t, "CheckBlock", err, format.ErrCorrupt)
+		if (err == nil) != (typ <= format.BlockTypeSnappy) {
+			t.Fatalf("CheckBlock of a good trailer of type %d: %v", typ, err)
+		}
+		if err == nil && (!bytes.Equal(got, stored) || gotTyp != typ) {
+			t.Fatal("CheckBlock returned other bytes than stored")
+		}
+		buf[len(buf)-1] ^= 0x10
+		if _, _, err := format.CheckBlock(format.SectionDataBlock, 0, buf); err == nil {
+			t.Fatal("CheckBlock accepted a damaged checksum")
+		}
+	}
+	_, _, err := format.CheckBlock(format.SectionDataBlock, 0, stored)
+	wantErr(t, "CheckBlock", err, format.ErrCorrupt)
+
+	// Snappy with a small limit, decoding into a buffer of that capacity:
+	// success must not allocate a new buffer.
+	const small = 256
+	dst := make([]byte, 0, small)
+	out, err := format.DecodeBlock(format.SectionDataBlock, 0, stored, format.BlockTypeSnappy, small, dst)
+	wantErr(t, "DecodeBlock", err, format.ErrCorrupt)
+	if err == nil {
+		if len(out) > small {
+			t.Fatalf("DecodeBlock returned %d bytes, limit %d", len(out), small)
+		}
+		if len(out) > 0 && &out[:1][0] != &dst[:1][0] {
+			t.Fatal("DecodeBlock allocated although dst had room")
+		}
+		want, err := snappy.Decode(nil, stored)
+		if err != nil || !bytes.Equal(out, want) {
+			t.Fatalf("DecodeBlock disagrees with snappy.Decode (err %v)", err)
+		}
+	}
+
+	// With a large limit and no buffer, the allocation must stay within
+	// snappy's maximum expansion of the input, whatever length it claims.
+	// ReadMemStats stops the world, so measure only when the claimed
+	// length is large enough for an unchecked allocation to matter.
+	claimed, _ := snappy.DecodedLen(stored)
+	var before, after runtime.MemStats
+	if claimed > 1<<16 {
+		runtime.ReadMemStats(&before)
+	}
+	out, err = format.DecodeBlock(format.SectionDataBlock, 0, stored, format.BlockTypeSnappy, 1<<30, nil)
+	wantErr(t, "DecodeBlock", err, format.ErrCorrupt)
+	if claimed > 1<<16 {
+		runtime.ReadMemStats(&after)
+		if grown := after.TotalAlloc - before.TotalAlloc; grown > uint64(64*len(stored))+1<<16 {
+			t.Fatalf("DecodeBlock of %d bytes claiming %d allocated %d bytes", len(stored), claimed, grown)
+		}
+	}
+	if err == nil {
+		if n, _ := snappy.DecodedLen(stored); n != len(out) {
+			t.Fatalf("DecodeBlock returned %d bytes, header says %d", len(out), n)
+		}
+	}
+
+	// Raw blocks come back as they are; unknown types are rejected.
+	if out, err := format.DecodeBlock(format.SectionDataBlock, 0, stored, format.BlockTypeRaw, 0, nil); err != nil || !bytes.Equal(out, stored) {
+		t.Fatalf("DecodeBlock raw: %v", err)
+	}
+	if _, err := format.DecodeBlock(format.SectionDataBlock, 0, stored, 2, 1<<20, nil); err == nil {
+		t.Fatal("DecodeBlock accepted compression type 2")
+	} else {
+		wantErr(t, "DecodeBlock type 2", err, format.ErrCorrupt)
+	}
+}
+
+// FuzzIndex decodes arbitrary bytes as an index block: every entry's value
+// must be a block handle or be rejected by DecodeHandle.
+func FuzzIndex(f *testing.F) {
+	addBlockSeeds(f, false, true, false)
+	for _, h := range []format.BlockHandle{{}, {Offset: 1 << 40, Length: 1<<64 - 1}} {
+		var w format.BlockWriter
+		w.RestartInterval = 1
+		w.Add([]byte("k"), format.AppendHandle(nil, h))
+		f.Add(bytes.Clone(w.Finish()))
+	}
+	f.Fuzz(func(t *testing.T, contents []byte) {
+		checkHandle(t, contents)
+		fwd := checkBlock(t, format.SectionIndex, contents)
+		var it format.BlockIter
+		if it.Init(format.SectionIndex, 0, contents) != nil {
+			return
+		}
+		n := 0
+		for ok := it.First(); ok; ok = it.Next() {
+			if n++; n > len(contents)+1 {
+				t.Fatalf("index scan of %d bytes passed %d entries", len(contents), n)
+			}
+			if i, atRestart := it.RestartIndex(); i < 0 || i >= it.NumRestarts() {
+				t.Fatalf("RestartIndex %d (%v) outside [0, %d)", i, atRestart, it.NumRestarts())
+			}
+			checkHandle(t, it.Value())
+		}
+		wantErr(t, "index scan", it.Err(), format.ErrCorrupt)
+		if it.Err() == nil && n != len(fwd) {
+			t.Fatalf("second scan saw %d entries, first %d", n, len(fwd))
+		}
+	})
+}
+
+// checkHandle decodes a handle from src and checks it re-encodes.
+func checkHandle(t *testing.T, src []byte) {
+	h, n := format.DecodeHandle(src)
+	if n <= 0 {
+		if h != (format.BlockHandle{}) {
+			t.Fatalf("DecodeHandle failed (n=%d) but returned %+v", n, h)
+		}
+		return
+	}
+	if n > len(src) || n > format.MaxHandleLen {
+		t.Fatalf("DecodeHandle read %d bytes of %d", n, len(src))
+	}
+	enc := format.AppendHandle(nil, h)
+	if len(enc) > n {
+		t.Fatalf("handle %+v re-encodes to %d bytes, decoded from %d", h, len(enc), n)
+	}
+	if h2, n2 := format.DecodeHandle(enc); h2 != h || n2 != len(enc) {
+		t.Fatalf("handle %+v round-trips to %+v (%d of %d bytes)", h, h2, n2, len(enc))
+	}
+	off, _ := binary.Uvarint(src)
+	if off != h.Offset {
+		t.Fatalf("handle offset %d, first uvarint %d", h.Offset, off)
+	}
+}

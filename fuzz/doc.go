@@ -1,0 +1,53 @@
+// Package fuzz holds Go native fuzz targets for every decoder in the
+// module. It has no exported API: the targets live in its _test.go files.
+//
+// Every target feeds arbitrary bytes to one decoder and checks that it
+// returns an error (wrapping format.ErrCorrupt, or reader.ErrNotFound for a
+// lookup) instead of panicking, looping or allocating far more than the
+// input size, and that whatever it does accept behaves consistently:
+//
+//   - FuzzBlock: the bytes as block contents for format.BlockIter (Init,
+//     First/Next, Last/Prev, SeekGE of keys drawn from the input). BlockIter
+//     takes contents directly, so this is the checksum-less path: the block
+//     decoder sees garbage whose checksum would pass. The bytes also go to
+//     format.CheckBlock and to format.DecodeBlock as a snappy block with a
+//     small length limit, measuring the bytes allocated.
+//   - FuzzIndex: the bytes as an index block; every entry's value goes to
+//     format.DecodeHandle.
+//   - FuzzFooter: footer.Decode with several file sizes, on the bytes as
+//     given and with magic and checksum repaired, so the handle checks are
+//     reached.
+//   - FuzzFilter: filterblock.DecodeSection at several file offsets, then
+//     filterblock.BloomMayContain, Bloom(10).MayContain and
+//     LevelDBBloom(10).MayContain on the filter with keys from the input;
+//     filters built from those keys must match them all.
+//   - FuzzProperties: format.DecodeProperties; on success the re-encoding by
+//     format.AppendProperties must decode to an equal value.
+//   - FuzzTable: the bytes as a whole table file, through reader.New or,
+//     when the bool argument is set, through reader.Open of a temporary
+//     file (the mmap path). A file that does not pass Verify is read a
+//     second time with every checksum its footer and index lead to
+//     recomputed, so that mutations get past the CRCs into the decoders
+//     behind them. Open, Verify, both scans, SeekGE, Get and MayContain
+//     must fail only with errors wrapping format.ErrCorrupt or
+//     reader.ErrNotFound; and a table that passes Verify must behave like
+//     the sorted map its forward scan describes.
+//   - FuzzRoundTrip: the bytes decode into builder options and a sorted
+//     key/value set; the table built from them must read back exactly.
+//
+// The seeds are small tables built in the seed functions (snappy and raw,
+// several block sizes), the golden tables in ../testdata/golden when
+// present, the sections of both (split with footer.Decode), and the corpus
+// files in testdata/fuzz/FuzzX. Plain `go test ./fuzz` runs all of them as
+// unit tests in a few seconds. To fuzz one target:
+//
+//	go test -run='^$' -fuzz='^FuzzTable$' -fuzztime=20s ./fuzz
+//
+// Go fuzzes one target per invocation; .ci/fuzz.sh runs them all in turn
+// for $FUZZTIME each. It also passes -fuzzminimizetime=2s: Go minimizes
+// every new interesting input for up to 60s by default (one of its passes
+// is quadratic in the input length), which can swallow a short run whole.
+// A failing input is written to testdata/fuzz/FuzzX/ and replayed by every
+// later `go test ./fuzz`; the corpus files with descriptive names pin
+// library bugs the targets found.
+package fuzz

@@ -1,0 +1,68 @@
+package fuzz
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"math"
+	"testing"
+
+	"github.com/sstkit/sstable/footer"
+	"github.com/sstkit/sstable/format"
+)
+
+// FuzzFooter decodes arbitrary bytes as a footer, with the file size given
+// and with sizes derived from it, both as the bytes are and with their
+// magic number and checksum repaired so that the handle checks run.
+func FuzzFooter(f *testing.F) {
+	for _, p := range seedParts(f) {
+		f.Add(bytes.Clone(p.footerBytes), p.fileSize)
+	}
+	var ft footer.Footer
+	ft.Version = format.Version
+	f.Add(ft.Append(nil), int64(footer.Size+3*format.BlockTrailerLen))
+	ft.Index = format.BlockHandle{Offset: 1 << 62, Length: 1 << 62}
+	f.Add(ft.Append(nil), int64(math.MaxInt64))
+	f.Add([]byte{}, int64(0))
+	f.Add(make([]byte, footer.Size), int64(-1))
+	f.Fuzz(func(t *testing.T, buf []byte, fileSize int64) {
+		sizes := []int64{fileSize, int64(len(buf)), footer.Size, footer.Size + 4*format.BlockTrailerLen, math.MaxInt64, math.MinInt64}
+		if fileSize > math.MinInt64 {
+			sizes = append(sizes, fileSize-1)
+		}
+		for _, size := range sizes {
+			checkFooter(t, buf, size)
+		}
+		if len(buf) == footer.Size {
+			fixed := bytes.Clone(buf)
+			binary.LittleEndian.PutUint64(fixed[56:], footer.Magic)
+			binary.LittleEndian.PutUint32(fixed[52:], format.MaskCRC(crc32.Checksum(fixed[:52], crc32.MakeTable(crc32.Castagnoli))))
+			for _, size := range sizes {
+				checkFooter(t, fixed, size)
+			}
+		}
+	})
+}
+
+func checkFooter(t *testing.T, buf []byte, fileSize int64) {
+	ft, err := footer.Decode(buf, fileSize)
+	if err != nil {
+		wantErr(t, "footer.Decode", err, format.ErrCorrupt)
+		return
+	}
+	if len(buf) != footer.Size || fileSize < footer.Size {
+		t.Fatalf("footer.Decode accepted %d bytes for a %d-byte file", len(buf), fileSize)
+	}
+	if ft.Version != format.Version {
+		t.Fatalf("footer.Decode accepted version %d", ft.Version)
+	}
+	start := uint64(fileSize - footer.Size)
+	for _, h := range []format.BlockHandle{ft.Index, ft.Filter, ft.Properties} {
+		if end := h.End(); end < h.Offset || end > start {
+			t.Fatalf("handle %+v (end %d) does not fit before the footer at %d", h, end, start)
+		}
+	}
+	if got := ft.Append(nil); !bytes.Equal(got, buf) {
+		t.Fatalf("footer re-encodes differently:\n got %x\nwant %x", got, buf)
+	}
+}

@@ -1,0 +1,221 @@
+package fuzz
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/filterblock"
+	"github.com/sstkit/sstable/format"
+)
+
+// roundTripInput is what FuzzRoundTrip decodes its bytes into.
+type roundTripInput struct {
+	opts builder.Options
+	mmap bool
+	kvs  []kv // sorted, unique keys
+}
+
+// decodeRoundTrip turns arbitrary bytes into builder options and a sorted
+// set of unique keys with values. The layout, every part optional:
+//
+//	byte 0: block size = 1 + 16·b (so 1 to 4081 bytes)
+//	byte 1: restart interval = b & 31 (0 means the default, 16)
+//	byte 2: bits 0-1 compression (0 default, 1 none, 2 snappy, 3 none);
+//	        bits 2-5 filter bits per key (0 means 10); bit 6 read via mmap
+//	then records: shared, klen, vlen bytes, then the key's new bytes and the
+//	value. The key is the first shared%(len(prev)+1) bytes of the previous
+//	record's key followed by klen%32 bytes of input; a vlen with the top bit
+//	set makes a compressible value of (vlen&127)·4 copies of one input byte,
+//	otherwise the value is the next vlen%64 bytes. A later duplicate key
+//	replaces the earlier value.
+func decodeRoundTrip(data []byte) roundTripInput {
+	var in roundTripInput
+	next := func() byte {
+		if len(data) == 0 {
+			return 0
+		}
+		b := data[0]
+		data = data[1:]
+		return b
+	}
+	take := func(n int) []byte {
+		n = min(n, len(data))
+		b := data[:n:n]
+		data = data[n:]
+		return b
+	}
+	in.opts.BlockSize = 1 + 16*int(next())
+	in.opts.RestartInterval = int(next() & 31)
+	b := next()
+	in.opts.Compression = []format.Compression{format.DefaultCompression, format.NoCompression, format.SnappyCompression, format.NoCompression}[b&3]
+	in.opts.Filter = filterblock.Bloom(int(b >> 2 & 15))
+	in.mmap = b&64 != 0
+
+	m := map[string][]byte{}
+	var prev []byte
+	for len(data) > 0 {
+		shared, klen, vlen := int(next()), int(next()&31), next()
+		key := append(bytes.Clone(prev[:shared%(len(prev)+1)]), take(klen)...)
+		var val []byte
+		if vlen&128 != 0 {
+			val = bytes.Repeat([]byte{next()}, int(vlen&127)*4)
+		} else {
+			val = bytes.Clone(take(int(vlen % 64)))
+		}
+		m[string(key)] = val
+		prev = key
+	}
+	for k, v := range m {
+		in.kvs = append(in.kvs, kv{[]byte(k), cp(v)})
+	}
+	slices.SortFunc(in.kvs, func(a, b kv) int { return bytes.Compare(a.Key, b.Key) })
+	return in
+}
+
+// encodeRoundTrip is a right inverse of decodeRoundTrip for seeds: opts
+// are the three option bytes, kvs sorted unique entries with keys of at
+// most 31 new bytes per record and values of at most 63 bytes.
+func encodeRoundTrip(opts [3]byte, kvs []kv) []byte {
+	out := opts[:]
+	for _, e := range kvs {
+		if len(e.Key) > 31 || len(e.Value) > 63 {
+			panic("seed entry too long")
+		}
+		out = append(out, 0, byte(len(e.Key)), byte(len(e.Value)))
+		out = append(out, e.Key...)
+		out = append(out, e.Value...)
+	}
+	return out
+}
+
+// FuzzRoundTrip builds a table from a key/value set and options decoded from
+// the input, reads it back and compares everything with the set.
+func FuzzRoundTrip(f *testing.F) {
+	var kvs []kv
+	for i := 0; i < 30; i++ {
+		kvs = append(kvs, kv{[]byte{'k', byte('a' + i%26), byte(i)}, bytes.Repeat([]byte{byte(i)}, i%5)})
+	}
+	f.Add(encodeRoundTrip([3]byte{0, 0, 0}, kvs))
+	f.Add(encodeRoundTrip([3]byte{4, 2, 1 | 4<<2}, kvs))
+	f.Add(encodeRoundTrip([3]byte{0, 1, 2 | 64}, kvs[:5]))
+	f.Add([]byte{255, 31, 3, 0, 0, 0})
+	f.Add([]byte{1, 3, 2, 0, 5, 0x85, 'a', 'b', 'c', 'd', 'e', 'z', 3, 4, 0x90, 'f', 'g', 'h', 'i', 'y'})
+	f.Add([]byte{})
+	path := f.TempDir() + "/rt.sst"
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := decodeRoundTrip(data)
+		var buf bytes.Buffer
+		b := builder.New(&buf, &in.opts)
+		for _, e := range in.kvs {
+			if err := b.Add(e.Key, e.Value); err != nil {
+				t.Fatalf("Add(%q): %v", e.Key, err)
+			}
+		}
+		if len(in.kvs) > 0 {
+			// A repeated key is refused and leaves the builder usable.
+			if err := b.Add(in.kvs[0].Key, nil); !errors.Is(err, builder.ErrKeyOrder) {
+				t.Fatalf("Add of an out-of-order key: %v", err)
+			}
+		}
+		if err := b.Finish(); err != nil {
+			t.Fatalf("Finish: %v", err)
+		}
+		file := buf.Bytes()
+		opened := ""
+		if in.mmap {
+			opened = path
+		}
+		r := openTable(t, file, opened)
+		if r == nil {
+			t.Fatal("built table does not open")
+		}
+		defer r.Close()
+		if err := r.Verify(); err != nil {
+			t.Fatalf("Verify: %v", err)
+		}
+		if diff := cmp.Diff(b.Properties(), r.Properties()); diff != "" {
+			t.Fatalf("properties (-builder +reader):\n%s", diff)
+		}
+		p := r.Properties()
+		wantProps := format.Properties{
+			FormatVersion:    format.Version,
+			NumEntries:       uint64(len(in.kvs)),
+			NumDataBlocks:    p.NumDataBlocks,
+			RawKeyBytes:      0,
+			RawValueBytes:    0,
+			DataSize:         p.DataSize,
+			IndexSize:        p.IndexSize,
+			FilterSize:       p.FilterSize,
+			Compression:      format.SnappyCompression,
+			FilterPolicy:     filterblock.BloomName,
+			FilterBitsPerKey: in.opts.Filter.(filterblock.Sized).BitsPerKey(),
+			BlockSize:        uint64(in.opts.BlockSize),
+			RestartInterval:  uint64(in.opts.RestartInterval),
+			MaxBlockSize:     p.MaxBlockSize,
+		}
+		if in.opts.Compression == format.NoCompression {
+			wantProps.Compression = format.NoCompression
+		}
+		if wantProps.RestartInterval == 0 {
+			wantProps.RestartInterval = builder.DefaultRestartInterval
+		}
+		if len(in.kvs) > 0 {
+			wantProps.SmallestKey, wantProps.LargestKey = in.kvs[0].Key, in.kvs[len(in.kvs)-1].Key
+		}
+		for _, e := range in.kvs {
+			wantProps.RawKeyBytes += uint64(len(e.Key))
+			wantProps.RawValueBytes += uint64(len(e.Value))
+		}
+		if diff := cmp.Diff(wantProps, p); diff != "" {
+			t.Fatalf("properties (-want +got):\n%s", diff)
+		}
+		if (p.NumDataBlocks == 0) != (len(in.kvs) == 0) || p.NumDataBlocks > uint64(len(in.kvs)) {
+			t.Fatalf("%d data blocks for %d entries", p.NumDataBlocks, len(in.kvs))
+		}
+
+		model := make([]blockEntry, len(in.kvs))
+		for i, e := range in.kvs {
+			model[i] = blockEntry{e.Key, e.Value}
+		}
+		limit := len(model)
+		fwd, err := scan(t, r, limit, false)
+		if err != nil {
+			t.Fatalf("forward scan: %v", err)
+		}
+		if diff := diffEntries(model, fwd); diff != "" {
+			t.Fatalf("forward scan (-want +got):\n%s", diff)
+		}
+		bwd, err := scan(t, r, limit, true)
+		if err != nil {
+			t.Fatalf("backward scan: %v", err)
+		}
+		slices.Reverse(bwd)
+		if diff := diffEntries(model, bwd); diff != "" {
+			t.Fatalf("backward scan, reversed (-want +got):\n%s", diff)
+		}
+		probes := keysFrom(data, 24)
+		for _, e := range model {
+			probes = append(probes, successor(e.Key), e.Key[:len(e.Key)/2])
+		}
+		checkLookups(t, r, model, probes)
+
+		// The same file read through the other path agrees.
+		other := path
+		if in.mmap {
+			other = ""
+		}
+		if r2 := openTable(t, file, other); r2 == nil {
+			t.Fatal("built table does not open through the other path")
+		} else {
+			fwd2, err := scan(t, r2, limit, false)
+			r2.Close()
+			if err != nil || diffEntries(model, fwd2) != "" {
+				t.Fatalf("the other read path disagrees: %v", err)
+			}
+		}
+	})
+}

@@ -1,0 +1,296 @@
+package fuzz
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/filterblock"
+	"github.com/sstkit/sstable/footer"
+	"github.com/sstkit/sstable/format"
+)
+
+// kv is one key/value entry.
+type kv struct {
+	Key, Value []byte
+}
+
+// seedTable is a whole table file used as a seed.
+type seedTable struct {
+	name string
+	file []byte
+}
+
+var (
+	seedOnce   sync.Once
+	seedCache  []seedTable
+	seedErr    error
+	goldenGlob = filepath.Join("..", "testdata", "golden", "*.sst")
+)
+
+// seedTables returns the tables the seed functions start from: a few small
+// tables built here with different options, then the golden tables, if any.
+func seedTables(tb testing.TB) []seedTable {
+	tb.Helper()
+	seedOnce.Do(func() { seedCache, seedErr = makeSeedTables() })
+	if seedErr != nil {
+		tb.Fatal(seedErr)
+	}
+	return seedCache
+}
+
+func makeSeedTables() ([]seedTable, error) {
+	var out []seedTable
+	add := func(name string, kvs []kv, opts *builder.Options) error {
+		file, err := buildTable(kvs, opts)
+		if err != nil {
+			return fmt.Errorf("seed table %s: %w", name, err)
+		}
+		out = append(out, seedTable{name, file})
+		return nil
+	}
+	var numbered, repetitive, odd []kv
+	for i := 0; i < 40; i++ {
+		numbered = append(numbered, kv{[]byte(fmt.Sprintf("key%04d", i*7)), []byte(fmt.Sprintf("v%d", i))})
+		repetitive = append(repetitive, kv{
+			[]byte(fmt.Sprintf("user/%03d/name", i)),
+			[]byte(strings.Repeat(string(rune('a'+i%26)), 20+i)),
+		})
+	}
+	odd = []kv{
+		{[]byte{}, []byte("empty key")},
+		{[]byte{0}, []byte{}},
+		{[]byte{0, 0}, bytes.Repeat([]byte{0xff}, 70)},
+		{[]byte("a"), []byte("1")},
+		{[]byte("ab"), []byte("12")},
+		{[]byte("abc"), bytes.Repeat([]byte("xyz"), 40)},
+		{[]byte{0xfe, 0xff}, []byte("high")},
+		{[]byte{0xff, 0xff, 0xff}, []byte("top")},
+	}
+	steps := []struct {
+		name string
+		kvs  []kv
+		opts *builder.Options
+	}{
+		{"raw-64-r2", numbered, &builder.Options{BlockSize: 64, RestartInterval: 2, Compression: format.NoCompression}},
+		{"snappy-256", repetitive, &builder.Options{BlockSize: 256, Compression: format.SnappyCompression}},
+		{"snappy-default-odd", odd, nil},
+		{"raw-1-r1-bloom4", odd, &builder.Options{BlockSize: 1, RestartInterval: 1, Compression: format.NoCompression, Filter: filterblock.Bloom(4)}},
+		{"raw-128-leveldb", numbered[:20], &builder.Options{BlockSize: 128, Compression: format.NoCompression, Filter: filterblock.LevelDBBloom(8)}},
+		{"empty", nil, nil},
+	}
+	for _, s := range steps {
+		if err := add(s.name, s.kvs, s.opts); err != nil {
+			return nil, err
+		}
+	}
+	paths, err := filepath.Glob(goldenGlob)
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		file, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, seedTable{"golden/" + filepath.Base(p), file})
+	}
+	return out, nil
+}
+
+// buildTable builds a table of kvs, which must be sorted, with opts.
+func buildTable(kvs []kv, opts *builder.Options) ([]byte, error) {
+	var buf bytes.Buffer
+	b := builder.New(&buf, opts)
+	for _, e := range kvs {
+		if err := b.Add(e.Key, e.Value); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.Finish(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// tableParts is a table split into its sections. Parts that do not decode
+// are left empty: golden files may include damaged tables.
+type tableParts struct {
+	fileSize     int64
+	footer       footer.Footer
+	footerBytes  []byte
+	filterOff    uint64
+	filter       []byte   // filter section contents
+	index        []byte   // index block contents
+	indexOff     uint64   //
+	props        []byte   // properties block contents
+	dataBlocks   [][]byte // decoded data block contents
+	snappyBlocks [][]byte // stored bytes of the snappy-compressed data blocks
+}
+
+// splitTable locates a table's sections from its footer.
+func splitTable(file []byte) (p tableParts, ok bool) {
+	p.fileSize = int64(len(file))
+	if len(file) < footer.Size {
+		return p, false
+	}
+	p.footerBytes = file[len(file)-footer.Size:]
+	f, err := footer.Decode(p.footerBytes, p.fileSize)
+	if err != nil {
+		return p, false
+	}
+	p.footer = f
+	p.filterOff, p.indexOff = f.Filter.Offset, f.Index.Offset
+	p.filter = contentsAt(file, f.Filter, 1<<20)
+	p.index = contentsAt(file, f.Index, 1<<20)
+	p.props = contentsAt(file, f.Properties, 1<<20)
+	var it format.BlockIter
+	if it.Init(format.SectionIndex, int64(f.Index.Offset), p.index) != nil {
+		return p, true
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		h, n := format.DecodeHandle(it.Value())
+		if n <= 0 || h.End() > f.Filter.Offset || h.End() < h.Offset {
+			continue
+		}
+		if stored, typ, err := format.CheckBlock(format.SectionDataBlock, int64(h.Offset), file[h.Offset:h.End()]); err == nil && typ == format.BlockTypeSnappy {
+			p.snappyBlocks = append(p.snappyBlocks, stored)
+		}
+		if c := contentsAt(file, h, 1<<20); c != nil {
+			p.dataBlocks = append(p.dataBlocks, c)
+		}
+	}
+	return p, true
+}
+
+// contentsAt returns the checked, decoded contents of the block at h, or nil.
+func contentsAt(file []byte, h format.BlockHandle, maxLen int) []byte {
+	if h.End() < h.Offset || h.End() > uint64(len(file)) {
+		return nil
+	}
+	stored, typ, err := format.CheckBlock("seed", int64(h.Offset), file[h.Offset:h.End()])
+	if err != nil {
+		return nil
+	}
+	c, err := format.DecodeBlock("seed", int64(h.Offset), stored, typ, maxLen, nil)
+	if err != nil {
+		return nil
+	}
+	return c
+}
+
+// seedParts returns the split sections of every seed table that has a
+// decodable footer.
+func seedParts(tb testing.TB) []tableParts {
+	var out []tableParts
+	for _, st := range seedTables(tb) {
+		if p, ok := splitTable(st.file); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// repairChecksums returns a copy of file in which the footer's magic and
+// checksum and the trailer checksum of every block the footer and index
+// point at are recomputed, so that the reader gets past its CRC checks to
+// the decoders behind them. It is best effort: whatever it cannot locate
+// is left alone.
+func repairChecksums(file []byte) []byte {
+	file = bytes.Clone(file)
+	if len(file) < footer.Size {
+		return file
+	}
+	ft := file[len(file)-footer.Size:]
+	binary.LittleEndian.PutUint64(ft[56:], footer.Magic)
+	binary.LittleEndian.PutUint32(ft[52:], format.MaskCRC(crc32.Checksum(ft[:52], crc32.MakeTable(crc32.Castagnoli))))
+	f, err := footer.Decode(ft, int64(len(file)))
+	if err != nil {
+		return file
+	}
+	fix := func(h format.BlockHandle) {
+		if h.End() < h.Offset || h.End() > uint64(len(file)) {
+			return
+		}
+		stored := file[h.Offset : h.Offset+h.Length]
+		typ := file[h.Offset+h.Length]
+		binary.LittleEndian.PutUint32(file[h.Offset+h.Length+1:], format.BlockChecksum(stored, typ))
+	}
+	// Data blocks first: the index names them, and lies after them.
+	index := file[f.Index.Offset : f.Index.Offset+f.Index.Length]
+	if file[f.Index.Offset+f.Index.Length] == format.BlockTypeRaw {
+		var it format.BlockIter
+		if it.Init(format.SectionIndex, 0, index) == nil {
+			n := 0
+			for ok := it.First(); ok && n < 4096; ok = it.Next() {
+				if h, k := format.DecodeHandle(it.Value()); k > 0 && h.End() >= h.Offset && h.End() <= f.Filter.Offset {
+					fix(h)
+				}
+				n++
+			}
+		}
+	}
+	fix(f.Filter)
+	fix(f.Index)
+	fix(f.Properties)
+	return file
+}
+
+// wantErr fails the test unless err is nil or wraps one of targets.
+func wantErr(t *testing.T, what string, err error, targets ...error) {
+	if err == nil {
+		return
+	}
+	for _, target := range targets {
+		if errors.Is(err, target) {
+			return
+		}
+	}
+	t.Helper() // only here: Helper costs a stack walk, and this runs per lookup
+	t.Fatalf("%s: error %q (%T) wraps none of %q", what, err, err, targets)
+}
+
+// keysFrom draws up to max lookup keys from data: the empty key and
+// substrings of several lengths at spread-out offsets.
+func keysFrom(data []byte, max int) [][]byte {
+	keys := [][]byte{{}}
+	if len(data) == 0 {
+		return keys
+	}
+	step := len(data)/max + 1
+	for i, n := 0, 1; i < len(data) && len(keys) < max; i, n = i+step, n%9+1 {
+		end := min(i+n, len(data))
+		keys = append(keys, data[i:end])
+	}
+	keys = append(keys, data[len(data)-min(len(data), 4):])
+	return keys
+}
+
+// successor returns a key just above k, for model SeekGE probes.
+func successor(k []byte) []byte { return append(bytes.Clone(k), 0) }
+
+// cp copies b into a new non-nil slice, so empty keys compare equal.
+func cp(b []byte) []byte { return append([]byte{}, b...) }
+
+// diffEntries returns "" if a and b hold the same entries, else a cmp.Diff
+// report (-a +b). The quick check first keeps cmp off the hot path.
+func diffEntries(a, b []blockEntry) string {
+	if slices.EqualFunc(a, b, func(x, y blockEntry) bool {
+		return bytes.Equal(x.Key, y.Key) && bytes.Equal(x.Value, y.Value)
+	}) {
+		return ""
+	}
+	return cmp.Diff(a, b)
+}
