@@ -28,6 +28,11 @@ type Properties struct {
 	BlockSize        uint64      // target data block size the builder used, bytes
 	RestartInterval  uint64      // entries between restart points in data blocks
 	MaxBlockSize     uint64      // largest decoded data block, bytes; bounds decompression
+
+	// FilterUnknown is set by readers and never stored: the reader does not
+	// know FilterPolicy, so it reads the table as if it had no filter
+	// (MayContain always true).
+	FilterUnknown bool
 }
 
 // Property record tags. Records are stored in increasing tag order;
@@ -189,8 +194,8 @@ func DecodeProperties(src []byte, off int64) (Properties, error) {
 
 // String renders the properties one per line, for tools.
 func (p *Properties) String() string {
-	return fmt.Sprintf("format version:     %d\nentries:            %d\ndata blocks:        %d\nsmallest key:       %q\nlargest key:        %q\nraw key bytes:      %d\nraw value bytes:    %d\ndata size:          %d\nindex size:         %d\nfilter size:        %d\ncompression:        %s\nfilter policy:      %s\nfilter bits/key:    %g\nblock size:         %d\nrestart interval:   %d\nmax block size:     %d\n",
+	return fmt.Sprintf("format version:     %d\nentries:            %d\ndata blocks:        %d\nsmallest key:       %q\nlargest key:        %q\nraw key bytes:      %d\nraw value bytes:    %d\ndata size:          %d\nindex size:         %d\nfilter size:        %d\ncompression:        %s\nfilter policy:      %s\nfilter bits/key:    %g\nfilter unknown:     %v\nblock size:         %d\nrestart interval:   %d\nmax block size:     %d\n",
 		p.FormatVersion, p.NumEntries, p.NumDataBlocks, p.SmallestKey, p.LargestKey,
 		p.RawKeyBytes, p.RawValueBytes, p.DataSize, p.IndexSize, p.FilterSize,
-		p.Compression, p.FilterPolicy, p.FilterBitsPerKey, p.BlockSize, p.RestartInterval, p.MaxBlockSize)
+		p.Compression, p.FilterPolicy, p.FilterBitsPerKey, p.FilterUnknown, p.BlockSize, p.RestartInterval, p.MaxBlockSize)
 }

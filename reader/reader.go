@@ -194,6 +194,7 @@ func (r *Reader) init(opts *Options) error {
 	}
 
 	r.policy, r.cacheLocal = lookupPolicy(p.FilterPolicy, opts)
+	p.FilterUnknown = r.policy == nil && p.FilterPolicy != ""
 	return nil
 }
 

@@ -496,8 +496,8 @@ func TestUnknownFilterPolicy(t *testing.T) {
 
 	sources(t, data, nil, func(t *testing.T, r *reader.Reader) {
 		p.probes.Store(0)
-		if r.FilterKnown() {
-			t.Fatal("FilterKnown() = true for an unregistered policy")
+		if r.FilterKnown() || !r.Properties().FilterUnknown {
+			t.Fatalf("unregistered policy: FilterKnown() = %v, Properties().FilterUnknown = %v", r.FilterKnown(), r.Properties().FilterUnknown)
 		}
 		if got := r.Properties().FilterPolicy; got != bitmapName {
 			t.Fatalf("Properties().FilterPolicy = %q, want %q", got, bitmapName)
@@ -527,8 +527,8 @@ func TestUnknownFilterPolicy(t *testing.T) {
 	opts := &reader.Options{Filters: []filterblock.Policy{nil, filterblock.Bloom(5), p}}
 	sources(t, data, opts, func(t *testing.T, r *reader.Reader) {
 		p.probes.Store(0)
-		if !r.FilterKnown() {
-			t.Fatal("FilterKnown() = false for a registered policy")
+		if !r.FilterKnown() || r.Properties().FilterUnknown {
+			t.Fatalf("registered policy: FilterKnown() = %v, Properties().FilterUnknown = %v", r.FilterKnown(), r.Properties().FilterUnknown)
 		}
 		for _, e := range es {
 			if !r.MayContain([]byte(e.Key)) {
