@@ -26,13 +26,21 @@ func (r *Reader) getScratch() *scratch {
 // is certainly absent. It probes the filter only, allocates nothing, and
 // returns true when the table's filter policy is unknown, its filter
 // section is corrupt, or the reader is closed.
-func (r *Reader) MayContain(key []byte) bool {
+func (r *Reader) MayContain(key []byte) (ok bool) {
 	if !r.acquire() {
 		return true
 	}
-	ok := r.mayContain(key)
-	r.release()
-	return ok
+	defer r.release()
+	if r.mapped != nil {
+		defer restoreFault(protect())
+		defer func() {
+			if v := recover(); v != nil {
+				r.faultError(v) // re-panics unless the fault is in the mapping
+				ok = true
+			}
+		}()
+	}
+	return r.mayContain(key)
 }
 
 func (r *Reader) mayContain(key []byte) bool {
@@ -59,12 +67,25 @@ func (r *Reader) Get(key []byte) ([]byte, error) {
 
 // GetAppend appends the value stored under key to dst and returns the
 // extended slice; with enough capacity in dst it allocates nothing. Errors
-// are those of Get, with dst returned unchanged.
-func (r *Reader) GetAppend(dst, key []byte) ([]byte, error) {
+// are those of Get, with dst returned unchanged; a memory fault in a mapped
+// file that shrank while open gives an error wrapping format.ErrCorrupt.
+func (r *Reader) GetAppend(dst, key []byte) (out []byte, err error) {
 	if !r.acquire() {
 		return dst, ErrClosed
 	}
 	defer r.release()
+	if r.mapped != nil {
+		defer restoreFault(protect())
+		defer func() {
+			if v := recover(); v != nil {
+				out, err = dst, r.faultError(v)
+			}
+		}()
+	}
+	return r.getAppend(dst, key)
+}
+
+func (r *Reader) getAppend(dst, key []byte) ([]byte, error) {
 	if !r.mayContain(key) {
 		return dst, ErrNotFound
 	}

@@ -12,6 +12,7 @@ type Iterator struct {
 	r      *Reader
 	s      scratch
 	loaded bool // s.data holds the block of the current index entry
+	scan   bool // First or Last started a full scan: see Reader.beginScan
 	err    error
 	closed bool
 }
@@ -24,14 +25,21 @@ func (r *Reader) NewIterator() *Iterator {
 		it.err, it.closed = ErrClosed, true
 		return it
 	}
-	if err := r.loadIndex(); err != nil {
-		it.err = err
-		return it
-	}
-	if err := it.s.index.Init(format.SectionIndex, int64(r.footer.Index.Offset), r.index); err != nil {
-		it.err = err
-	}
+	it.err = it.init()
 	return it
+}
+
+// init loads the index and points the index iterator at it.
+func (it *Iterator) init() (err error) {
+	r := it.r
+	if r.mapped != nil {
+		defer restoreFault(protect())
+		defer r.recoverFault(&err)
+	}
+	if err := r.loadIndex(); err != nil {
+		return err
+	}
+	return it.s.index.Init(format.SectionIndex, int64(r.footer.Index.Offset), r.index)
 }
 
 // loadBlock loads the data block of the current index entry into s.data.
@@ -94,7 +102,12 @@ func (it *Iterator) backward() bool {
 func (it *Iterator) usable() bool { return it.err == nil && !it.closed }
 
 // First moves to the first entry; false if the table is empty or on error.
-func (it *Iterator) First() bool {
+func (it *Iterator) First() (ok bool) {
+	if it.r.mapped != nil {
+		defer restoreFault(protect())
+		defer it.recoverFault(&ok)
+	}
+	it.startScan()
 	if !it.usable() || !it.s.index.First() || !it.loadBlock() {
 		it.loaded = false
 		return false
@@ -104,7 +117,12 @@ func (it *Iterator) First() bool {
 }
 
 // Last moves to the last entry; false if the table is empty or on error.
-func (it *Iterator) Last() bool {
+func (it *Iterator) Last() (ok bool) {
+	if it.r.mapped != nil {
+		defer restoreFault(protect())
+		defer it.recoverFault(&ok)
+	}
+	it.startScan()
 	if !it.usable() || !it.s.index.Last() || !it.loadBlock() {
 		it.loaded = false
 		return false
@@ -115,7 +133,11 @@ func (it *Iterator) Last() bool {
 
 // SeekGE moves to the first entry whose key is >= key; false if there is
 // none or on error.
-func (it *Iterator) SeekGE(key []byte) bool {
+func (it *Iterator) SeekGE(key []byte) (ok bool) {
+	if it.r.mapped != nil {
+		defer restoreFault(protect())
+		defer it.recoverFault(&ok)
+	}
 	if !it.usable() || !it.s.index.SeekGE(key) || !it.loadBlock() {
 		it.loaded = false
 		return false
@@ -126,7 +148,11 @@ func (it *Iterator) SeekGE(key []byte) bool {
 
 // Next moves to the following entry; false past the last entry or on error.
 // Calling Next on an unpositioned or exhausted iterator returns false.
-func (it *Iterator) Next() bool {
+func (it *Iterator) Next() (ok bool) {
+	if it.r.mapped != nil {
+		defer restoreFault(protect())
+		defer it.recoverFault(&ok)
+	}
 	if !it.usable() || !it.loaded || !it.s.data.Valid() {
 		return false
 	}
@@ -136,7 +162,11 @@ func (it *Iterator) Next() bool {
 
 // Prev moves to the preceding entry; false before the first entry or on
 // error. Calling Prev on an unpositioned or exhausted iterator returns false.
-func (it *Iterator) Prev() bool {
+func (it *Iterator) Prev() (ok bool) {
+	if it.r.mapped != nil {
+		defer restoreFault(protect())
+		defer it.recoverFault(&ok)
+	}
 	if !it.usable() || !it.loaded || !it.s.data.Valid() {
 		return false
 	}
@@ -178,6 +208,28 @@ func (it *Iterator) Close() error {
 	}
 	it.closed = true
 	it.loaded = false
+	if it.scan {
+		it.r.endScan()
+	}
 	it.r.release()
 	return it.err
+}
+
+// recoverFault, deferred after protect, stops the iterator with an error on
+// a memory fault in the mapping.
+func (it *Iterator) recoverFault(ok *bool) {
+	if v := recover(); v != nil {
+		it.err = it.r.faultError(v)
+		it.loaded = false
+		*ok = false
+	}
+}
+
+// startScan marks the iterator as a full scan, once, so the mapping is read
+// ahead while it runs.
+func (it *Iterator) startScan() {
+	if !it.scan && it.usable() {
+		it.scan = true
+		it.r.beginScan()
+	}
 }

@@ -7,3 +7,5 @@ import "os"
 func mmapFile(f *os.File, size int64) ([]byte, error) { return nil, errNoMmap }
 
 func munmap(data []byte) error { return nil }
+
+func adviseAccess(data []byte, sequential bool) {}

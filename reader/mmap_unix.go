@@ -24,3 +24,13 @@ func mmapFile(f *os.File, size int64) ([]byte, error) {
 }
 
 func munmap(data []byte) error { return unix.Munmap(data) }
+
+// adviseAccess tells the kernel how the mapping will be read: sequentially
+// (full scans, Verify: read-ahead pays) or randomly (point lookups).
+func adviseAccess(data []byte, sequential bool) {
+	advice := unix.MADV_RANDOM
+	if sequential {
+		advice = unix.MADV_SEQUENTIAL
+	}
+	_ = unix.Madvise(data, advice)
+}

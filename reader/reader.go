@@ -60,6 +60,7 @@ type Reader struct {
 	index       []byte          // index block contents, valid once loaded
 	verified    []atomic.Uint32 // per data block: checksum checked (mapped files)
 
+	scans  atomic.Int32 // full scans in progress; the mapping is advised sequential while > 0
 	refs   atomic.Int64 // 1 for the owner + 1 per call in flight or open iterator
 	closed atomic.Bool
 	freed  atomic.Bool
@@ -121,11 +122,21 @@ func Open(path string, opts *Options) (*Reader, error) {
 	} else {
 		r.ra, r.file = f, f
 	}
-	if err := r.init(opts); err != nil {
+	if err := r.initProtected(opts); err != nil {
 		r.free()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return r, nil
+}
+
+// initProtected runs init, turning a memory fault in the mapping into an
+// error.
+func (r *Reader) initProtected(opts *Options) (err error) {
+	if r.mapped != nil {
+		defer restoreFault(protect())
+		defer r.recoverFault(&err)
+	}
+	return r.init(opts)
 }
 
 // New returns a Reader over the size bytes of src, read with ReadAt, for
@@ -310,6 +321,21 @@ func (r *Reader) loadFilter() error {
 		r.filter = filter
 		return nil
 	})
+}
+
+// beginScan advises the kernel that the mapping is read sequentially while
+// at least one full scan (Verify, an iterator started with First or Last)
+// runs; endScan returns it to random access for point lookups.
+func (r *Reader) beginScan() {
+	if r.mapped != nil && r.scans.Add(1) == 1 {
+		adviseAccess(r.mapped, true)
+	}
+}
+
+func (r *Reader) endScan() {
+	if r.mapped != nil && r.scans.Add(-1) == 0 {
+		adviseAccess(r.mapped, false)
+	}
 }
 
 // acquire takes a reference for a call; false once the reader is closed.

@@ -13,11 +13,21 @@ import (
 // next block's first key, the filter matches every key, and the counts,
 // sizes and smallest/largest keys agree with the properties. It returns
 // the first problem found, wrapping format.ErrCorrupt, or ErrClosed.
-func (r *Reader) Verify() error {
+func (r *Reader) Verify() (err error) {
 	if !r.acquire() {
 		return ErrClosed
 	}
 	defer r.release()
+	if r.mapped != nil {
+		defer restoreFault(protect())
+		defer r.recoverFault(&err)
+		r.beginScan()
+		defer r.endScan()
+	}
+	return r.verify()
+}
+
+func (r *Reader) verify() error {
 	if err := r.loadFilter(); err != nil {
 		return err
 	}
