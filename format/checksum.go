@@ -78,7 +78,7 @@ func DecodeBlock(section string, off int64, stored []byte, typ byte, maxLen int,
 	case BlockTypeSnappy:
 		n, err := snappy.DecodedLen(stored)
 		if err != nil {
-			return nil, Corruptf(section, off, "snappy header: %v", err)
+			return nil, Corruptf(section, off, "bad snappy header (%v)", err)
 		}
 		if n > maxLen || n > maxSnappyExpansion*len(stored)+16 {
 			return nil, Corruptf(section, off, "snappy block claims %d decoded bytes from %d stored bytes (limit %d)", n, len(stored), maxLen)
@@ -88,7 +88,7 @@ func DecodeBlock(section string, off int64, stored []byte, typ byte, maxLen int,
 		}
 		out, err := snappy.Decode(dst[:cap(dst)], stored)
 		if err != nil {
-			return nil, Corruptf(section, off, "snappy: %v", err)
+			return nil, Corruptf(section, off, "bad snappy data (%v)", err)
 		}
 		return out, nil
 	}
