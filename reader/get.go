@@ -149,11 +149,19 @@ func (r *Reader) blockAt(s *scratch, idx *format.BlockIter) ([]byte, format.Bloc
 	return contents, h, err
 }
 
-// dataBlock returns the contents of data block number i at handle h,
-// decoded into s's buffers if compressed.
+// dataBlock returns the contents of data block number i at handle h.
+// Raw blocks of a mapped file are served from the mapping; others come from
+// the block cache, or are read, checked, decoded and cached. The checksum
+// of a mapped block is checked once, on first use.
 func (r *Reader) dataBlock(s *scratch, i int, h format.BlockHandle) ([]byte, error) {
 	if h.Offset > r.dataEnd || h.Length > r.dataEnd-h.Offset || r.dataEnd-h.Offset-h.Length < format.BlockTrailerLen {
 		return nil, format.Corruptf(format.SectionIndex, int64(r.footer.Index.Offset), "index entry %d: data block handle (offset %d, length %d) lies outside the data section [0, %d)", i, h.Offset, h.Length, r.dataEnd)
+	}
+	cached := r.cache != nil && i < len(r.cache.slots)
+	if cached {
+		if b, ok := r.cache.get(i); ok {
+			return b, nil
+		}
 	}
 	var stored []byte
 	var typ byte
@@ -167,6 +175,9 @@ func (r *Reader) dataBlock(s *scratch, i int, h format.BlockHandle) ([]byte, err
 			word.Or(bit)
 		}
 		stored, typ = buf[:h.Length], buf[h.Length]
+		if typ == format.BlockTypeRaw {
+			return stored, nil
+		}
 	} else {
 		raw, err := r.readBlock(format.SectionDataBlock, h, s.raw)
 		if err != nil {
@@ -177,15 +188,28 @@ func (r *Reader) dataBlock(s *scratch, i int, h format.BlockHandle) ([]byte, err
 			return nil, err
 		}
 	}
+	if !cached {
+		if typ == format.BlockTypeRaw {
+			return stored, nil
+		}
+		out, err := format.DecodeBlock(format.SectionDataBlock, int64(h.Offset), stored, typ, int(r.props.MaxBlockSize), s.decoded)
+		if err != nil {
+			return nil, err
+		}
+		s.decoded = out[:0]
+		return out, nil
+	}
+	// A fresh buffer: once cached, the block is shared and never rewritten.
+	var out []byte
 	if typ == format.BlockTypeRaw {
-		return stored, nil
+		out = append([]byte(nil), stored...)
+	} else {
+		var err error
+		if out, err = format.DecodeBlock(format.SectionDataBlock, int64(h.Offset), stored, typ, int(r.props.MaxBlockSize), nil); err != nil {
+			return nil, err
+		}
 	}
-	out, err := format.DecodeBlock(format.SectionDataBlock, int64(h.Offset), stored, typ, int(r.props.MaxBlockSize), s.decoded)
-	if err != nil {
-		return nil, err
-	}
-	s.decoded = out[:0]
-	return out, nil
+	return r.cache.put(i, out), nil
 }
 
 // forgetVerified clears data block i's checksum-checked bit so that its

@@ -37,6 +37,13 @@ type Options struct {
 	// MayContain returns true, FilterKnown returns false, and
 	// Properties().FilterPolicy still names the stored policy.
 	Filters []filterblock.Policy
+
+	// BlockCacheSize is the budget, in bytes, of the reader's cache of
+	// decoded data blocks: snappy blocks, and every block of a reader that
+	// reads through ReadAt. Raw blocks of a memory-mapped file are served
+	// from the mapping and never cached. 0 means DefaultBlockCacheSize;
+	// a negative value disables the cache.
+	BlockCacheSize int64
 }
 
 // Reader reads one table. All methods are safe for concurrent use; after
@@ -59,6 +66,8 @@ type Reader struct {
 	indexState  lazySection
 	index       []byte          // index block contents, valid once loaded
 	verified    []atomic.Uint32 // per data block: checksum checked (mapped files)
+	cache       *blockCache     // decoded blocks; nil when disabled or useless
+	cacheSize   int64           // the cache's budget in bytes, from Options
 
 	scans  atomic.Int32 // full scans in progress; the mapping is advised sequential while > 0
 	refs   atomic.Int64 // 1 for the owner + 1 per call in flight or open iterator
@@ -204,6 +213,10 @@ func (r *Reader) init(opts *Options) error {
 		return format.Corruptf(format.SectionProperties, propsOff, "max block size %d is impossible for %d bytes of data", p.MaxBlockSize, r.dataEnd)
 	}
 
+	r.cacheSize = DefaultBlockCacheSize
+	if opts != nil && opts.BlockCacheSize != 0 {
+		r.cacheSize = opts.BlockCacheSize
+	}
 	r.policy, r.cacheLocal = lookupPolicy(p.FilterPolicy, opts)
 	p.FilterUnknown = r.policy == nil && p.FilterPolicy != ""
 	return nil
@@ -290,9 +303,13 @@ func (r *Reader) loadIndex() error {
 			return err
 		}
 		r.index = contents
+		n := blockCount(contents)
 		if r.mapped != nil {
-			n := blockCount(contents)
 			r.verified = make([]atomic.Uint32, (n+31)/32)
+		}
+		// Raw blocks of a mapped file need no cache.
+		if r.cacheSize > 0 && (r.mapped == nil || r.props.Compression != format.NoCompression) {
+			r.cache = newBlockCache(n, r.cacheSize)
 		}
 		return nil
 	})
