@@ -15,7 +15,7 @@ func TestBlockCacheBudgetAndClock(t *testing.T) {
 	if c.used != 300 {
 		t.Fatalf("used = %d, want 300", c.used)
 	}
-	c.get(0) // referenced: the clock must pass over it once
+	c.get(0)                         // referenced: the clock must pass over it once
 	held := *c.slots[1].block.Load() // without setting the reference bit
 	c.put(3, block(3))
 	if _, ok := c.get(1); ok {
