@@ -1,0 +1,60 @@
+package main
+
+// compression names the two data block codecs every implementation is run
+// with.
+type compression string
+
+const (
+	snappyComp compression = "snappy"
+	noneComp   compression = "none"
+)
+
+// Shared table shape, given to every implementation.
+const (
+	blockSize    = 4096      // target data block size, bytes
+	bitsPerKey   = 10        // bloom filter bits per key
+	blockCacheSz = 256 << 20 // block cache budget, the same for every implementation
+)
+
+// impl is one SSTable implementation under test.
+type impl interface {
+	// name is the short name used in the report: ours, pebble, goleveldb.
+	name() string
+	// build writes d's entries as a table at path (from tablePath),
+	// returning once the table is complete in the page cache. It does not
+	// fsync; the harness syncs, untimed, afterwards.
+	build(path string, d *dataset, c compression) error
+	// open opens the table at path for reading.
+	open(path string) (table, error)
+	// tablePath is where this implementation's table for c lives in dir.
+	tablePath(dir string, c compression) string
+}
+
+// table is an open table.
+type table interface {
+	// get looks key up the way the implementation's users look up one key,
+	// with a filter check first. It returns the value (valid until the next
+	// call) and whether the key was found.
+	get(key []byte) ([]byte, bool, error)
+	// scan walks every entry in key order and returns the entry count.
+	// visit, if not nil, sees every entry (for correctness checks; the
+	// timed scans pass nil).
+	scan(visit func(k, v []byte)) (int, error)
+	// offHeapBytes is memory the table holds outside the Go heap (Pebble's
+	// block cache, allocated with C malloc when cgo is on), 0 if none.
+	offHeapBytes() int64
+	close() error
+}
+
+// copier is implemented by tables that also have a copying lookup (ours:
+// Reader.Get, which allocates a fresh value), reported as an extra row.
+type copier interface {
+	getCopy(key []byte) ([]byte, bool, error)
+}
+
+// preparer is implemented by implementations with per-store setup that a
+// real store does once, not per table (Pebble's object-storage provider);
+// the harness calls prepare untimed before open.
+type preparer interface {
+	prepare(path string) error
+}

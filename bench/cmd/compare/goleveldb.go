@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/syndtr/goleveldb/leveldb/cache"
+	"github.com/syndtr/goleveldb/leveldb/filter"
+	"github.com/syndtr/goleveldb/leveldb/iterator"
+	"github.com/syndtr/goleveldb/leveldb/opt"
+	"github.com/syndtr/goleveldb/leveldb/storage"
+	ldbtable "github.com/syndtr/goleveldb/leveldb/table"
+	"github.com/syndtr/goleveldb/leveldb/util"
+)
+
+// goleveldbImpl is github.com/syndtr/goleveldb (v1.0.1-0.20220721030215-
+// 126854af5e6d)'s leveldb/table package, configured as goleveldb's own DB
+// configures it (leveldb/table.go, newTableOps and tOps.open):
+//
+//   - Writer: ldbtable.NewWriter(w, &opt.Options{Filter:
+//     filter.NewBloomFilter(10), Compression: opt.SnappyCompression or
+//     opt.NoCompression, BlockSize: 4096}, nil, 0): restart interval 16,
+//     LevelDB-style filter blocks (one filter per 2 KiB of data offsets).
+//     Its output goes through a 256 KiB bufio.Writer (goleveldb's DB
+//     writes to the file unbuffered, one write per block; the buffer is a
+//     fair advantage). Strict mode stays the default (block checksums are
+//     verified when a block is read).
+//   - Reader: ldbtable.NewReader(*os.File, size, FileDesc{TypeTable, 1},
+//     &cache.NamespaceGetter{Cache: cache.NewCache(cache.NewLRU(256 MiB)),
+//     NS: 1}, util.NewBufferPool(4096+5), same options): the DB's block
+//     cache and buffer pool, at 256 MiB. No mmap: blocks are read with
+//     pread and kept decoded in the cache.
+//   - Lookups: Reader.Find(key, true, nil), the only path that consults
+//     the filter (Reader.Get never does), then an exact-match check of the
+//     returned key. Find returns a copy of the value (with a buffer pool).
+//   - Scans: NewIterator(nil, nil), First/Next, Key, Value.
+type goleveldbImpl struct{}
+
+func (goleveldbImpl) name() string { return "goleveldb" }
+
+func (goleveldbImpl) tablePath(dir string, c compression) string {
+	return filepath.Join(dir, "goleveldb-"+string(c)+".ldb")
+}
+
+func goleveldbOptions(c compression) *opt.Options {
+	o := &opt.Options{
+		Filter:      filter.NewBloomFilter(bitsPerKey),
+		Compression: opt.SnappyCompression,
+		BlockSize:   blockSize,
+	}
+	if c == noneComp {
+		o.Compression = opt.NoCompression
+	}
+	return o
+}
+
+func (goleveldbImpl) build(path string, d *dataset, c compression) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 256<<10)
+	w := ldbtable.NewWriter(bw, goleveldbOptions(c), nil, 0)
+	for i := 0; i < d.n; i++ {
+		if err := w.Append(d.key(i), d.value(i)); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := w.Close(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func (goleveldbImpl) open(path string) (table, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	bc := cache.NewCache(cache.NewLRU(blockCacheSz))
+	bpool := util.NewBufferPool(blockSize + 5)
+	r, err := ldbtable.NewReader(f, st.Size(), storage.FileDesc{Type: storage.TypeTable, Num: 1},
+		&cache.NamespaceGetter{Cache: bc, NS: 1}, bpool, goleveldbOptions(snappyComp)) // reading ignores Compression
+	if err != nil {
+		f.Close()
+		bc.Close(true)
+		return nil, err
+	}
+	return &goleveldbTable{r: r, cache: bc}, nil
+}
+
+type goleveldbTable struct {
+	r     *ldbtable.Reader
+	cache *cache.Cache
+}
+
+func (t *goleveldbTable) get(key []byte) ([]byte, bool, error) {
+	rkey, v, err := t.r.Find(key, true, nil)
+	if err != nil {
+		if errors.Is(err, ldbtable.ErrNotFound) {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	if !bytes.Equal(rkey, key) {
+		return nil, false, nil
+	}
+	return v, true, nil
+}
+
+func (t *goleveldbTable) scan(visit func(k, v []byte)) (int, error) {
+	var it iterator.Iterator = t.r.NewIterator(nil, nil)
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		k, v := it.Key(), it.Value()
+		if visit != nil {
+			visit(k, v)
+		}
+		n++
+	}
+	err := it.Error()
+	it.Release()
+	return n, err
+}
+
+func (t *goleveldbTable) offHeapBytes() int64 { return 0 }
+
+func (t *goleveldbTable) close() error {
+	t.r.Release() // closes the file
+	t.cache.Close(true)
+	return nil
+}

@@ -1,0 +1,268 @@
+// Command compare builds the same entries into a table with this module,
+// with Pebble v1.1.5's sstable package and with goleveldb's table package,
+// then measures each in turn, interleaved, and prints a markdown table of
+// medians and ratios (ours/theirs).
+//
+//	cd bench && go run ./cmd/compare [-entries N | -large] [-reps N] [-json] [-chart FILE]
+//
+// Each implementation is configured as its own users would configure it,
+// with every fair advantage; see the comments on ours, pebbleImpl and
+// goleveldbImpl. Progress goes to stderr, results to stdout.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sstkit/sstable/reader"
+)
+
+func main() {
+	if err := mainErr(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(2)
+		}
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(1)
+	}
+}
+
+// config is one run's parameters.
+type config struct {
+	entries, lookups, reps int
+	comps                  []compression
+	impls                  []string
+	dir                    string // parent of the temporary directory
+	keep                   bool   // keep the temporary directory
+}
+
+func mainErr(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	entries := fs.Int("entries", 1_000_000, "entries per table")
+	large := fs.Bool("large", false, "10M-entry variant (overrides -entries)")
+	lookups := fs.Int("lookups", 1_000_000, "present and absent lookups per repetition (at most -entries)")
+	reps := fs.Int("reps", 3, "repetitions; each measures every implementation once, interleaved")
+	comps := fs.String("compression", "snappy,none", "comma-separated compressions to run: snappy, none")
+	impls := fs.String("impls", "ours,pebble,goleveldb", "comma-separated implementations to run: ours, pebble, goleveldb; also ours-default (reader.Open with nil options: 64 MiB block cache) and pebble-2lvl (Pebble with its default two-level index)")
+	jsonOut := fs.Bool("json", false, "print results as JSON instead of markdown")
+	chart := fs.String("chart", "", "write an SVG bar chart of the Get and build figures to `FILE`")
+	dir := fs.String("dir", "", "where to create the temporary directory (default: os.TempDir())")
+	keep := fs.Bool("keep", false, "keep the temporary directory and the last repetition's tables")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the measurements to `FILE`")
+	render := fs.String("render", "", "measure nothing: print (and chart) the results saved by -json in `FILE`")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *render != "" {
+		b, err := os.ReadFile(*render)
+		if err != nil {
+			return err
+		}
+		var res results
+		if err := json.Unmarshal(b, &res); err != nil {
+			return fmt.Errorf("%s: %w", *render, err)
+		}
+		return output(&res, *jsonOut, *chart, stdout)
+	}
+	cfg := config{entries: *entries, lookups: *lookups, reps: *reps, dir: *dir, keep: *keep}
+	if *large {
+		cfg.entries = 10_000_000
+	}
+	if cfg.entries < 1 || cfg.lookups < 1 || cfg.reps < 1 {
+		return fmt.Errorf("-entries, -lookups and -reps must be positive")
+	}
+	for _, c := range strings.Split(*comps, ",") {
+		if slices.Contains(cfg.comps, compression(c)) {
+			return fmt.Errorf("compression %q named twice", c)
+		}
+		switch compression(c) {
+		case snappyComp, noneComp:
+			cfg.comps = append(cfg.comps, compression(c))
+		default:
+			return fmt.Errorf("unknown compression %q", c)
+		}
+	}
+	for _, name := range strings.Split(*impls, ",") {
+		if newImpl(name) == nil {
+			return fmt.Errorf("unknown implementation %q", name)
+		}
+		if slices.Contains(cfg.impls, name) {
+			return fmt.Errorf("implementation %q named twice", name)
+		}
+		cfg.impls = append(cfg.impls, name)
+	}
+
+	// The profile covers the measurements, not the dataset generation.
+	var stopProfile func()
+	var profErr error
+	res, err := run(cfg, stderr, func() {
+		if *cpuprofile == "" {
+			return
+		}
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			profErr = err
+			return
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			profErr = err
+			f.Close()
+			return
+		}
+		stopProfile = func() {
+			pprof.StopCPUProfile()
+			profErr = f.Close()
+		}
+	})
+	if stopProfile != nil {
+		stopProfile()
+	}
+	if err == nil {
+		err = profErr
+	}
+	if err != nil {
+		return err
+	}
+	res.Command = strings.TrimSpace("go run ./cmd/compare " + strings.Join(args, " "))
+	return output(res, *jsonOut, *chart, stdout)
+}
+
+// output writes the chart, if asked for, and the results as JSON or
+// markdown.
+func output(res *results, jsonOut bool, chart string, stdout io.Writer) error {
+	if chart != "" {
+		if err := os.WriteFile(chart, []byte(renderSVG(res)), 0o644); err != nil {
+			return err
+		}
+	}
+	w := bufio.NewWriter(stdout)
+	if jsonOut {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		writeMarkdown(w, res)
+	}
+	return w.Flush()
+}
+
+func newImpl(name string) impl {
+	switch name {
+	case "ours":
+		return ours{opts: &reader.Options{BlockCacheSize: blockCacheSz}}
+	case "ours-default":
+		return ours{suffix: "-default"} // reader.Open(path, nil): the default 64 MiB block cache
+	case "pebble":
+		return &pebbleImpl{indexBlockSize: math.MaxInt32}
+	case "pebble-2lvl":
+		return &pebbleImpl{indexBlockSize: 0, suffix: "-2lvl"} // Pebble's default two-level index, for comparison
+	case "goleveldb":
+		return goleveldbImpl{}
+	}
+	return nil
+}
+
+// run generates the dataset, then for each repetition and compression
+// measures every implementation in turn. started is called once the
+// dataset exists, just before the measurements (to start profiling).
+func run(cfg config, progress io.Writer, started func()) (*results, error) {
+	t0 := time.Now()
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(progress, "[%6.1fs] %s\n", time.Since(t0).Seconds(), fmt.Sprintf(format, args...))
+	}
+	dir, err := os.MkdirTemp(cfg.dir, "sstcompare-")
+	if err != nil {
+		return nil, err
+	}
+	if cfg.keep {
+		logf("tables in %s (kept)", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+
+	logf("generating %d entries (%d-byte keys, %d-byte values), %d lookups", cfg.entries, keyLen, valueLen, min(cfg.lookups, cfg.entries))
+	d := newDataset(cfg.entries, cfg.lookups)
+	logf("dataset ready: %d entries, %.1f MB raw", d.n, float64(d.rawBytes())/1e6)
+
+	res := &results{
+		Machine: machineInfo(),
+		Entries: d.n,
+		Lookups: len(d.hits),
+		Reps:    cfg.reps,
+	}
+	impls := make([]impl, len(cfg.impls))
+	for i, name := range cfg.impls {
+		impls[i] = newImpl(name)
+	}
+	idx := map[string]int{}
+	for _, c := range cfg.comps {
+		for _, im := range impls {
+			idx[im.name()+"/"+string(c)] = len(res.Runs)
+			res.Runs = append(res.Runs, runResult{Impl: im.name(), Compression: string(c)})
+		}
+	}
+	if started != nil {
+		started()
+	}
+	for rep := 0; rep < cfg.reps; rep++ {
+		for _, c := range cfg.comps {
+			for _, im := range impls {
+				s, err := measure(im, c, d, dir, rep == 0, cfg.keep)
+				if err != nil {
+					return nil, fmt.Errorf("%s, %s, rep %d: %w", im.name(), c, rep+1, err)
+				}
+				logf("rep %d/%d %-6s %-9s build %6.1f MB/s  open %7.1f µs  get %6.0f ns (%.1f allocs)  miss %5.0f ns  scan %5.1f ns/entry",
+					rep+1, cfg.reps, c, im.name(), s.BuildMBps, s.OpenUs, s.GetHitNs, s.GetHitAllocs, s.GetMissNs, s.ScanNs)
+				r := &res.Runs[idx[im.name()+"/"+string(c)]]
+				r.Samples = append(r.Samples, s)
+			}
+		}
+	}
+	for i := range res.Runs {
+		res.Runs[i].Median = medianSample(res.Runs[i].Samples)
+	}
+	res.ElapsedSec = time.Since(t0).Seconds()
+	logf("done in %.1fs", res.ElapsedSec)
+	return res, nil
+}
+
+// machine describes where the run happened.
+type machine struct {
+	CPU       string `json:"cpu"`
+	Cores     int    `json:"cores"`
+	GoVersion string `json:"go_version"`
+	GOOS      string `json:"goos"`
+	GOARCH    string `json:"goarch"`
+	Cgo       bool   `json:"cgo"`
+}
+
+func machineInfo() machine {
+	m := machine{CPU: "unknown", Cores: runtime.NumCPU(), GoVersion: runtime.Version(),
+		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Cgo: cgoEnabled}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if name, ok := strings.CutPrefix(line, "model name"); ok {
+				m.CPU = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":"))
+				break
+			}
+		}
+	}
+	return m
+}
