@@ -55,7 +55,7 @@ func (p *bloomPolicy) String() string {
 	return fmt.Sprintf("%s(%g bits/key, k=%d)", BloomName, p.bitsPerKey, p.k)
 }
 
-// Probes returns k, the number of bits tested per key.
+// Probes returns k, the number of bits tested per key (Probed).
 func (p *bloomPolicy) Probes() int { return p.k }
 
 func (p *bloomPolicy) NewGenerator() Generator { return &bloomGenerator{policy: p} }

@@ -18,7 +18,7 @@ import (
 // probes returns the policy's k.
 func probes(t rapid.TB, p filterblock.Policy) int {
 	t.Helper()
-	pp, ok := p.(interface{ Probes() int })
+	pp, ok := p.(filterblock.Probed)
 	if !ok {
 		t.Fatalf("%T has no Probes method", p)
 	}

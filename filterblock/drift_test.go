@@ -19,7 +19,7 @@ import (
 func TestBloomNoDriftWithSize(t *testing.T) {
 	const probes = 2 << 20
 	p := filterblock.Bloom(10)
-	k := p.(interface{ Probes() int }).Probes()
+	k := p.(filterblock.Probed).Probes()
 	theory := filterblock.CacheLocalFPR(10, k)
 	var key [8]byte
 	for n := 1 << 10; n <= 64<<20; n <<= 2 {

@@ -31,7 +31,7 @@ func TestLevelDBHashVectors(t *testing.T) {
 func TestLevelDBBloomParameters(t *testing.T) {
 	for _, c := range []struct{ bpk, k int }{{1, 1}, {2, 1}, {3, 2}, {10, 6}, {20, 13}, {43, 29}, {44, 30}, {100, 30}, {0, 6}, {-5, 6}} {
 		p := filterblock.LevelDBBloom(c.bpk)
-		if got := p.(interface{ Probes() int }).Probes(); got != c.k {
+		if got := p.(filterblock.Probed).Probes(); got != c.k {
 			t.Errorf("LevelDBBloom(%d) probes = %d, want %d", c.bpk, got, c.k)
 		}
 		if p.Name() != "leveldb.BuiltinBloomFilter2" {

@@ -33,3 +33,11 @@ type Sized interface {
 	// BitsPerKey returns the configured filter size in bits per key.
 	BitsPerKey() float64
 }
+
+// Probed is implemented by policies that test a fixed number of bits per
+// key, as Bloom and LevelDBBloom do. Tools use it to report k and the
+// theoretical false positive rate.
+type Probed interface {
+	// Probes returns k, the number of bits set and tested per key.
+	Probes() int
+}

@@ -281,7 +281,7 @@ func runBenchFilter(args []string, stdout, stderr io.Writer) error {
 	for _, bp := range policies {
 		for _, b := range bits {
 			p := bp.new(b)
-			k := p.(interface{ Probes() int }).Probes()
+			k := p.(filterblock.Probed).Probes()
 			for _, d := range dists {
 				if el := time.Since(started); el >= progressAfter {
 					fmt.Fprintf(stderr, "bench filter: %d/%d %s %d bits/key %s (%s elapsed)\n",
@@ -432,7 +432,7 @@ func filterPlot(results []filterResult, policies []benchPolicy, n int) *plot {
 	for pi, bp := range policies {
 		s := series{name: bp.name + " theory", color: theoryColor, dash: theoryDash[pi%len(theoryDash)], marker: -1}
 		for b := int(pl.xMin); b <= int(pl.xMax); b++ {
-			k := bp.new(b).(interface{ Probes() int }).Probes()
+			k := bp.new(b).(filterblock.Probed).Probes()
 			s.points = append(s.points, point{float64(b), 100 * bp.theory(float64(b), k)})
 		}
 		pl.series = append(pl.series, s)
