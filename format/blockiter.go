@@ -258,7 +258,10 @@ func (it *BlockIter) SeekGE(target []byte) bool {
 		it.offset = it.restartsOff
 		return false
 	}
-	// Find the first restart whose key is >= target; start one before it.
+	// Find the first restart whose key is > target and start at the one
+	// before it: the last restart whose key is <= target, so a target that
+	// is itself a restart key is found without scanning the interval
+	// before it.
 	lo, hi := 0, it.numRestarts
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
@@ -266,7 +269,7 @@ func (it *BlockIter) SeekGE(target []byte) bool {
 		if !ok {
 			return false
 		}
-		if bytes.Compare(k, target) < 0 {
+		if bytes.Compare(k, target) <= 0 {
 			lo = mid + 1
 		} else {
 			hi = mid
