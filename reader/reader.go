@@ -303,7 +303,7 @@ func (r *Reader) loadIndex() error {
 			return err
 		}
 		r.index = contents
-		n := blockCount(contents)
+		n := it.NumRestarts() // one restart per index entry, so one per data block
 		if r.mapped != nil {
 			r.verified = make([]atomic.Uint32, (n+31)/32)
 		}
@@ -313,13 +313,6 @@ func (r *Reader) loadIndex() error {
 		}
 		return nil
 	})
-}
-
-// blockCount returns the restart count of a checked index block: one
-// restart per entry, so one per data block.
-func blockCount(index []byte) int {
-	n := len(index) - 4
-	return int(uint32(index[n]) | uint32(index[n+1])<<8 | uint32(index[n+2])<<16 | uint32(index[n+3])<<24)
 }
 
 func (r *Reader) loadFilter() error {
