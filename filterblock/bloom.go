@@ -67,6 +67,13 @@ func (p *bloomPolicy) MayContain(filter, key []byte) bool {
 // BloomMayContain is Bloom's MayContain as a plain function, for callers
 // that want to avoid an interface call on a hot path. It allocates nothing.
 func BloomMayContain(filter, key []byte) bool {
+	return BloomMayContainHash(filter, xxhash.Sum64(key))
+}
+
+// BloomMayContainHash is BloomMayContain for a key whose XXH64 hash (seed
+// 0, as format.KeyHash computes it) is h, so that a reader that also needs
+// the hash for its hash index computes it once.
+func BloomMayContainHash(filter []byte, h uint64) bool {
 	n := len(filter) - 1
 	if n < 0 || n%lineBytes != 0 {
 		return true
@@ -79,7 +86,6 @@ func BloomMayContain(filter, key []byte) bool {
 	if lines == 0 {
 		return false
 	}
-	h := xxhash.Sum64(key)
 	hi := (h >> 32 * lines) >> 32 // Lemire range reduction, lines < 2^32
 	line := filter[hi*lineBytes : hi*lineBytes+lineBytes : hi*lineBytes+lineBytes]
 	a := uint32(h)
@@ -104,12 +110,15 @@ type bloomGenerator struct {
 	hashes []uint64   // the chunk being filled; grows by doubling up to hashChunk
 }
 
-func (g *bloomGenerator) Add(key []byte) {
+func (g *bloomGenerator) Add(key []byte) { g.AddHash(xxhash.Sum64(key)) }
+
+// AddHash records a key by its XXH64 hash (HashAdder).
+func (g *bloomGenerator) AddHash(h uint64) {
 	if len(g.hashes) == hashChunk {
 		g.full = append(g.full, g.hashes)
 		g.hashes = make([]uint64, 0, hashChunk)
 	}
-	g.hashes = append(g.hashes, xxhash.Sum64(key))
+	g.hashes = append(g.hashes, h)
 }
 
 func (g *bloomGenerator) Generate(dst []byte) []byte {

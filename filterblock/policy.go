@@ -27,6 +27,14 @@ type Generator interface {
 	Generate(dst []byte) []byte
 }
 
+// HashAdder is implemented by generators that keep only a key's XXH64
+// hash (seed 0, format.KeyHash), as Bloom's does: a builder that has
+// computed the hash already (for the hash index) passes it to AddHash
+// instead of hashing the key again in Add.
+type HashAdder interface {
+	AddHash(h uint64)
+}
+
 // Sized is implemented by policies whose filter size is set in bits per
 // key. Builders record it in the table's properties.
 type Sized interface {

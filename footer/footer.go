@@ -45,7 +45,7 @@ type Footer struct {
 	Index      format.BlockHandle // the index block
 	Filter     format.BlockHandle // the filter section
 	Properties format.BlockHandle // the properties block
-	Version    uint32             // format version; format.Version for tables this module writes
+	Version    uint32             // format version; format.Version1 or format.Version2
 }
 
 // Append appends the Size-byte encoding of f to dst.
@@ -83,8 +83,8 @@ func Decode(buf []byte, fileSize int64) (Footer, error) {
 		return f, format.Corruptf(format.SectionFooter, start, "bad footer checksum: stored %#08x, computed %#08x", want, got)
 	}
 	f.Version = binary.LittleEndian.Uint32(buf[offVersion:])
-	if f.Version != format.Version {
-		return f, format.Corruptf(format.SectionFooter, start+offVersion, "unsupported format version %d (this reader knows %d)", f.Version, format.Version)
+	if f.Version < format.Version1 || f.Version > format.Version {
+		return f, format.Corruptf(format.SectionFooter, start+offVersion, "unsupported format version %d (this reader knows %d to %d)", f.Version, format.Version1, format.Version)
 	}
 	handles := []*format.BlockHandle{&f.Index, &f.Filter, &f.Properties}
 	names := []string{format.SectionIndex, format.SectionFilter, format.SectionProperties}

@@ -300,5 +300,9 @@ func (it *BlockIter) RestartIndex() (int, bool) {
 	return it.restartIdx, it.restart(it.restartIdx) == it.offset
 }
 
+// Offset returns the byte offset of the current entry in the block
+// contents; it is meaningful only while Valid.
+func (it *BlockIter) Offset() int { return it.offset }
+
 // NumRestarts returns the number of restart points in the block.
 func (it *BlockIter) NumRestarts() int { return it.numRestarts }

@@ -10,6 +10,11 @@ type BlockWriter struct {
 	// RestartInterval is the number of entries between restart points;
 	// values < 1 mean 16.
 	RestartInterval int
+	// WholeKeys stores every key whole (shared = 0), so that any entry
+	// can be decoded from its own offset, as the hash index of format
+	// Version2 requires. Restart points are still recorded every
+	// RestartInterval entries.
+	WholeKeys bool
 
 	buf      []byte
 	restarts []uint32
@@ -18,18 +23,19 @@ type BlockWriter struct {
 	entries  int
 }
 
-// Add appends an entry. Keys must be added in strictly increasing order;
-// BlockWriter does not check this (the builder does).
-func (w *BlockWriter) Add(key, value []byte) {
+// Add appends an entry and returns its byte offset in the block. Keys
+// must be added in strictly increasing order; BlockWriter does not check
+// this (the builder does).
+func (w *BlockWriter) Add(key, value []byte) (offset int) {
 	interval := w.RestartInterval
 	if interval < 1 {
 		interval = 16
 	}
-	shared := 0
+	shared, offset := 0, len(w.buf)
 	if w.counter >= interval || w.entries == 0 {
 		w.restarts = append(w.restarts, uint32(len(w.buf)))
 		w.counter = 0
-	} else {
+	} else if !w.WholeKeys {
 		n := min(len(key), len(w.lastKey))
 		for shared < n && key[shared] == w.lastKey[shared] {
 			shared++
@@ -43,6 +49,7 @@ func (w *BlockWriter) Add(key, value []byte) {
 	w.lastKey = append(w.lastKey[:0], key...)
 	w.counter++
 	w.entries++
+	return offset
 }
 
 // Entries returns the number of entries added since the last Reset.

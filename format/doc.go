@@ -1,6 +1,8 @@
-// Package format defines table format v1: the byte layout shared by the
-// builder and the reader, the block codec, block handles and trailers,
-// properties, and the corruption errors every decoder returns.
+// Package format defines table formats 1 and 2: the byte layout shared by
+// the builder and the reader, the block codec, block handles and trailers,
+// the hash index, properties, and the corruption errors every decoder
+// returns. Version 2 is version 1 plus a hash index section; a builder
+// writes it only when asked for a hash index, so both are current.
 //
 // # Conventions
 //
@@ -19,6 +21,8 @@
 //	| data block 0  | trailer  |   data section: DataSize bytes
 //	| data block 1  | trailer  |
 //	| ...                      |
+//	+--------------------------+
+//	| hash index    | trailer  |   HashIndexSize bytes (version 2 only)
 //	+--------------------------+
 //	| filter section | trailer |   FilterSize bytes
 //	+--------------------------+
@@ -48,9 +52,9 @@
 // ((crc >> 15) | (crc << 17)) + 0xa282ead8 (mod 2^32). A block handle
 // (offset, length) gives the stored bytes only; the trailer follows at
 // offset+length. Data blocks are snappy-compressed by default and stored
-// raw when compression saves less than 12.5%. The filter section, index
-// block and properties block are always stored raw, so a memory-mapped
-// reader uses them in place.
+// raw when compression saves less than 12.5%. The hash index, filter
+// section, index block and properties block are always stored raw, so a
+// memory-mapped reader uses them in place.
 //
 // # Data block
 //
@@ -74,6 +78,10 @@
 // block size (4096 bytes by default), so an entry larger than the target
 // simply makes a larger block. Lookups binary-search the restart points,
 // whose keys are stored whole, then scan at most one restart interval.
+//
+// In a version 2 table every entry has shared = 0 (keys are stored whole,
+// as at a restart point), so an entry can be decoded from its own offset;
+// restart points and the restart array are kept as in version 1.
 //
 // # Index block
 //
@@ -113,6 +121,52 @@
 //	| L lines of 64 bytes (512 bits)  | k byte |
 //	+---------------------------------+--------+
 //
+// # Hash index section (version 2)
+//
+// The hash index maps every key to its entry, so a point lookup reads one
+// slot and one entry instead of searching the index block and a data
+// block:
+//
+//	 0       1           2            3        4                 8                16
+//	+-------+-----------+------------+--------+-----------------+----------------+
+//	| width | blockBits | offsetBits | padLen | numBlocks u32LE | numSlots u64LE |
+//	+-------+-----------+------------+--------+-----------------+----------------+
+//	| padLen zero bytes                                                         |
+//	+---------------------------------------------------------------------------+
+//	| numSlots slots of width bytes (unsigned, little-endian)                   |
+//	+---------------------------------------------------------------------------+
+//	| numBlocks+1 block offsets, u64LE                                          |
+//	+---------------------------------------------------------------------------+
+//
+// width is 4 to 8. padLen (0 to 63) makes the slots start at a file offset
+// that is a multiple of 64. numBlocks equals the data block count. Block
+// offset i is the file offset of data block i; the last one is DataSize.
+// Block i's handle is (offset i, offset i+1 - offset i - 5), so the
+// offsets start at 0 and increase by at least the 5-byte trailer.
+//
+// A slot of value v holds three fields, from the low bits up:
+//
+//	offset = v & (2^offsetBits - 1)                  entry offset in the decoded block
+//	block  = (v >> offsetBits) & (2^blockBits - 1)   data block number + 1; 0 marks an empty slot
+//	tag    = v >> (offsetBits + blockBits)           tagBits = 8·width - blockBits - offsetBits
+//
+// Slots are placed by linear probing. For a key, h = XXH64(key, seed 0)
+// and m is h put through the SplitMix64 finaliser:
+//
+//	m = (h ^ h>>30) · 0xbf58476d1ce4e5b9
+//	m = (m ^ m>>27) · 0x94d049bb133111eb
+//	m = m ^ m>>31                                    (all mod 2^64)
+//
+// The key's home slot is the high 64 bits of the 128-bit product
+// m · numSlots (Lemire's multiply-shift range reduction), and its tag is
+// m & (2^tagBits - 1). A lookup reads slots home, home+1, ... (wrapping to
+// 0 after numSlots-1) until an empty slot; each slot with the key's tag
+// names an entry whose key is compared with the one sought. The writer
+// uses numSlots = n + n/2 + 1 for n entries (load at most 2/3, at least
+// one empty slot), blockBits = bit length of numBlocks, offsetBits = bit
+// length of the largest entry offset, and the smallest width leaving at
+// least 8 tag bits.
+//
 // # Properties block
 //
 // A sequence of records in strictly increasing tag order; readers skip tags
@@ -141,9 +195,13 @@
 //	tag 14: target block size (bytes)
 //	tag 15: restart interval (entries)
 //	tag 16: largest decoded data block (bytes)
+//	tag 17: hash index size (bytes, trailer included; version 2 only)
 //
 // Tags 4 and 5 are present exactly when the entry count is non-zero. Tag
-// 16 bounds the size a reader will decompress a data block to.
+// 16 bounds the size a reader will decompress a data block to. Tag 17 is
+// present exactly in version 2 tables, where the data size plus the hash
+// index size is the filter section's offset; in version 1 the data size
+// is that offset.
 //
 // # Footer
 //
@@ -156,7 +214,7 @@
 //	+----------------+----------------+-----------------+---------+---------+------------------+
 //
 // The handles are fixed-width here so the footer has a fixed size. version
-// is 1. The CRC is the masked CRC-32C of bytes [0, 52). The magic number is
+// is 1 or 2, as in the properties. The CRC is the masked CRC-32C of bytes [0, 52). The magic number is
 // the bytes 8b 53 53 54 0d 0a 1a 0a ("\x8bSST\r\n\x1a\n", uint64 LE
 // 0x0a1a0a0d5453538b): like PNG's signature, its first byte is not ASCII
 // and its tail catches line-ending translation.
@@ -166,8 +224,10 @@
 // A reader checks, in order: the file is at least 64 bytes; the magic
 // number; the footer CRC; the version; that the handles lie inside the
 // file and the sections follow each other as drawn above; the properties
-// CRC and their agreement with the footer. The filter section and index
-// block are checked on first use; each data block's CRC is checked before
-// its contents are first used. Every failure wraps ErrCorrupt as a
+// CRC and their agreement with the footer. The hash index, filter section
+// and index block are checked on first use; each data block's CRC is
+// checked before its contents are first used. In a version 2 table, Get
+// reads only the hash index and the entries its slots name; MayContain
+// still probes the filter. Every failure wraps ErrCorrupt as a
 // *CorruptError naming the section and the byte offset.
 package format

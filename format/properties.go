@@ -6,8 +6,20 @@ import (
 	"math"
 )
 
-// Version is the table format version this package writes and reads.
-const Version uint32 = 1
+// Table format versions. A table's version is stored in its footer and
+// its properties.
+const (
+	// Version1 is the base layout: data blocks, filter section, index
+	// block, properties, footer.
+	Version1 uint32 = 1
+	// Version2 adds a hash index section after the data blocks, and stores
+	// every data block entry whole (shared = 0) so that the hash index can
+	// point at it. Builders write it when asked for a hash index.
+	Version2 uint32 = 2
+	// Version is the newest version this package reads and writes; readers
+	// accept Version1 through Version.
+	Version = Version2
+)
 
 // Properties describes a table. The builder fills it in and stores it in
 // the properties block; readers return it from Reader.Properties.
@@ -28,6 +40,7 @@ type Properties struct {
 	BlockSize        uint64      // target data block size the builder used, bytes
 	RestartInterval  uint64      // entries between restart points in data blocks
 	MaxBlockSize     uint64      // largest decoded data block, bytes; bounds decompression
+	HashIndexSize    uint64      // bytes of the hash index section, trailer included; 0 unless FormatVersion is Version2
 
 	// FilterUnknown is set by readers and never stored: the reader does not
 	// know FilterPolicy, so it reads the table as if it had no filter
@@ -55,6 +68,7 @@ const (
 	propBlockSize
 	propRestartInterval
 	propMaxBlockSize
+	propHashIndexSize
 )
 
 // AppendProperties appends the encoding of p to dst: a sequence of records
@@ -95,6 +109,9 @@ func AppendProperties(dst []byte, p *Properties) []byte {
 	num(propBlockSize, p.BlockSize)
 	num(propRestartInterval, p.RestartInterval)
 	num(propMaxBlockSize, p.MaxBlockSize)
+	if p.HashIndexSize != 0 {
+		num(propHashIndexSize, p.HashIndexSize)
+	}
 	return dst
 }
 
@@ -135,7 +152,7 @@ func DecodeProperties(src []byte, off int64) (Properties, error) {
 		val := src[pos : pos+int(length)]
 		pos += int(length)
 		var num uint64
-		if tag != propSmallestKey && tag != propLargestKey && tag != propFilterPolicy && tag <= propMaxBlockSize {
+		if tag != propSmallestKey && tag != propLargestKey && tag != propFilterPolicy && tag <= propHashIndexSize {
 			v, n := binary.Uvarint(val)
 			if n <= 0 || n != len(val) {
 				return p, Corruptf(SectionProperties, recOff, "record %d: bad integer", tag)
@@ -184,6 +201,8 @@ func DecodeProperties(src []byte, off int64) (Properties, error) {
 			p.RestartInterval = num
 		case propMaxBlockSize:
 			p.MaxBlockSize = num
+		case propHashIndexSize:
+			p.HashIndexSize = num
 		}
 	}
 	if has := p.NumEntries > 0; has != (p.SmallestKey != nil) || has != (p.LargestKey != nil) {
@@ -194,8 +213,8 @@ func DecodeProperties(src []byte, off int64) (Properties, error) {
 
 // String renders the properties one per line, for tools.
 func (p *Properties) String() string {
-	return fmt.Sprintf("format version:     %d\nentries:            %d\ndata blocks:        %d\nsmallest key:       %q\nlargest key:        %q\nraw key bytes:      %d\nraw value bytes:    %d\ndata size:          %d\nindex size:         %d\nfilter size:        %d\ncompression:        %s\nfilter policy:      %s\nfilter bits/key:    %g\nfilter unknown:     %v\nblock size:         %d\nrestart interval:   %d\nmax block size:     %d\n",
+	return fmt.Sprintf("format version:     %d\nentries:            %d\ndata blocks:        %d\nsmallest key:       %q\nlargest key:        %q\nraw key bytes:      %d\nraw value bytes:    %d\ndata size:          %d\nindex size:         %d\nfilter size:        %d\ncompression:        %s\nfilter policy:      %s\nfilter bits/key:    %g\nfilter unknown:     %v\nblock size:         %d\nrestart interval:   %d\nmax block size:     %d\nhash index size:    %d\n",
 		p.FormatVersion, p.NumEntries, p.NumDataBlocks, p.SmallestKey, p.LargestKey,
 		p.RawKeyBytes, p.RawValueBytes, p.DataSize, p.IndexSize, p.FilterSize,
-		p.Compression, p.FilterPolicy, p.FilterBitsPerKey, p.FilterUnknown, p.BlockSize, p.RestartInterval, p.MaxBlockSize)
+		p.Compression, p.FilterPolicy, p.FilterBitsPerKey, p.FilterUnknown, p.BlockSize, p.RestartInterval, p.MaxBlockSize, p.HashIndexSize)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 func TestBlockCacheBudgetAndClock(t *testing.T) {
@@ -15,8 +16,8 @@ func TestBlockCacheBudgetAndClock(t *testing.T) {
 	if c.used != 300 {
 		t.Fatalf("used = %d, want 300", c.used)
 	}
-	c.get(0)                         // referenced: the clock must pass over it once
-	held := *c.slots[1].block.Load() // without setting the reference bit
+	c.get(0)                                                            // referenced: the clock must pass over it once
+	held := unsafe.Slice(c.slots[1].data.Load(), c.slots[1].len.Load()) // without setting the reference bit
 	c.put(3, block(3))
 	if _, ok := c.get(1); ok {
 		t.Fatal("block 1 (unreferenced, first after 0) should have been evicted")

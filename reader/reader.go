@@ -57,17 +57,20 @@ type Reader struct {
 
 	footer  footer.Footer
 	props   format.Properties
-	dataEnd uint64 // end of the data blocks: the filter section's offset
+	dataEnd uint64 // end of the data blocks: the hash index's or filter section's offset
 
 	policy      filterblock.Policy // nil when the table's policy is unknown
 	cacheLocal  bool               // policy is the built-in Bloom: probe without an interface call
 	filterState lazySection
 	filter      []byte // filter bits, valid once filterState is loaded
 	indexState  lazySection
-	index       []byte          // index block contents, valid once loaded
-	verified    []atomic.Uint32 // per data block: checksum checked (mapped files)
-	cache       *blockCache     // decoded blocks; nil when disabled or useless
-	cacheSize   int64           // the cache's budget in bytes, from Options
+	index       []byte // index block contents, valid once loaded
+	hashState   lazySection
+	hidx        format.HashIndex // valid once hashState is loaded (Version2 tables)
+	blocksOnce  sync.Once        // sets up verified and cache
+	verified    []atomic.Uint32  // per data block: checksum checked, stored raw, end of entries (mapped files; see blockChecked)
+	cache       *blockCache      // decoded blocks; nil when disabled or useless
+	cacheSize   int64            // the cache's budget in bytes, from Options
 
 	scans  atomic.Int32 // full scans in progress; the mapping is advised sequential while > 0
 	refs   atomic.Int64 // 1 for the owner + 1 per call in flight or open iterator
@@ -181,7 +184,6 @@ func (r *Reader) init(opts *Options) error {
 	case f.Properties.End() != footerOff:
 		return format.Corruptf(format.SectionFooter, int64(footerOff), "properties end at %d, not at the footer", f.Properties.End())
 	}
-	r.dataEnd = f.Filter.Offset
 
 	raw, err := r.readBlock(format.SectionProperties, f.Properties, nil)
 	if err != nil {
@@ -200,11 +202,18 @@ func (r *Reader) init(opts *Options) error {
 	}
 	p := &r.props
 	propsOff := int64(f.Properties.Offset)
+	r.dataEnd = p.DataSize
 	switch {
 	case p.FormatVersion != f.Version:
 		return format.Corruptf(format.SectionProperties, propsOff, "format version %d disagrees with the footer's %d", p.FormatVersion, f.Version)
-	case p.DataSize != r.dataEnd:
-		return format.Corruptf(format.SectionProperties, propsOff, "data size %d disagrees with the filter offset %d", p.DataSize, r.dataEnd)
+	case f.Version == format.Version1 && p.HashIndexSize != 0:
+		return format.Corruptf(format.SectionProperties, propsOff, "format version 1 table with a %d-byte hash index", p.HashIndexSize)
+	case f.Version == format.Version2 && p.HashIndexSize < format.BlockTrailerLen+format.HashIndexHeaderLen:
+		return format.Corruptf(format.SectionProperties, propsOff, "format version 2 table with a hash index of %d bytes", p.HashIndexSize)
+	case p.DataSize > f.Filter.Offset || p.HashIndexSize != f.Filter.Offset-p.DataSize:
+		return format.Corruptf(format.SectionProperties, propsOff, "data size %d and hash index size %d disagree with the filter offset %d", p.DataSize, p.HashIndexSize, f.Filter.Offset)
+	case p.NumDataBlocks > p.DataSize/format.BlockTrailerLen:
+		return format.Corruptf(format.SectionProperties, propsOff, "%d data blocks cannot fit in %d bytes", p.NumDataBlocks, p.DataSize)
 	case p.FilterSize != f.Filter.Length+format.BlockTrailerLen:
 		return format.Corruptf(format.SectionProperties, propsOff, "filter size %d disagrees with the footer's %d", p.FilterSize, f.Filter.Length+format.BlockTrailerLen)
 	case p.IndexSize != f.Index.Length+format.BlockTrailerLen:
@@ -302,15 +311,45 @@ func (r *Reader) loadIndex() error {
 		if err := it.Init(format.SectionIndex, int64(r.footer.Index.Offset), contents); err != nil {
 			return err
 		}
+		// One restart per index entry, so one per data block.
+		if n := it.NumRestarts(); uint64(n) != r.props.NumDataBlocks {
+			return format.Corruptf(format.SectionIndex, int64(r.footer.Index.Offset), "%d entries for %d data blocks", n, r.props.NumDataBlocks)
+		}
 		r.index = contents
-		n := it.NumRestarts() // one restart per index entry, so one per data block
+		r.initBlocks()
+		return nil
+	})
+}
+
+// initBlocks sets up the per-data-block state: the checksum-checked bits
+// and the block cache. init bounded NumDataBlocks by the data size.
+func (r *Reader) initBlocks() {
+	r.blocksOnce.Do(func() {
+		n := int(r.props.NumDataBlocks)
 		if r.mapped != nil {
-			r.verified = make([]atomic.Uint32, (n+31)/32)
+			r.verified = make([]atomic.Uint32, n)
 		}
 		// Raw blocks of a mapped file need no cache.
 		if r.cacheSize > 0 && (r.mapped == nil || r.props.Compression != format.NoCompression) {
 			r.cache = newBlockCache(n, r.cacheSize)
 		}
+	})
+}
+
+// loadHashIndex loads and checks the hash index of a Version2 table.
+func (r *Reader) loadHashIndex() error {
+	return r.hashState.load(func() error {
+		h := format.BlockHandle{Offset: r.props.DataSize, Length: r.props.HashIndexSize - format.BlockTrailerLen}
+		contents, err := r.loadRawSection(format.SectionHashIndex, h)
+		if err != nil {
+			return err
+		}
+		x, err := format.DecodeHashIndex(contents, int64(h.Offset), r.props.DataSize, r.props.NumDataBlocks)
+		if err != nil {
+			return err
+		}
+		r.hidx = x
+		r.initBlocks()
 		return nil
 	})
 }

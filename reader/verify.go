@@ -11,7 +11,9 @@ import (
 // the data section in order, keys increase strictly across the table, each
 // separator key in the index lies between its block's last key and the
 // next block's first key, the filter matches every key, and the counts,
-// sizes and smallest/largest keys agree with the properties. It returns
+// sizes and smallest/largest keys agree with the properties. In a Version2
+// table it also checks that every entry is stored whole and that the hash
+// index finds every key at its entry, with no other occupied slot. It returns
 // the first problem found, wrapping format.ErrCorrupt, or ErrClosed.
 func (r *Reader) Verify() (err error) {
 	if !r.acquire() {
@@ -33,6 +35,12 @@ func (r *Reader) verify() error {
 	}
 	if err := r.loadIndex(); err != nil {
 		return err
+	}
+	hashed := r.props.HashIndexSize != 0
+	if hashed {
+		if err := r.loadHashIndex(); err != nil {
+			return err
+		}
 	}
 	var s scratch
 	idx := &s.index
@@ -62,6 +70,9 @@ func (r *Reader) verify() error {
 			return format.Corruptf(format.SectionIndex, indexOff, "data block %d starts at %d, previous block ends at %d", blocks, h.Offset, nextOffset)
 		}
 		nextOffset = h.End()
+		if hashed && blocks < uint64(r.hidx.NumBlocks()) && r.hidx.BlockHandle(int(blocks)) != h {
+			return format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "data block %d is at %+v, the hash index says %+v", blocks, h, r.hidx.BlockHandle(int(blocks)))
+		}
 		d := &s.data
 		if err := d.Init(format.SectionDataBlock, int64(h.Offset), contents); err != nil {
 			return err
@@ -84,6 +95,11 @@ func (r *Reader) verify() error {
 			}
 			if r.policy != nil && !r.mayContain(k) {
 				return format.Corruptf(format.SectionFilter, int64(r.footer.Filter.Offset), "filter does not match key %q", k)
+			}
+			if hashed {
+				if err := r.verifyHashed(k, int(blocks), d.Offset(), contents, h); err != nil {
+					return err
+				}
 			}
 			prevKey = append(prevKey[:0], k...)
 			havePrev = true
@@ -121,6 +137,34 @@ func (r *Reader) verify() error {
 		return format.Corruptf(format.SectionProperties, propsOff, "%d key and %d value bytes, properties say %d and %d", keyBytes, valueBytes, p.RawKeyBytes, p.RawValueBytes)
 	case entries > 0 && !bytes.Equal(prevKey, p.LargestKey):
 		return format.Corruptf(format.SectionProperties, propsOff, "largest key %q, table ends with %q", p.LargestKey, prevKey)
+	case hashed && r.hidx.Occupied() != entries:
+		return format.Corruptf(format.SectionHashIndex, int64(p.DataSize), "%d occupied slots for %d entries", r.hidx.Occupied(), entries)
 	}
 	return nil
+}
+
+// verifyHashed checks that the entry with key k at byte offset off of data
+// block i (contents, at handle h) stands alone and that the hash index
+// leads to it.
+func (r *Reader) verifyHashed(k []byte, i, off int, contents []byte, h format.BlockHandle) error {
+	ek, _, err := format.EntryAt(contents, int64(h.Offset), uint32(off))
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(ek, k) {
+		return format.Corruptf(format.SectionDataBlock, int64(h.Offset), "entry at block offset %d does not decode alone", off)
+	}
+	probe := r.hidx.Probe(format.KeyHash(k))
+	for {
+		b, o, ok, err := probe.Next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "no slot leads to key %q (data block %d, offset %d)", k, i, off)
+		}
+		if b == i && int(o) == off {
+			return nil
+		}
+	}
 }

@@ -44,6 +44,7 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	blockSize := fset.Int("block-size", builder.DefaultBlockSize, "target data block size in bytes")
 	compression := fset.String("compression", "snappy", "snappy or none")
 	bitsPerKey := fset.Int("bits-per-key", builder.DefaultBitsPerKey, "bloom filter bits per key")
+	hashIndex := fset.Bool("hash-index", false, "add a hash index (format version 2) for faster Get")
 	pos, err := parseArgs(fset, args)
 	if err != nil {
 		return err
@@ -61,6 +62,7 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	opts := &builder.Options{
 		BlockSize: *blockSize,
 		Filter:    filterblock.Bloom(*bitsPerKey),
+		HashIndex: *hashIndex,
 	}
 	switch *compression {
 	case "snappy":

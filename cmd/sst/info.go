@@ -43,7 +43,10 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(w, "  %-18s %12d %12d %12d\n", name, off, n, off+n)
 	}
 	onDisk := func(h format.BlockHandle) uint64 { return h.Length + format.BlockTrailerLen }
-	section("data blocks", 0, f.Filter.Offset)
+	section("data blocks", 0, p.DataSize)
+	if p.HashIndexSize > 0 {
+		section("hash index", p.DataSize, p.HashIndexSize)
+	}
 	section("filter section", f.Filter.Offset, onDisk(f.Filter))
 	section("index block", f.Index.Offset, onDisk(f.Index))
 	section("properties block", f.Properties.Offset, onDisk(f.Properties))

@@ -7,7 +7,7 @@
 //
 // The commands are:
 //
-//	build -o OUT [-block-size N] [-compression snappy|none] [-bits-per-key N] INPUT
+//	build -o OUT [-block-size N] [-compression snappy|none] [-bits-per-key N] [-hash-index] INPUT
 //	    Write a table to OUT. INPUT is a directory or a text file. For a
 //	    directory, every regular file under it (walked recursively;
 //	    symbolic links, devices and other non-regular files are skipped)
@@ -20,8 +20,9 @@
 //	    key; a duplicate key is an error and leaves no file behind.
 //	    -block-size is the target data block size in bytes, 1 to 2^30
 //	    (default 4096); -compression is snappy (the default) or none;
-//	    -bits-per-key sets the bloom filter size, 1 to 64 (default 10).
-//	    On success build prints the entry count, bytes in (keys plus
+//	    -bits-per-key sets the bloom filter size, 1 to 64 (default 10);
+//	    -hash-index adds a hash index (format version 2) for faster point
+//	    lookups. On success build prints the entry count, bytes in (keys plus
 //	    values), bytes out (file size), compression ratio, filter size and
 //	    elapsed time.
 //
@@ -83,7 +84,7 @@ const usageText = `sst builds, reads and checks SSTable files.
 
 Usage:
 
-  sst build -o OUT [-block-size N] [-compression snappy|none] [-bits-per-key N] INPUT
+  sst build -o OUT [-block-size N] [-compression snappy|none] [-bits-per-key N] [-hash-index] INPUT
         Write a table to OUT from INPUT, a directory or a text file.
         Directory: every regular file under INPUT (recursively; symlinks,
         devices and other non-regular files are skipped) is an entry with
@@ -98,6 +99,8 @@ Usage:
           -block-size N      target data block size in bytes, 1..1073741824 (default 4096)
           -compression C     data block compression: snappy or none (default snappy)
           -bits-per-key N    bloom filter bits per key, 1..64 (default 10)
+          -hash-index        add a hash index (format version 2): Get reads one
+                             slot and one entry; about 8 more bytes per entry
 
   sst get FILE KEY...
         Write the value of each KEY to stdout. With one KEY the exact value

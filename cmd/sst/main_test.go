@@ -488,3 +488,43 @@ func TestWriteTableAborts(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildHashIndex builds with -hash-index and checks that the table is
+// format version 2, that info shows the hash index section, and that get,
+// scan and verify work on it.
+func TestBuildHashIndex(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "in.txt")
+	var in strings.Builder
+	want := map[string]string{}
+	for i := range 500 {
+		k, v := fmt.Sprintf("key%04d", i), fmt.Sprintf("value %d", i*i)
+		want[k] = v
+		fmt.Fprintf(&in, "%s\t%s\n", k, v)
+	}
+	writeFile(t, input, []byte(in.String()))
+	table := filepath.Join(dir, "hash.sst")
+	mustSST(t, "build", "-hash-index", "-block-size", "256", "-o", table, input)
+	info := mustSST(t, "info", table)
+	for _, re := range []string{`(?m)^\s*format version:\s+2$`, `(?m)^\s*hash index\s+\d+\s+\d+\s+\d+$`, `(?m)^\s*hash index size:\s+[1-9]\d*$`} {
+		if !regexp.MustCompile(re).MatchString(info) {
+			t.Errorf("info does not match %s:\n%s", re, info)
+		}
+	}
+	for _, k := range []string{"key0000", "key0137", "key0499"} {
+		if got := mustSST(t, "get", table, k); got != want[k] {
+			t.Errorf("get %q = %q, want %q", k, got, want[k])
+		}
+	}
+	wantError(t, []string{"get", table, "key0500"}, 1, "key0500")
+	if n := strings.Count(mustSST(t, "scan", table), "\n"); n != 500 {
+		t.Errorf("scan printed %d lines, want 500", n)
+	}
+	mustSST(t, "verify", table)
+
+	plain := filepath.Join(dir, "plain.sst")
+	mustSST(t, "build", "-block-size", "256", "-o", plain, input)
+	if info := mustSST(t, "info", plain); !regexp.MustCompile(`(?m)^\s*format version:\s+1$`).MatchString(info) || strings.Contains(info, "hash index  ") {
+		t.Errorf("info without -hash-index:\n%s", info)
+	}
+}

@@ -19,7 +19,7 @@ func TestAdaptersReturnRightValues(t *testing.T) {
 		t.Fatalf("%d lookups for %d entries", len(d.hits), d.n)
 	}
 	dir := t.TempDir()
-	for _, name := range []string{"ours", "pebble", "goleveldb", "ours-default", "pebble-2lvl"} {
+	for _, name := range []string{"ours", "pebble", "goleveldb", "ours-v1", "ours-default", "pebble-2lvl"} {
 		for _, c := range []compression{snappyComp, noneComp} {
 			im := newImpl(name)
 			path := im.tablePath(dir, c)
