@@ -80,10 +80,11 @@ type Builder struct {
 	data  format.BlockWriter
 	index format.BlockWriter
 
-	hashIndex    bool
-	hashAdder    filterblock.HashAdder // b.filter, when it takes hashes
-	hidx         format.HashIndexWriter
-	blockOffsets []uint64 // file offset of each data block, with HashIndex
+	hashIndex     bool
+	hashAdder     filterblock.HashAdder // b.filter, when it takes hashes
+	anyCompressed bool                  // a data block was stored snappy-compressed
+	hidx          format.HashIndexWriter
+	blockOffsets  []uint64 // file offset of each data block, with HashIndex
 
 	lastKey       []byte
 	pendingIndex  bool // a data block was flushed and awaits its index entry
@@ -216,7 +217,9 @@ func (b *Builder) addIndexEntry(sep []byte) {
 func (b *Builder) flushDataBlock() {
 	contents := b.data.Finish()
 	b.props.MaxBlockSize = max(b.props.MaxBlockSize, uint64(len(contents)))
-	b.pendingHandle = b.writeBlock(contents, b.compress)
+	var typ byte
+	b.pendingHandle, typ = b.writeBlockType(contents, b.compress)
+	b.anyCompressed = b.anyCompressed || typ != format.BlockTypeRaw
 	if b.hashIndex {
 		b.blockOffsets = append(b.blockOffsets, b.pendingHandle.Offset)
 	}
@@ -228,6 +231,12 @@ func (b *Builder) flushDataBlock() {
 // writeBlock writes contents, snappy-compressed when compress is set and
 // compression saves at least 12.5%, followed by the block trailer.
 func (b *Builder) writeBlock(contents []byte, compress bool) format.BlockHandle {
+	h, _ := b.writeBlockType(contents, compress)
+	return h
+}
+
+// writeBlockType is writeBlock, also returning the block type written.
+func (b *Builder) writeBlockType(contents []byte, compress bool) (format.BlockHandle, byte) {
 	stored, typ := contents, format.BlockTypeRaw
 	if compress {
 		b.compressBuf = snappy.Encode(b.compressBuf[:cap(b.compressBuf)], contents)
@@ -239,7 +248,7 @@ func (b *Builder) writeBlock(contents []byte, compress bool) format.BlockHandle 
 	var trailer [format.BlockTrailerLen]byte
 	b.write(stored)
 	b.write(format.AppendTrailer(trailer[:0], stored, typ))
-	return h
+	return h, typ
 }
 
 func (b *Builder) write(p []byte) {
@@ -293,6 +302,8 @@ func (b *Builder) finish() error {
 
 	if b.hashIndex {
 		offsets := append(b.blockOffsets, b.offset)
+		// With every block raw, slots can hold entries' file offsets.
+		b.hidx.FileOffsets = !b.anyCompressed
 		b.writeBlock(b.hidx.Append(nil, b.offset, offsets), false)
 		b.props.HashIndexSize = b.offset - b.props.DataSize
 		b.hidx = format.HashIndexWriter{} // let the entries go before the filter is generated

@@ -163,7 +163,11 @@ func (r *Reader) verifyHashed(k []byte, i, off int, contents []byte, h format.Bl
 		if !ok {
 			return format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "no slot leads to key %q (data block %d, offset %d)", k, i, off)
 		}
-		if b == i && int(o) == off {
+		want := uint64(off)
+		if r.hidx.FileOffsets() {
+			want += h.Offset
+		}
+		if b == i && o == want {
 			return nil
 		}
 	}
