@@ -69,6 +69,8 @@ type HashIndexWriter struct {
 	// block. Set it when every data block is stored raw: a lookup then
 	// loads the entry straight from the slot, in parallel with the
 	// block's bookkeeping, instead of after reading the block's offset.
+	// Append ignores it when file offsets would not fit a slot; the
+	// decoded index's FileOffsets says which was written.
 	FileOffsets bool
 
 	buckets   [][][]hashEntry // 1<<hashBucketBits of them, by m's top bits; each a list of chunks
@@ -108,11 +110,18 @@ func (w *HashIndexWriter) Append(dst []byte, sectionOffset uint64, blockOffsets 
 	blockBits := uint(bits.Len64(numBlocks)) // the field holds block+1; 0 means empty
 	offsetBits := uint(bits.Len32(w.maxOffset))
 	var flags byte
-	if w.FileOffsets {
+	// File offsets are used only if they fit a slot with the block number
+	// and a tag (a raw table of 2^22 4-KiB blocks already needs 23+35+8
+	// bits); otherwise the slots hold offsets in the decoded blocks.
+	fileOffsets := false
+	if fb := uint(bits.Len64(blockOffsets[numBlocks])); w.FileOffsets && blockBits+fb+hashIndexMinTagBits <= 64 {
+		fileOffsets = true
 		flags |= hashIndexFileOffsets
-		offsetBits = uint(bits.Len64(blockOffsets[numBlocks]))
+		offsetBits = fb
 	}
-	width := max(4, (blockBits+offsetBits+hashIndexMinTagBits+7)/8)
+	// At most 8 bytes: blockBits <= 32 and offsetBits <= 30 (the builder
+	// keeps blocks below 1 GiB) leave a tag of at least 2 bits even then.
+	width := min(8, max(4, (blockBits+offsetBits+hashIndexMinTagBits+7)/8))
 	tagBits := 8*width - blockBits - offsetBits
 	numSlots := HashIndexSlots(w.n)
 	pad := (64 - (sectionOffset+HashIndexHeaderLen)%64) % 64
@@ -138,7 +147,7 @@ func (w *HashIndexWriter) Append(dst []byte, sectionOffset uint64, blockOffsets 
 		for _, chunk := range bucket {
 			for _, e := range chunk {
 				off := uint64(e.offset)
-				if w.FileOffsets {
+				if fileOffsets {
 					off += blockOffsets[e.block]
 				}
 				v := (e.m&tagMask)<<(blockBits+offsetBits) | uint64(e.block+1)<<offsetBits | off

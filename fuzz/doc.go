@@ -15,31 +15,42 @@
 //   - FuzzIndex: the bytes as an index block; every entry's value goes to
 //     format.DecodeHandle.
 //   - FuzzFooter: footer.Decode with several file sizes, on the bytes as
-//     given and with magic and checksum repaired, so the handle checks are
-//     reached.
+//     given and with magic and checksum repaired (and once more with a
+//     known version, 1 or 2), so the handle checks are reached.
 //   - FuzzFilter: filterblock.DecodeSection at several file offsets, then
 //     filterblock.BloomMayContain, Bloom(10).MayContain and
 //     LevelDBBloom(10).MayContain on the filter with keys from the input;
 //     filters built from those keys must match them all.
 //   - FuzzProperties: format.DecodeProperties; on success the re-encoding by
 //     format.AppendProperties must decode to an equal value.
+//   - FuzzHashIndex: format.DecodeHashIndex with the file offset, data size
+//     and block count given and with those the bytes claim; whatever
+//     decodes must give block handles that tile the data section, and
+//     Probe/Prefetch/Next and Occupied must stay in bounds, end, and
+//     fail only with ErrCorrupt. The bytes also build a section with
+//     format.HashIndexWriter (every entry must be found from its hash),
+//     and go to format.EntryAt as block contents, which must agree with
+//     BlockIter on every whole entry.
 //   - FuzzTable: the bytes as a whole table file, through reader.New or,
 //     when the bool argument is set, through reader.Open of a temporary
 //     file (the mmap path). A file that does not pass Verify is read a
 //     second time with every checksum its footer and index lead to
-//     recomputed, so that mutations get past the CRCs into the decoders
-//     behind them. Open, Verify, both scans, SeekGE, Get and MayContain
-//     must fail only with errors wrapping format.ErrCorrupt or
-//     reader.ErrNotFound; and a table that passes Verify must behave like
-//     the sorted map its forward scan describes.
-//   - FuzzRoundTrip: the bytes decode into builder options and a sorted
-//     key/value set; the table built from them must read back exactly.
+//     recomputed (a version 2 table's hash index too), so that
+//     mutations get past the CRCs into the decoders behind them. Open,
+//     Verify, both scans, SeekGE, Get and MayContain must fail only with
+//     errors wrapping format.ErrCorrupt or reader.ErrNotFound; and a table
+//     that passes Verify must behave like the sorted map its forward scan
+//     describes.
+//   - FuzzRoundTrip: the bytes decode into builder options (format version
+//     2, with a hash index, among them) and a sorted key/value set; the
+//     table built from them must read back exactly.
 //
 // The seeds are small tables built in the seed functions (snappy and raw,
-// several block sizes), the golden tables in ../testdata/golden when
-// present, the sections of both (split with footer.Decode), and the corpus
-// files in testdata/fuzz/FuzzX. Plain `go test ./fuzz` runs all of them as
-// unit tests in a few seconds. To fuzz one target:
+// several block sizes, format versions 1 and 2), the golden tables in
+// ../testdata/golden when present, the sections of both (split with
+// footer.Decode), and the corpus files in testdata/fuzz/FuzzX. Plain
+// `go test ./fuzz` runs all of them as unit tests in a few seconds. To
+// fuzz one target:
 //
 //	go test -run='^$' -fuzz='^FuzzTable$' -fuzztime=20s ./fuzz
 //

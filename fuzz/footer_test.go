@@ -19,8 +19,11 @@ func FuzzFooter(f *testing.F) {
 		f.Add(bytes.Clone(p.footerBytes), p.fileSize)
 	}
 	var ft footer.Footer
+	for _, v := range []uint32{format.Version1, format.Version2, format.Version + 1} {
+		ft.Version = v
+		f.Add(ft.Append(nil), int64(footer.Size+3*format.BlockTrailerLen))
+	}
 	ft.Version = format.Version
-	f.Add(ft.Append(nil), int64(footer.Size+3*format.BlockTrailerLen))
 	ft.Index = format.BlockHandle{Offset: 1 << 62, Length: 1 << 62}
 	f.Add(ft.Append(nil), int64(math.MaxInt64))
 	f.Add([]byte{}, int64(0))
@@ -35,8 +38,18 @@ func FuzzFooter(f *testing.F) {
 		}
 		if len(buf) == footer.Size {
 			fixed := bytes.Clone(buf)
-			binary.LittleEndian.PutUint64(fixed[56:], footer.Magic)
-			binary.LittleEndian.PutUint32(fixed[52:], format.MaskCRC(crc32.Checksum(fixed[:52], crc32.MakeTable(crc32.Castagnoli))))
+			repair := func() {
+				binary.LittleEndian.PutUint64(fixed[56:], footer.Magic)
+				binary.LittleEndian.PutUint32(fixed[52:], format.MaskCRC(crc32.Checksum(fixed[:52], crc32.MakeTable(crc32.Castagnoli))))
+			}
+			repair()
+			for _, size := range sizes {
+				checkFooter(t, fixed, size)
+			}
+			// And with a known version (1 or 2, by the low bit of the
+			// stored one), so that the handle checks run.
+			binary.LittleEndian.PutUint32(fixed[48:], format.Version1+uint32(buf[48]&1))
+			repair()
 			for _, size := range sizes {
 				checkFooter(t, fixed, size)
 			}
@@ -53,8 +66,11 @@ func checkFooter(t *testing.T, buf []byte, fileSize int64) {
 	if len(buf) != footer.Size || fileSize < footer.Size {
 		t.Fatalf("footer.Decode accepted %d bytes for a %d-byte file", len(buf), fileSize)
 	}
-	if ft.Version != format.Version {
-		t.Fatalf("footer.Decode accepted version %d", ft.Version)
+	if ft.Version < format.Version1 || ft.Version > format.Version {
+		t.Fatalf("footer.Decode accepted version %d (known: %d to %d)", ft.Version, format.Version1, format.Version)
+	}
+	if got := binary.LittleEndian.Uint32(buf[48:]); got != ft.Version {
+		t.Fatalf("footer.Decode returned version %d, the footer holds %d", ft.Version, got)
 	}
 	start := uint64(fileSize - footer.Size)
 	for _, h := range []format.BlockHandle{ft.Index, ft.Filter, ft.Properties} {

@@ -25,7 +25,8 @@ type roundTripInput struct {
 //	byte 0: block size = 1 + 16·b (so 1 to 4081 bytes)
 //	byte 1: restart interval = b & 31 (0 means the default, 16)
 //	byte 2: bits 0-1 compression (0 default, 1 none, 2 snappy, 3 none);
-//	        bits 2-5 filter bits per key (0 means 10); bit 6 read via mmap
+//	        bits 2-5 filter bits per key (0 means 10); bit 6 read via mmap;
+//	        bit 7 hash index (format version 2)
 //	then records: shared, klen, vlen bytes, then the key's new bytes and the
 //	value. The key is the first shared%(len(prev)+1) bytes of the previous
 //	record's key followed by klen%32 bytes of input; a vlen with the top bit
@@ -54,6 +55,7 @@ func decodeRoundTrip(data []byte) roundTripInput {
 	in.opts.Compression = []format.Compression{format.DefaultCompression, format.NoCompression, format.SnappyCompression, format.NoCompression}[b&3]
 	in.opts.Filter = filterblock.Bloom(int(b >> 2 & 15))
 	in.mmap = b&64 != 0
+	in.opts.HashIndex = b&128 != 0
 
 	m := map[string][]byte{}
 	var prev []byte
@@ -102,6 +104,12 @@ func FuzzRoundTrip(f *testing.F) {
 	f.Add(encodeRoundTrip([3]byte{0, 0, 0}, kvs))
 	f.Add(encodeRoundTrip([3]byte{4, 2, 1 | 4<<2}, kvs))
 	f.Add(encodeRoundTrip([3]byte{0, 1, 2 | 64}, kvs[:5]))
+	// With a hash index: default options; raw 65-byte blocks through mmap;
+	// snappy 1-byte blocks; no entries.
+	f.Add(encodeRoundTrip([3]byte{0, 0, 128}, kvs))
+	f.Add(encodeRoundTrip([3]byte{4, 2, 1 | 64 | 128}, kvs))
+	f.Add(encodeRoundTrip([3]byte{0, 1, 2 | 128}, kvs[:5]))
+	f.Add([]byte{0, 0, 128})
 	f.Add([]byte{255, 31, 3, 0, 0, 0})
 	f.Add([]byte{1, 3, 2, 0, 5, 0x85, 'a', 'b', 'c', 'd', 'e', 'z', 3, 4, 0x90, 'f', 'g', 'h', 'i', 'y'})
 	f.Add([]byte{})
@@ -142,7 +150,7 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 		p := r.Properties()
 		wantProps := format.Properties{
-			FormatVersion:    format.Version,
+			FormatVersion:    format.Version1,
 			NumEntries:       uint64(len(in.kvs)),
 			NumDataBlocks:    p.NumDataBlocks,
 			RawKeyBytes:      0,
@@ -156,6 +164,19 @@ func FuzzRoundTrip(f *testing.F) {
 			BlockSize:        uint64(in.opts.BlockSize),
 			RestartInterval:  uint64(in.opts.RestartInterval),
 			MaxBlockSize:     p.MaxBlockSize,
+		}
+		if in.opts.HashIndex {
+			// Version 2: a hash index of at least its header, between the
+			// data blocks and the filter section.
+			wantProps.FormatVersion = format.Version2
+			wantProps.HashIndexSize = p.HashIndexSize
+			if p.HashIndexSize < format.HashIndexHeaderLen+format.BlockTrailerLen {
+				t.Fatalf("hash index of %d bytes", p.HashIndexSize)
+			}
+		}
+		if f := r.Footer(); f.Version != wantProps.FormatVersion || p.DataSize+p.HashIndexSize != f.Filter.Offset {
+			t.Fatalf("footer version %d, filter at %d; properties: version %d, data size %d, hash index size %d",
+				f.Version, f.Filter.Offset, p.FormatVersion, p.DataSize, p.HashIndexSize)
 		}
 		if in.opts.Compression == format.NoCompression {
 			wantProps.Compression = format.NoCompression

@@ -89,6 +89,12 @@ func makeSeedTables() ([]seedTable, error) {
 		{"raw-1-r1-bloom4", odd, &builder.Options{BlockSize: 1, RestartInterval: 1, Compression: format.NoCompression, Filter: filterblock.Bloom(4)}},
 		{"raw-128-leveldb", numbered[:20], &builder.Options{BlockSize: 128, Compression: format.NoCompression, Filter: filterblock.LevelDBBloom(8)}},
 		{"empty", nil, nil},
+		// Format version 2: with a hash index.
+		{"hash-raw-64-r2", numbered, &builder.Options{BlockSize: 64, RestartInterval: 2, Compression: format.NoCompression, HashIndex: true}},
+		{"hash-snappy-256", repetitive, &builder.Options{BlockSize: 256, Compression: format.SnappyCompression, HashIndex: true}},
+		{"hash-default-odd", odd, &builder.Options{HashIndex: true}},
+		{"hash-raw-128-leveldb", numbered[:20], &builder.Options{BlockSize: 128, Compression: format.NoCompression, Filter: filterblock.LevelDBBloom(8), HashIndex: true}},
+		{"hash-empty", nil, &builder.Options{HashIndex: true}},
 	}
 	for _, s := range steps {
 		if err := add(s.name, s.kvs, s.opts); err != nil {
@@ -138,6 +144,13 @@ type tableParts struct {
 	props        []byte   // properties block contents
 	dataBlocks   [][]byte // decoded data block contents
 	snappyBlocks [][]byte // stored bytes of the snappy-compressed data blocks
+
+	// The hash index section contents of a version 2 table, its file
+	// offset, and what DecodeHashIndex is given with it.
+	hashIndex     []byte
+	hashIndexOff  uint64
+	dataSize      uint64
+	numDataBlocks uint64
 }
 
 // splitTable locates a table's sections from its footer.
@@ -156,6 +169,12 @@ func splitTable(file []byte) (p tableParts, ok bool) {
 	p.filter = contentsAt(file, f.Filter, 1<<20)
 	p.index = contentsAt(file, f.Index, 1<<20)
 	p.props = contentsAt(file, f.Properties, 1<<20)
+	if props, err := format.DecodeProperties(p.props, int64(f.Properties.Offset)); err == nil && p.props != nil {
+		p.dataSize, p.numDataBlocks = props.DataSize, props.NumDataBlocks
+		if h, ok := hashIndexHandle(props); ok {
+			p.hashIndex, p.hashIndexOff = contentsAt(file, h, 1<<20), h.Offset
+		}
+	}
 	var it format.BlockIter
 	if it.Init(format.SectionIndex, int64(f.Index.Offset), p.index) != nil {
 		return p, true
@@ -173,6 +192,15 @@ func splitTable(file []byte) (p tableParts, ok bool) {
 		}
 	}
 	return p, true
+}
+
+// hashIndexHandle returns the handle of the hash index section the
+// properties describe, if any.
+func hashIndexHandle(p format.Properties) (format.BlockHandle, bool) {
+	if p.HashIndexSize < format.BlockTrailerLen || p.DataSize+p.HashIndexSize < p.DataSize {
+		return format.BlockHandle{}, false
+	}
+	return format.BlockHandle{Offset: p.DataSize, Length: p.HashIndexSize - format.BlockTrailerLen}, true
 }
 
 // contentsAt returns the checked, decoded contents of the block at h, or nil.
@@ -205,7 +233,8 @@ func seedParts(tb testing.TB) []tableParts {
 
 // repairChecksums returns a copy of file in which the footer's magic and
 // checksum and the trailer checksum of every block the footer and index
-// point at are recomputed, so that the reader gets past its CRC checks to
+// point at (and of a version 2 table's hash index, which its properties
+// locate) are recomputed, so that the reader gets past its CRC checks to
 // the decoders behind them. It is best effort: whatever it cannot locate
 // is left alone.
 func repairChecksums(file []byte) []byte {
@@ -245,6 +274,13 @@ func repairChecksums(file []byte) []byte {
 	fix(f.Filter)
 	fix(f.Index)
 	fix(f.Properties)
+	// A version 2 table's hash index lies where its properties say.
+	if f.Properties.End() >= f.Properties.Offset && f.Properties.End() <= uint64(len(file)) && file[f.Properties.Offset+f.Properties.Length] == format.BlockTypeRaw {
+		props, err := format.DecodeProperties(file[f.Properties.Offset:f.Properties.Offset+f.Properties.Length], int64(f.Properties.Offset))
+		if h, ok := hashIndexHandle(props); err == nil && ok {
+			fix(h)
+		}
+	}
 	return file
 }
 

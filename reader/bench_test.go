@@ -15,7 +15,8 @@ import (
 )
 
 // Benchmark tables: benchEntries entries with 16-byte keys and 100-byte
-// values, built once per compression into benchDir (removed by TestMain).
+// values, built once per compression and format version (version 2 has a
+// hash index) into benchDir (removed by TestMain).
 const (
 	benchEntries  = 100_000
 	benchKeyLen   = 16
@@ -25,8 +26,15 @@ const (
 var (
 	benchMu     sync.Mutex
 	benchDir    string
-	benchTables = map[format.Compression]string{}
+	benchTables = map[benchKind]string{}
 )
+
+// benchKind names a benchmark table: its compression, and whether it has
+// a hash index (format version 2).
+type benchKind struct {
+	c    format.Compression
+	hash bool
+}
 
 // benchKey writes the 16-byte key of entry i: stored keys are even
 // numbers, so odd ones are absent keys between them.
@@ -48,11 +56,12 @@ func benchValue(i int) []byte {
 	return v
 }
 
-func benchTable(b *testing.B, c format.Compression) string {
+func benchTable(b *testing.B, c format.Compression, hash bool) string {
 	b.Helper()
 	benchMu.Lock()
 	defer benchMu.Unlock()
-	if path, ok := benchTables[c]; ok {
+	kind := benchKind{c, hash}
+	if path, ok := benchTables[kind]; ok {
 		return path
 	}
 	if benchDir == "" {
@@ -62,8 +71,12 @@ func benchTable(b *testing.B, c format.Compression) string {
 		}
 		benchDir = dir
 	}
-	path := filepath.Join(benchDir, c.String()+".sst")
-	bld, err := builder.Create(path, &builder.Options{Compression: c})
+	name := c.String()
+	if hash {
+		name += "-hash"
+	}
+	path := filepath.Join(benchDir, name+".sst")
+	bld, err := builder.Create(path, &builder.Options{Compression: c, HashIndex: hash})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -80,7 +93,7 @@ func benchTable(b *testing.B, c format.Compression) string {
 	if err := bld.Finish(); err != nil {
 		b.Fatal(err)
 	}
-	benchTables[c] = path
+	benchTables[kind] = path
 	return path
 }
 
@@ -99,24 +112,41 @@ func benchKeys(present bool) [][]byte {
 	return keys
 }
 
+// benchReaders runs f as a sub-benchmark per compression, on the format
+// version 1 tables.
 func benchReaders(b *testing.B, f func(b *testing.B, r *reader.Reader)) {
+	benchReadersV(b, false, f)
+}
+
+// benchReadersV is benchReaders on the version 2 tables (with a hash
+// index) if hash is set.
+func benchReadersV(b *testing.B, hash bool, f func(b *testing.B, r *reader.Reader)) {
 	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
 		b.Run(c.String(), func(b *testing.B) {
-			r, err := reader.Open(benchTable(b, c), nil)
+			r, err := reader.Open(benchTable(b, c, hash), nil)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer r.Close()
-			if r.Properties().NumEntries != benchEntries {
-				b.Fatalf("table has %d entries", r.Properties().NumEntries)
+			p := r.Properties()
+			if p.NumEntries != benchEntries || (p.HashIndexSize != 0) != hash {
+				b.Fatalf("table has %d entries and a %d-byte hash index", p.NumEntries, p.HashIndexSize)
 			}
 			f(b, r)
 		})
 	}
 }
 
+// BenchmarkGet looks up present keys (hit, append-hit) and absent ones
+// (miss) in random order, in the version 1 tables and, under hash/, the
+// version 2 tables, whose Get goes through the hash index.
 func BenchmarkGet(b *testing.B) {
-	benchReaders(b, func(b *testing.B, r *reader.Reader) {
+	benchGet(b, false)
+	b.Run("hash", func(b *testing.B) { benchGet(b, true) })
+}
+
+func benchGet(b *testing.B, hash bool) {
+	benchReadersV(b, hash, func(b *testing.B, r *reader.Reader) {
 		b.Run("hit", func(b *testing.B) {
 			keys := benchKeys(true)
 			b.ReportAllocs()

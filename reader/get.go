@@ -136,12 +136,19 @@ func (r *Reader) getHashed(dst, key []byte) ([]byte, error) {
 			r.scratch.Put(s)
 		}
 	}()
+	// A slot of another key whose tag matches may lead into a damaged
+	// block; remember that error, but keep probing, so that damage to one
+	// block does not fail lookups of keys stored elsewhere.
+	var firstErr error
 	for {
 		i, off, ok, err := probe.Next()
-		if err != nil {
-			return dst, err
-		}
-		if !ok {
+		if err != nil || !ok {
+			if firstErr == nil {
+				firstErr = err
+			}
+			if firstErr != nil {
+				return dst, firstErr
+			}
 			return dst, ErrNotFound
 		}
 		var k, v []byte
@@ -151,17 +158,22 @@ func (r *Reader) getHashed(dst, key []byte) ([]byte, error) {
 			if r.hidx.FileOffsets() {
 				h := r.hidx.BlockHandle(i)
 				if off < h.Offset {
-					return dst, format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "slot names file offset %d, before data block %d at %d", off, i, h.Offset)
+					err = format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "slot names file offset %d, before data block %d at %d", off, i, h.Offset)
 				}
 				off -= h.Offset
 			}
-			if s == nil {
-				s = r.getScratch()
+			if err == nil {
+				if s == nil {
+					s = r.getScratch()
+				}
+				k, v, err = r.entryInBlock(s, i, off)
 			}
-			k, v, err = r.entryInBlock(s, i, off)
 		}
 		if err != nil {
-			return dst, err
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
 		}
 		if bytes.Equal(k, key) {
 			return append(dst, v...), nil

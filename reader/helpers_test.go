@@ -168,12 +168,25 @@ func numbered(n int, value func(i int) string) []entry {
 	return es
 }
 
+// tableVersions are the format versions the builder writes: Version1
+// by default, Version2 with Options.HashIndex.
+var tableVersions = []struct {
+	name    string
+	hash    bool // builder.Options.HashIndex
+	version uint32
+}{
+	{"v1", false, format.Version1},
+	{"v2", true, format.Version2},
+}
+
 // blockInfo describes one data block of a table.
 type blockInfo struct {
 	Handle    format.BlockHandle
 	Type      byte     // trailer compression type
 	Separator string   // index key
 	Keys      []string // keys stored in the block
+	Offsets   []int    // byte offset of each key's entry in the decoded block
+	Contents  []byte   // decoded block contents
 }
 
 // dataBlocks parses the footer, index and data blocks of a valid table
@@ -202,13 +215,14 @@ func dataBlocks(t tb, data []byte) []blockInfo {
 		if err != nil {
 			t.Fatalf("%v", err)
 		}
-		bi := blockInfo{Handle: h, Type: typ, Separator: string(idx.Key())}
+		bi := blockInfo{Handle: h, Type: typ, Separator: string(idx.Key()), Contents: contents}
 		var d format.BlockIter
 		if err := d.Init(format.SectionDataBlock, int64(h.Offset), contents); err != nil {
 			t.Fatalf("%v", err)
 		}
 		for ok := d.First(); ok; ok = d.Next() {
 			bi.Keys = append(bi.Keys, string(d.Key()))
+			bi.Offsets = append(bi.Offsets, d.Offset())
 		}
 		out = append(out, bi)
 	}
@@ -234,7 +248,7 @@ func wantCorrupt(t tb, err error, size int, want ...string) *format.CorruptError
 		t.Fatalf("error %q does not wrap a *format.CorruptError", err)
 	}
 	switch ce.Section {
-	case format.SectionFile, format.SectionFooter, format.SectionIndex, format.SectionDataBlock, format.SectionFilter, format.SectionProperties:
+	case format.SectionFile, format.SectionFooter, format.SectionIndex, format.SectionDataBlock, format.SectionFilter, format.SectionProperties, format.SectionHashIndex:
 	default:
 		t.Fatalf("error %q: unknown section %q", err, ce.Section)
 	}

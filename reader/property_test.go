@@ -87,15 +87,45 @@ func successor(k string) string {
 	return ""
 }
 
-// TestPropertyRoundTrip builds random tables with random options and checks
-// every read path against the input.
+// genFilter draws a filter policy for a table and the reader options to
+// open it with: the built-in Bloom (probed without an interface call),
+// LevelDBBloom (built in, probed through the interface), or the test's
+// bitmapPolicy, registered with the reader or unknown to it. It also draws
+// the block cache budget: the default, none (-1), one byte (every block is
+// too large to cache), or a few small blocks' worth (constant eviction).
+// known says whether the reader will recognise the policy; bits is the
+// bits per key the properties record.
+func genFilter(t *rapid.T) (policy filterblock.Policy, ropts *reader.Options, known bool, bits float64) {
+	ropts = &reader.Options{BlockCacheSize: rapid.SampledFrom([]int64{0, -1, 1, 16 << 10}).Draw(t, "blockCacheSize")}
+	switch rapid.IntRange(0, 3).Draw(t, "filterKind") {
+	case 0:
+		n := rapid.IntRange(1, 20).Draw(t, "bitsPerKey")
+		return filterblock.Bloom(n), ropts, true, float64(n)
+	case 1:
+		n := rapid.IntRange(1, 20).Draw(t, "levelDBBitsPerKey")
+		return filterblock.LevelDBBloom(n), ropts, true, float64(n)
+	case 2:
+		p := &bitmapPolicy{}
+		ropts.Filters = []filterblock.Policy{p}
+		return p, ropts, true, 0
+	default:
+		return &bitmapPolicy{}, ropts, false, 0
+	}
+}
+
+// TestPropertyRoundTrip builds random tables with random options, format
+// version 1 or 2 (with a hash index), and checks every read path against
+// the input, through reader.Open (memory-mapped) or reader.New, with a
+// random filter policy (known to the reader or not) and block cache
+// budget.
 func TestPropertyRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	rapid.Check(t, func(t *rapid.T) {
 		blockSize := rapid.IntRange(64, 8192).Draw(t, "blockSize")
 		restart := rapid.IntRange(1, 32).Draw(t, "restartInterval")
 		comp := rapid.SampledFrom([]format.Compression{format.NoCompression, format.SnappyCompression}).Draw(t, "compression")
-		bits := rapid.IntRange(1, 20).Draw(t, "bitsPerKey")
+		hash := rapid.Bool().Draw(t, "hashIndex")
+		policy, ropts, known, bits := genFilter(t)
 		// Rapid favours small slices; a size class makes large tables common.
 		maxKeys := rapid.SampledFrom([]int{3, 30, 400}).Draw(t, "maxKeys")
 		keys := rapid.SliceOfNDistinct(genKey(), maxKeys/4, maxKeys, rapid.ID[string]).Draw(t, "keys")
@@ -111,7 +141,7 @@ func TestPropertyRoundTrip(t *testing.T) {
 			valueBytes += uint64(len(v))
 		}
 
-		opts := &builder.Options{BlockSize: blockSize, RestartInterval: restart, Compression: comp, Filter: filterblock.Bloom(bits)}
+		opts := &builder.Options{BlockSize: blockSize, RestartInterval: restart, Compression: comp, Filter: policy, HashIndex: hash}
 		data, builtProps := build(t, es, opts)
 
 		var r *reader.Reader
@@ -119,14 +149,14 @@ func TestPropertyRoundTrip(t *testing.T) {
 			path := writeFile(t, dir, data)
 			defer os.Remove(path)
 			var err error
-			if r, err = reader.Open(path, nil); err != nil {
+			if r, err = reader.Open(path, ropts); err != nil {
 				t.Fatalf("Open: %v", err)
 			}
 			if mmapSupported && !r.Mapped() {
 				t.Fatalf("Open did not memory-map the file")
 			}
 		} else {
-			r = openMem(t, data, nil)
+			r = openMem(t, data, ropts)
 		}
 		defer func() {
 			if err := r.Close(); err != nil {
@@ -143,6 +173,8 @@ func TestPropertyRoundTrip(t *testing.T) {
 			smallest, largest = []byte(es[0].Key), []byte(es[len(es)-1].Key)
 		}
 		p := r.Properties()
+		// FilterUnknown is set by the reader, never stored.
+		builtProps.FilterUnknown = !known
 		if diff := cmp.Diff(builtProps, p); diff != "" {
 			t.Fatalf("reader properties differ from the builder's (-builder +reader):\n%s", diff)
 		}
@@ -155,8 +187,12 @@ func TestPropertyRoundTrip(t *testing.T) {
 			BlockSize, RestartInterval             uint64
 			FormatVersion                          uint32
 		}
+		wantVersion := format.Version1
+		if hash {
+			wantVersion = format.Version2
+		}
 		wantProps := someProps{uint64(len(es)), keyBytes, valueBytes, smallest, largest,
-			filterblock.BloomName, float64(bits), comp, uint64(blockSize), uint64(restart), format.Version}
+			policy.Name(), bits, comp, uint64(blockSize), uint64(restart), wantVersion}
 		gotProps := someProps{p.NumEntries, p.RawKeyBytes, p.RawValueBytes, p.SmallestKey, p.LargestKey,
 			p.FilterPolicy, p.FilterBitsPerKey, p.Compression, p.BlockSize, p.RestartInterval, p.FormatVersion}
 		if diff := cmp.Diff(wantProps, gotProps); diff != "" {
@@ -165,11 +201,19 @@ func TestPropertyRoundTrip(t *testing.T) {
 		if (len(es) == 0) != (p.NumDataBlocks == 0) {
 			t.Fatalf("%d entries in %d data blocks", len(es), p.NumDataBlocks)
 		}
-		if p.DataSize+p.FilterSize+p.IndexSize+footer.Size >= uint64(len(data)) {
-			t.Fatalf("section sizes %d+%d+%d leave no room for properties in %d bytes", p.DataSize, p.FilterSize, p.IndexSize, len(data))
+		if p.DataSize+p.HashIndexSize+p.FilterSize+p.IndexSize+footer.Size >= uint64(len(data)) {
+			t.Fatalf("section sizes %d+%d+%d+%d leave no room for properties in %d bytes", p.DataSize, p.HashIndexSize, p.FilterSize, p.IndexSize, len(data))
 		}
-		if !r.FilterKnown() {
-			t.Fatalf("FilterKnown() = false for the built-in Bloom filter")
+		// A hash index exactly when asked for: the header and trailer at
+		// least, between the data blocks and the filter section.
+		if hash != (p.HashIndexSize != 0) || hash && p.HashIndexSize < format.HashIndexHeaderLen+format.BlockTrailerLen {
+			t.Fatalf("built with hash index %v: hash index size %d", hash, p.HashIndexSize)
+		}
+		if f := r.Footer(); f.Version != wantVersion || p.DataSize+p.HashIndexSize != f.Filter.Offset {
+			t.Fatalf("footer version %d (want %d); data size %d + hash index size %d, filter at %d", f.Version, wantVersion, p.DataSize, p.HashIndexSize, f.Filter.Offset)
+		}
+		if r.FilterKnown() != known || p.FilterUnknown == known {
+			t.Fatalf("policy %q: FilterKnown() = %v, Properties().FilterUnknown = %v; want known %v", p.FilterPolicy, r.FilterKnown(), p.FilterUnknown, known)
 		}
 
 		// Verify.
@@ -220,6 +264,9 @@ func TestPropertyRoundTrip(t *testing.T) {
 					t.Fatalf("Get(%q) = %q, %v; want %q", k, v, err, want)
 				}
 				continue
+			}
+			if !known && !r.MayContain([]byte(k)) {
+				t.Fatalf("MayContain(%q) = false with an unknown filter policy", k)
 			}
 			v, err := r.Get([]byte(k))
 			if !errors.Is(err, reader.ErrNotFound) {
@@ -356,25 +403,30 @@ func (m *iterModel) prev(it *reader.Iterator) bool {
 }
 
 // TestPropertyDamagedBlocks damages random bytes of one block of a random
-// table and recomputes the block's checksum, so that the damage reaches
-// the decoders. Nothing may panic or loop; every error must wrap
-// format.ErrCorrupt (or be ErrNotFound from Get); and when only a data
-// block is damaged, every key of the other blocks must still read back.
+// table (format version 1 or 2) and recomputes the block's checksum, so
+// that the damage reaches the decoders. Nothing may panic or loop; every
+// error must wrap format.ErrCorrupt (or be ErrNotFound from Get); and when
+// only a data block is damaged, every key of the other blocks must still
+// read back: in a version 1 table always, in a version 2 table as its
+// value or, should the key's probe meet a slot of the damaged block whose
+// tag matches, a corruption error, but never a wrong value.
 func TestPropertyDamagedBlocks(t *testing.T) {
 	dir := t.TempDir()
 	rapid.Check(t, func(t *rapid.T) {
 		blockSize := rapid.IntRange(64, 1024).Draw(t, "blockSize")
 		comp := rapid.SampledFrom([]format.Compression{format.NoCompression, format.SnappyCompression}).Draw(t, "compression")
+		hash := rapid.Bool().Draw(t, "hashIndex")
 		keys := rapid.SliceOfNDistinct(genKey(), 1, 80, rapid.ID[string]).Draw(t, "keys")
 		sort.Strings(keys)
 		es := make([]entry, len(keys))
 		for i, k := range keys {
 			es[i] = entry{k, genValue(blockSize).Draw(t, "value")}
 		}
-		data, _ := build(t, es, &builder.Options{
+		data, props := build(t, es, &builder.Options{
 			BlockSize:       blockSize,
 			RestartInterval: rapid.IntRange(1, 8).Draw(t, "restartInterval"),
 			Compression:     comp,
+			HashIndex:       hash,
 		})
 		f, err := footer.Decode(data[len(data)-footer.Size:], int64(len(data)))
 		if err != nil {
@@ -388,6 +440,10 @@ func TestPropertyDamagedBlocks(t *testing.T) {
 			isData bool
 		}
 		targets := []target{{"filter", f.Filter, nil, false}, {"index", f.Index, nil, false}, {"properties", f.Properties, nil, false}}
+		if hash {
+			h := format.BlockHandle{Offset: props.DataSize, Length: props.HashIndexSize - format.BlockTrailerLen}
+			targets = append(targets, target{"hash index", h, nil, false})
+		}
 		for i, b := range blocks {
 			targets = append(targets, target{"data block " + strconv.Itoa(i), b.Handle, b.Keys, true})
 		}
@@ -433,6 +489,9 @@ func TestPropertyDamagedBlocks(t *testing.T) {
 		for _, e := range es {
 			v, err := r.Get([]byte(e.Key))
 			if tg.isData && !inTarget[e.Key] {
+				if hash && errors.Is(err, format.ErrCorrupt) {
+					continue
+				}
 				if err != nil || string(v) != e.Value {
 					t.Fatalf("Get(%q) outside the damaged %s = %q, %v; want %q", e.Key, tg.name, v, err, e.Value)
 				}

@@ -24,13 +24,24 @@ import (
 	"github.com/sstkit/sstable/reader"
 )
 
-// smallTable returns a table of a few data blocks and its entries.
+// smallTable returns a format version 1 table of a few data blocks and its
+// entries.
 func smallTable(t testing.TB, c format.Compression) ([]byte, []entry) {
 	t.Helper()
+	return smallTableV(t, c, false)
+}
+
+// smallTableV is smallTable, of format version 2 (with a hash index) if
+// hash is set.
+func smallTableV(t testing.TB, c format.Compression, hash bool) ([]byte, []entry) {
+	t.Helper()
 	es := numbered(40, func(i int) string { return fmt.Sprintf("value %d %s", i, strings.Repeat("ab", i%7)) })
-	data, _ := build(t, es, &builder.Options{BlockSize: 128, RestartInterval: 3, Compression: c})
+	data, p := build(t, es, &builder.Options{BlockSize: 128, RestartInterval: 3, Compression: c, HashIndex: hash})
 	if n := len(dataBlocks(t, data)); n < 3 {
 		t.Fatalf("small table has %d data blocks, want at least 3", n)
+	}
+	if want := map[bool]uint32{false: format.Version1, true: format.Version2}[hash]; p.FormatVersion != want || (p.HashIndexSize != 0) != hash {
+		t.Fatalf("small table (hash index %v) has format version %d, hash index size %d", hash, p.FormatVersion, p.HashIndexSize)
 	}
 	return data, es
 }
@@ -74,8 +85,14 @@ func TestBadFiles(t *testing.T) {
 		return f.Append(slices.Clone(body))
 	}
 	magicOnly := append(random(500), valid[len(valid)-8:]...)
+	// The newest version plus one, and zero, are unknown; a version 1 table
+	// whose footer claims Version2 disagrees with its properties.
 	badVersion := validFooter
-	badVersion.Version = 2
+	badVersion.Version = format.Version + 1
+	zeroVersion := validFooter
+	zeroVersion.Version = 0
+	v2Footer := validFooter
+	v2Footer.Version = format.Version2
 	outside := validFooter
 	outside.Index.Offset = uint64(len(valid))
 
@@ -94,7 +111,9 @@ func TestBadFiles(t *testing.T) {
 		{"random 5000", random(5000), format.SectionFooter, "magic"},
 		{"random with magic", magicOnly, format.SectionFooter, "checksum"},
 		{"footer only", valid[len(valid)-footer.Size:], format.SectionFooter, "does not fit"},
-		{"unknown version", withFooter(valid[:len(valid)-footer.Size], badVersion), format.SectionFooter, "version"},
+		{"unknown version", withFooter(valid[:len(valid)-footer.Size], badVersion), format.SectionFooter, fmt.Sprintf("unsupported format version %d", format.Version+1)},
+		{"version 0", withFooter(valid[:len(valid)-footer.Size], zeroVersion), format.SectionFooter, "unsupported format version 0"},
+		{"v1 table, v2 footer", withFooter(valid[:len(valid)-footer.Size], v2Footer), format.SectionProperties, "format version 1 disagrees with the footer's 2"},
 		{"index outside file", withFooter(valid[:len(valid)-footer.Size], outside), format.SectionFooter, "does not fit"},
 		{"random body, valid footer", withFooter(random(len(valid)-footer.Size), validFooter), format.SectionProperties, "checksum"},
 	}
@@ -172,20 +191,22 @@ func checkDamaged(t *testing.T, data []byte, es []entry, r *reader.Reader, openE
 }
 
 func TestTruncatedTable(t *testing.T) {
-	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
-		t.Run(c.String(), func(t *testing.T) {
-			data, es := smallTable(t, c)
-			dir := t.TempDir()
-			for n := 0; n < len(data); n++ {
-				trunc := slices.Clone(data[:n])
-				r, err := openAny(trunc, dir, false)
-				checkDamaged(t, trunc, es, r, err, fmt.Sprintf("truncated to %d of %d bytes", n, len(data)))
-				if n%5 == 0 || n < 2*footer.Size { // through reader.Open too
-					r, err := openAny(trunc, dir, true)
-					checkDamaged(t, trunc, es, r, err, fmt.Sprintf("file truncated to %d of %d bytes", n, len(data)))
+	for _, v := range tableVersions {
+		for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
+			t.Run(v.name+"/"+c.String(), func(t *testing.T) {
+				data, es := smallTableV(t, c, v.hash)
+				dir := t.TempDir()
+				for n := 0; n < len(data); n++ {
+					trunc := slices.Clone(data[:n])
+					r, err := openAny(trunc, dir, false)
+					checkDamaged(t, trunc, es, r, err, fmt.Sprintf("truncated to %d of %d bytes", n, len(data)))
+					if n%5 == 0 || n < 2*footer.Size { // through reader.Open too
+						r, err := openAny(trunc, dir, true)
+						checkDamaged(t, trunc, es, r, err, fmt.Sprintf("file truncated to %d of %d bytes", n, len(data)))
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -193,96 +214,108 @@ func TestTruncatedTable(t *testing.T) {
 // byte is covered by a checksum or the magic number, so Open or Verify
 // must fail, and no read may return a wrong value.
 func TestEveryByteFlipDetected(t *testing.T) {
-	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
-		t.Run(c.String(), func(t *testing.T) {
-			data, es := smallTable(t, c)
-			dir := t.TempDir()
-			masks := []byte{0x01, 0x80, 0xff, 0x10, 0x5a}
-			for i := range data {
-				mask := masks[i%len(masks)]
-				bad := slices.Clone(data)
-				bad[i] ^= mask
-				useFile := i%5 == 0 // through reader.Open (mapped) for some
-				r, err := openAny(bad, dir, useFile)
-				checkDamaged(t, bad, es, r, err, fmt.Sprintf("byte %d of %d xor %#x (file %v)", i, len(data), mask, useFile))
-			}
-		})
+	for _, v := range tableVersions {
+		for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
+			t.Run(v.name+"/"+c.String(), func(t *testing.T) {
+				data, es := smallTableV(t, c, v.hash)
+				dir := t.TempDir()
+				masks := []byte{0x01, 0x80, 0xff, 0x10, 0x5a}
+				for i := range data {
+					mask := masks[i%len(masks)]
+					bad := slices.Clone(data)
+					bad[i] ^= mask
+					useFile := i%5 == 0 // through reader.Open (mapped) for some
+					r, err := openAny(bad, dir, useFile)
+					checkDamaged(t, bad, es, r, err, fmt.Sprintf("byte %d of %d xor %#x (file %v)", i, len(data), mask, useFile))
+				}
+			})
+		}
 	}
 }
 
 func TestCorruptDataBlock(t *testing.T) {
-	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
-		t.Run(c.String(), func(t *testing.T) {
-			es := numbered(300, func(i int) string { return fmt.Sprintf("value %d %s", i, strings.Repeat("x", i%50)) })
-			data, _ := build(t, es, &builder.Options{BlockSize: 512, Compression: c})
-			blocks := dataBlocks(t, data)
-			if len(blocks) < 3 {
-				t.Fatalf("%d data blocks, want at least 3", len(blocks))
-			}
-			k := len(blocks) / 2
-			bk := blocks[k]
-			if c == format.SnappyCompression && bk.Type != format.BlockTypeSnappy {
-				t.Fatalf("block %d is not snappy-compressed", k)
-			}
-			bad := slices.Clone(data)
-			bad[bk.Handle.Offset+bk.Handle.Length/2] ^= 0x20
-			var before, after []entry
-			for _, e := range es {
-				switch {
-				case e.Key < bk.Keys[0]:
-					before = append(before, e)
-				case e.Key > bk.Keys[len(bk.Keys)-1]:
-					after = append(after, e)
-				}
-			}
-			sources(t, bad, nil, func(t *testing.T, r *reader.Reader) {
-				for _, k := range bk.Keys {
-					_, err := r.Get([]byte(k))
-					ce := wantCorrupt(t, err, len(bad), "checksum")
-					if ce.Section != format.SectionDataBlock || ce.Offset != int64(bk.Handle.Offset) {
-						t.Fatalf("Get(%q): error at %s offset %d, want data block at %d", k, ce.Section, ce.Offset, bk.Handle.Offset)
-					}
-				}
-				// Other blocks are unaffected.
-				for _, e := range append(slices.Clone(before), after...) {
-					if v, err := r.Get([]byte(e.Key)); err != nil || string(v) != e.Value {
-						t.Fatalf("Get(%q) = %q, %v; want %q", e.Key, v, err, e.Value)
-					}
-				}
-				fwd, err := scan(r)
-				wantCorrupt(t, err, len(bad))
-				if diff := cmp.Diff(before, fwd); diff != "" {
-					t.Fatalf("forward scan up to the bad block (-want +got):\n%s", diff)
-				}
-				back, err := scanBack(r)
-				wantCorrupt(t, err, len(bad))
-				if diff := cmp.Diff(reversed(after), back); diff != "" {
-					t.Fatalf("backward scan down to the bad block (-want +got):\n%s", diff)
-				}
-				it := r.NewIterator()
-				if it.SeekGE([]byte(bk.Keys[1])) {
-					t.Fatalf("SeekGE into the bad block succeeded")
-				}
-				wantCorrupt(t, it.Err(), len(bad))
-				if it.First() {
-					t.Fatalf("First after an error succeeded")
-				}
-				if err := it.Close(); !errors.Is(err, format.ErrCorrupt) {
-					t.Fatalf("Iterator.Close = %v, want the iteration error", err)
-				}
-				wantCorrupt(t, r.Verify(), len(bad), "checksum")
-			})
-		})
+	for _, v := range tableVersions {
+		for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
+			t.Run(v.name+"/"+c.String(), func(t *testing.T) { corruptDataBlock(t, c, v.hash) })
+		}
 	}
+}
+
+func corruptDataBlock(t *testing.T, c format.Compression, hash bool) {
+	es := numbered(300, func(i int) string { return fmt.Sprintf("value %d %s", i, strings.Repeat("x", i%50)) })
+	data, _ := build(t, es, &builder.Options{BlockSize: 512, Compression: c, HashIndex: hash})
+	blocks := dataBlocks(t, data)
+	if len(blocks) < 3 {
+		t.Fatalf("%d data blocks, want at least 3", len(blocks))
+	}
+	k := len(blocks) / 2
+	bk := blocks[k]
+	if c == format.SnappyCompression && bk.Type != format.BlockTypeSnappy {
+		t.Fatalf("block %d is not snappy-compressed", k)
+	}
+	bad := slices.Clone(data)
+	bad[bk.Handle.Offset+bk.Handle.Length/2] ^= 0x20
+	var before, after []entry
+	for _, e := range es {
+		switch {
+		case e.Key < bk.Keys[0]:
+			before = append(before, e)
+		case e.Key > bk.Keys[len(bk.Keys)-1]:
+			after = append(after, e)
+		}
+	}
+	sources(t, bad, nil, func(t *testing.T, r *reader.Reader) {
+		for _, k := range bk.Keys {
+			_, err := r.Get([]byte(k))
+			ce := wantCorrupt(t, err, len(bad), "checksum")
+			if ce.Section != format.SectionDataBlock || ce.Offset != int64(bk.Handle.Offset) {
+				t.Fatalf("Get(%q): error at %s offset %d, want data block at %d", k, ce.Section, ce.Offset, bk.Handle.Offset)
+			}
+		}
+		// Other blocks are unaffected.
+		for _, e := range append(slices.Clone(before), after...) {
+			if v, err := r.Get([]byte(e.Key)); err != nil || string(v) != e.Value {
+				t.Fatalf("Get(%q) = %q, %v; want %q", e.Key, v, err, e.Value)
+			}
+		}
+		fwd, err := scan(r)
+		wantCorrupt(t, err, len(bad))
+		if diff := cmp.Diff(before, fwd); diff != "" {
+			t.Fatalf("forward scan up to the bad block (-want +got):\n%s", diff)
+		}
+		back, err := scanBack(r)
+		wantCorrupt(t, err, len(bad))
+		if diff := cmp.Diff(reversed(after), back); diff != "" {
+			t.Fatalf("backward scan down to the bad block (-want +got):\n%s", diff)
+		}
+		it := r.NewIterator()
+		if it.SeekGE([]byte(bk.Keys[1])) {
+			t.Fatalf("SeekGE into the bad block succeeded")
+		}
+		wantCorrupt(t, it.Err(), len(bad))
+		if it.First() {
+			t.Fatalf("First after an error succeeded")
+		}
+		if err := it.Close(); !errors.Is(err, format.ErrCorrupt) {
+			t.Fatalf("Iterator.Close = %v, want the iteration error", err)
+		}
+		wantCorrupt(t, r.Verify(), len(bad), "checksum")
+	})
 }
 
 // TestVerifyRechecksMappedBlocks damages a block of a mapped file after a
 // Get has checked it: Verify must check every block again.
 func TestVerifyRechecksMappedBlocks(t *testing.T) {
+	for _, v := range tableVersions {
+		t.Run(v.name, func(t *testing.T) { testVerifyRechecksMappedBlocks(t, v.hash) })
+	}
+}
+
+func testVerifyRechecksMappedBlocks(t *testing.T, hash bool) {
 	if runtime.GOOS != "linux" {
 		t.Skip("relies on writes showing through a shared mapping")
 	}
-	data, es := smallTable(t, format.NoCompression)
+	data, es := smallTableV(t, format.NoCompression, hash)
 	path := writeFile(t, t.TempDir(), data)
 	r, err := reader.Open(path, nil)
 	if err != nil {
@@ -317,14 +350,14 @@ func TestVerifyRechecksMappedBlocks(t *testing.T) {
 	}
 }
 
-// assemble writes a table from hand-made parts: the data section (stored
-// blocks with trailers), the index block contents and properties, with no
-// filter. The section sizes in p are filled in.
+// assemble writes a format version 1 table from hand-made parts: the data
+// section (stored blocks with trailers), the index block contents and
+// properties, with no filter. The section sizes in p are filled in.
 func assemble(data, index []byte, p format.Properties) []byte {
 	out := slices.Clone(data)
 	var f footer.Footer
-	f.Version = format.Version
-	p.FormatVersion = format.Version
+	f.Version = format.Version1
+	p.FormatVersion = format.Version1
 	p.DataSize = uint64(len(out))
 	section := filterblock.AppendSection(nil, uint64(len(out)), "", nil)
 	f.Filter = format.BlockHandle{Offset: uint64(len(out)), Length: uint64(len(section))}
@@ -483,9 +516,15 @@ func (g *bitmapGenerator) Generate(dst []byte) []byte {
 }
 
 func TestUnknownFilterPolicy(t *testing.T) {
+	for _, v := range tableVersions {
+		t.Run(v.name, func(t *testing.T) { testUnknownFilterPolicy(t, v.hash) })
+	}
+}
+
+func testUnknownFilterPolicy(t *testing.T, hash bool) {
 	p := &bitmapPolicy{}
 	es := numbered(60, func(i int) string { return fmt.Sprint("v", i) })
-	data, props := build(t, es, &builder.Options{Filter: p, BlockSize: 256})
+	data, props := build(t, es, &builder.Options{Filter: p, BlockSize: 256, HashIndex: hash})
 	if props.FilterPolicy != bitmapName || props.FilterBitsPerKey != 0 {
 		t.Fatalf("builder properties: policy %q, %g bits/key", props.FilterPolicy, props.FilterBitsPerKey)
 	}
@@ -584,7 +623,13 @@ func TestMayContainFalsePositiveRate(t *testing.T) {
 }
 
 func TestEmptyTableReader(t *testing.T) {
-	data, _ := build(t, nil, nil)
+	for _, v := range tableVersions {
+		t.Run(v.name, func(t *testing.T) { testEmptyTableReader(t, v.hash) })
+	}
+}
+
+func testEmptyTableReader(t *testing.T, hash bool) {
+	data, _ := build(t, nil, &builder.Options{HashIndex: hash})
 	sources(t, data, nil, func(t *testing.T, r *reader.Reader) {
 		for _, k := range []string{"", "a", "\xff"} {
 			if r.MayContain([]byte(k)) {
@@ -607,13 +652,22 @@ func TestEmptyTableReader(t *testing.T) {
 		if p := r.Properties(); p.NumEntries != 0 || p.NumDataBlocks != 0 || p.SmallestKey != nil || p.LargestKey != nil {
 			t.Errorf("properties of an empty table: %+v", p)
 		}
+		if p := r.Properties(); (p.FormatVersion == format.Version2) != hash || (p.HashIndexSize != 0) != hash {
+			t.Errorf("empty table built with hash index %v: format version %d, hash index size %d", hash, p.FormatVersion, p.HashIndexSize)
+		}
 	})
 }
 
 // TestGetReturnsCopy checks that Get and GetAppend return values that do
 // not alias the file or the reader's buffers.
 func TestGetReturnsCopy(t *testing.T) {
-	data, es := smallTable(t, format.SnappyCompression)
+	for _, v := range tableVersions {
+		t.Run(v.name, func(t *testing.T) { testGetReturnsCopy(t, v.hash) })
+	}
+}
+
+func testGetReturnsCopy(t *testing.T, hash bool) {
+	data, es := smallTableV(t, format.SnappyCompression, hash)
 	sources(t, data, nil, func(t *testing.T, r *reader.Reader) {
 		var got [][]byte
 		for _, e := range es {
@@ -642,46 +696,67 @@ func TestGetReturnsCopy(t *testing.T) {
 }
 
 func TestNoAllocs(t *testing.T) {
+	for _, v := range tableVersions {
+		t.Run(v.name, func(t *testing.T) { testNoAllocs(t, v.hash) })
+	}
+}
+
+func testNoAllocs(t *testing.T, hash bool) {
 	if raceEnabled {
 		t.Skip("sync.Pool drops items under the race detector")
 	}
+	es := numbered(2000, func(i int) string { return fmt.Sprintf("value %d %s", i, strings.Repeat("z", i%90)) })
+	keys := make([][]byte, len(es))
+	for i, e := range es {
+		keys[i] = []byte(e.Key)
+	}
+	// Absent keys between the present ones. The unregistered filter policy
+	// lets every one through to the index (or the hash index's probe).
+	misses := make([][]byte, 64)
+	for i := range misses {
+		misses[i] = fmt.Appendf(nil, "key%06dx", 31*i)
+	}
 	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
-		es := numbered(2000, func(i int) string { return fmt.Sprintf("value %d %s", i, strings.Repeat("z", i%90)) })
-		data, _ := build(t, es, &builder.Options{Compression: c, BlockSize: 1024})
-		t.Run(c.String(), func(t *testing.T) {
-			sources(t, data, nil, func(t *testing.T, r *reader.Reader) {
-				buf := make([]byte, 0, 256)
-				// Warm up: load the index and filter, size the buffers.
-				for _, e := range es {
-					if _, err := r.GetAppend(buf[:0], []byte(e.Key)); err != nil {
-						t.Fatal(err)
+		for _, filter := range []string{"bloom", "unknown"} {
+			opts := &builder.Options{Compression: c, BlockSize: 1024, HashIndex: hash}
+			if filter == "unknown" {
+				opts.Filter = &bitmapPolicy{}
+			}
+			data, _ := build(t, es, opts)
+			t.Run(c.String()+"/"+filter, func(t *testing.T) {
+				sources(t, data, nil, func(t *testing.T, r *reader.Reader) {
+					if r.FilterKnown() != (filter == "bloom") {
+						t.Fatalf("FilterKnown() = %v for the %s filter", r.FilterKnown(), filter)
 					}
-				}
-				keys := make([][]byte, len(es))
-				for i, e := range es {
-					keys[i] = []byte(e.Key)
-				}
-				miss := []byte("key000100x")
-				i := 0
-				allocs := testing.AllocsPerRun(1000, func() {
-					i = (i + 7) % len(keys)
-					v, err := r.GetAppend(buf[:0], keys[i])
-					if err != nil || string(v) != es[i].Value {
-						t.Fatalf("GetAppend(%q) = %q, %v", keys[i], v, err)
+					buf := make([]byte, 0, 256)
+					// Warm up: load the index and filter, size the buffers.
+					for _, e := range es {
+						if _, err := r.GetAppend(buf[:0], []byte(e.Key)); err != nil {
+							t.Fatal(err)
+						}
 					}
-					if !r.MayContain(keys[i]) {
-						t.Fatal("MayContain = false for a present key")
-					}
-					r.MayContain(miss)
-					if _, err := r.GetAppend(buf[:0], miss); !errors.Is(err, reader.ErrNotFound) {
-						t.Fatal(err)
+					i, j := 0, 0
+					allocs := testing.AllocsPerRun(1000, func() {
+						i = (i + 7) % len(keys)
+						j = (j + 1) % len(misses)
+						v, err := r.GetAppend(buf[:0], keys[i])
+						if err != nil || string(v) != es[i].Value {
+							t.Fatalf("GetAppend(%q) = %q, %v", keys[i], v, err)
+						}
+						if !r.MayContain(keys[i]) {
+							t.Fatal("MayContain = false for a present key")
+						}
+						r.MayContain(misses[j])
+						if v, err := r.GetAppend(buf[:0], misses[j]); !errors.Is(err, reader.ErrNotFound) || len(v) != 0 {
+							t.Fatalf("GetAppend(%q) of an absent key = %q, %v", misses[j], v, err)
+						}
+					})
+					if allocs != 0 {
+						t.Fatalf("GetAppend and MayContain allocate %v times per run", allocs)
 					}
 				})
-				if allocs != 0 {
-					t.Fatalf("GetAppend and MayContain allocate %v times per run", allocs)
-				}
 			})
-		})
+		}
 	}
 }
 
@@ -701,7 +776,13 @@ func mappings(t *testing.T, path string) int {
 }
 
 func TestClose(t *testing.T) {
-	data, es := smallTable(t, format.SnappyCompression)
+	for _, v := range tableVersions {
+		t.Run(v.name, func(t *testing.T) { testClose(t, v.hash) })
+	}
+}
+
+func testClose(t *testing.T, hash bool) {
+	data, es := smallTableV(t, format.SnappyCompression, hash)
 	for _, useFile := range []bool{false, true} {
 		t.Run(map[bool]string{false: "New", true: "Open"}[useFile], func(t *testing.T) {
 			path := writeFile(t, t.TempDir(), data)
@@ -818,13 +899,15 @@ func TestClose(t *testing.T) {
 // would crash the test.
 func TestConcurrentClose(t *testing.T) {
 	for round := range 3 {
-		t.Run(fmt.Sprint(round), func(t *testing.T) { concurrentClose(t, round) })
+		for _, v := range tableVersions {
+			t.Run(fmt.Sprintf("%s/%d", v.name, round), func(t *testing.T) { concurrentClose(t, round, v.hash) })
+		}
 	}
 }
 
-func concurrentClose(t *testing.T, round int) {
+func concurrentClose(t *testing.T, round int, hash bool) {
 	es := numbered(3000, func(i int) string { return fmt.Sprintf("value-%d-%s", i, strings.Repeat("q", i%40)) })
-	data, _ := build(t, es, &builder.Options{BlockSize: 512})
+	data, _ := build(t, es, &builder.Options{BlockSize: 512, HashIndex: hash})
 	path := writeFile(t, t.TempDir(), data)
 	r, err := reader.Open(path, nil)
 	if err != nil {
@@ -932,8 +1015,14 @@ func concurrentClose(t *testing.T, round int) {
 // TestConcurrentReads checks that concurrent readers sharing the lazily
 // loaded index and filter and the pooled buffers see correct results.
 func TestConcurrentReads(t *testing.T) {
+	for _, v := range tableVersions {
+		t.Run(v.name, func(t *testing.T) { testConcurrentReads(t, v.hash) })
+	}
+}
+
+func testConcurrentReads(t *testing.T, hash bool) {
 	es := numbered(2000, func(i int) string { return fmt.Sprintf("v%d%s", i, strings.Repeat("w", i%30)) })
-	data, _ := build(t, es, &builder.Options{BlockSize: 300})
+	data, _ := build(t, es, &builder.Options{BlockSize: 300, HashIndex: hash})
 	sources(t, data, nil, func(t *testing.T, r *reader.Reader) {
 		var wg sync.WaitGroup
 		for g := range 8 {
@@ -980,7 +1069,13 @@ func (f *flakyReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // TestReadErrors checks that I/O errors from the source are reported as
 // such, not as corruption or absence.
 func TestReadErrors(t *testing.T) {
-	data, es := smallTable(t, format.SnappyCompression)
+	for _, v := range tableVersions {
+		t.Run(v.name, func(t *testing.T) { testReadErrors(t, v.hash) })
+	}
+}
+
+func testReadErrors(t *testing.T, hash bool) {
+	data, es := smallTableV(t, format.SnappyCompression, hash)
 	src := &flakyReaderAt{data: data, failBelow: int64(len(data))}
 	src.armed.Store(true)
 	if _, err := reader.New(src, int64(len(data)), nil); !errors.Is(err, errIO) || errors.Is(err, format.ErrCorrupt) {
@@ -1040,7 +1135,13 @@ func TestOpenDirectory(t *testing.T) {
 // of the index and filter: once reads work again, so must the reader,
 // filter included.
 func TestTransientReadErrorNotSticky(t *testing.T) {
-	data, es := smallTable(t, format.SnappyCompression)
+	for _, v := range tableVersions {
+		t.Run(v.name, func(t *testing.T) { testTransientReadErrorNotSticky(t, v.hash) })
+	}
+}
+
+func testTransientReadErrorNotSticky(t *testing.T, hash bool) {
+	data, es := smallTableV(t, format.SnappyCompression, hash)
 	src := &flakyReaderAt{data: data, failBelow: int64(len(data))}
 	r, err := reader.New(src, int64(len(data)), nil)
 	if err != nil {

@@ -17,82 +17,105 @@ import (
 // TestTruncatedWhileMapped shrinks a table file while a Reader has it
 // mapped. Touching the pages past the new end raises SIGBUS; the reader
 // must turn every such fault into an error wrapping format.ErrCorrupt
-// (MayContain into true) and the process must survive.
+// (MayContain into true) and the process must survive. Both format
+// versions: a version 2 Get reads the hash index's slots and the entry
+// straight from the mapping. The reader has either served a Get before the
+// truncation (sections loaded, blocks checked) or is fresh (the first
+// loads fault).
 func TestTruncatedWhileMapped(t *testing.T) {
-	for _, c := range []struct {
-		name   string
-		newLen func(size int64) int64
-	}{
-		{"to zero", func(int64) int64 { return 0 }},
-		{"to half", func(size int64) int64 { return size / 2 }},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "t.sst")
-			b, err := builder.Create(path, &builder.Options{Compression: format.NoCompression})
-			if err != nil {
-				t.Fatal(err)
+	for _, v := range tableVersions {
+		for _, warm := range []bool{true, false} {
+			for _, c := range []struct {
+				name   string
+				newLen func(r *reader.Reader) int64
+				// Some Get must fault: it needs bytes past the new end.
+				mustFault bool
+			}{
+				{"to zero", func(*reader.Reader) int64 { return 0 }, true},
+				{"to half", func(r *reader.Reader) int64 { return r.Size() / 2 }, true},
+				// The data blocks (and a version 2 table's hash index)
+				// stay; the filter and everything after it go. Whether a
+				// Get faults depends on whether it reads the filter or
+				// the index block; either way it must not crash or lie.
+				{"to the filter", func(r *reader.Reader) int64 { return int64(r.Footer().Filter.Offset) }, false},
+			} {
+				name := v.name + "/" + c.name + map[bool]string{true: "", false: "/fresh"}[warm]
+				t.Run(name, func(t *testing.T) { truncatedWhileMapped(t, v.hash, warm, c.mustFault, c.newLen) })
 			}
-			const n = 20000
-			key := func(i int) []byte { return fmt.Appendf(nil, "key%08d", i) }
-			val := func(i int) []byte { return fmt.Appendf(nil, "value %d %0100d", i, i) }
-			for i := 0; i < n; i++ {
-				if err := b.Add(key(i), val(i)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := b.Finish(); err != nil {
-				t.Fatal(err)
-			}
-			r, err := reader.Open(path, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			if !r.Mapped() {
-				t.Skip("file not memory-mapped on this platform")
-			}
-			if v, err := r.Get(key(1)); err != nil || string(v) != string(val(1)) {
-				t.Fatalf("Get before truncation: %q, %v", v, err)
-			}
-			if err := os.Truncate(path, c.newLen(r.Size())); err != nil {
-				t.Fatal(err)
-			}
-
-			faults := 0
-			for i := 0; i < n; i += 97 {
-				v, err := r.Get(key(i))
-				switch {
-				case err == nil:
-					if string(v) != string(val(i)) {
-						t.Fatalf("Get(%s) after truncation = %q, want %q or an error", key(i), v, val(i))
-					}
-				case errors.Is(err, format.ErrCorrupt):
-					faults++
-				default:
-					t.Fatalf("Get(%s) after truncation: %v, want a format.ErrCorrupt error", key(i), err)
-				}
-			}
-			if faults == 0 {
-				t.Fatal("no Get saw the truncation")
-			}
-			r.MayContain(key(3)) // must not crash; any answer is acceptable
-
-			it := r.NewIterator()
-			count := 0
-			for ok := it.First(); ok; ok = it.Next() {
-				count++
-			}
-			if err := it.Close(); !errors.Is(err, format.ErrCorrupt) || count >= n {
-				t.Fatalf("scan after truncation: %d entries, Close() = %v; want fewer than %d and a format.ErrCorrupt error", count, err, n)
-			}
-			for ok := it.Last(); ok; ok = it.Prev() {
-			}
-			err = r.Verify()
-			var ce *format.CorruptError
-			if !errors.As(err, &ce) || ce.Section != format.SectionFile {
-				t.Fatalf("Verify after truncation = %v, want a corruption error in section %q", err, format.SectionFile)
-			}
-			t.Logf("%d of %d Gets faulted; scan stopped after %d entries; Verify: %v", faults, (n+96)/97, count, err)
-		})
+		}
 	}
+}
+
+func truncatedWhileMapped(t *testing.T, hash, warm, mustFault bool, newLen func(*reader.Reader) int64) {
+	path := filepath.Join(t.TempDir(), "t.sst")
+	b, err := builder.Create(path, &builder.Options{Compression: format.NoCompression, HashIndex: hash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20000
+	key := func(i int) []byte { return fmt.Appendf(nil, "key%08d", i) }
+	val := func(i int) []byte { return fmt.Appendf(nil, "value %d %0100d", i, i) }
+	for i := 0; i < n; i++ {
+		if err := b.Add(key(i), val(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := reader.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if !r.Mapped() {
+		t.Skip("file not memory-mapped on this platform")
+	}
+	if p := r.Properties(); (p.HashIndexSize != 0) != hash {
+		t.Fatalf("table built with hash index %v has a %d-byte hash index", hash, p.HashIndexSize)
+	}
+	if warm {
+		if v, err := r.Get(key(1)); err != nil || string(v) != string(val(1)) {
+			t.Fatalf("Get before truncation: %q, %v", v, err)
+		}
+	}
+	if err := os.Truncate(path, newLen(r)); err != nil {
+		t.Fatal(err)
+	}
+
+	faults := 0
+	for i := 0; i < n; i += 97 {
+		v, err := r.Get(key(i))
+		switch {
+		case err == nil:
+			if string(v) != string(val(i)) {
+				t.Fatalf("Get(%s) after truncation = %q, want %q or an error", key(i), v, val(i))
+			}
+		case errors.Is(err, format.ErrCorrupt):
+			faults++
+		default:
+			t.Fatalf("Get(%s) after truncation: %v, want a format.ErrCorrupt error", key(i), err)
+		}
+	}
+	if faults == 0 && mustFault {
+		t.Fatal("no Get saw the truncation")
+	}
+	r.MayContain(key(3)) // must not crash; any answer is acceptable
+
+	it := r.NewIterator()
+	count := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		count++
+	}
+	if err := it.Close(); !errors.Is(err, format.ErrCorrupt) || count >= n {
+		t.Fatalf("scan after truncation: %d entries, Close() = %v; want fewer than %d and a format.ErrCorrupt error", count, err, n)
+	}
+	for ok := it.Last(); ok; ok = it.Prev() {
+	}
+	err = r.Verify()
+	var ce *format.CorruptError
+	if !errors.As(err, &ce) || ce.Section != format.SectionFile {
+		t.Fatalf("Verify after truncation = %v, want a corruption error in section %q", err, format.SectionFile)
+	}
+	t.Logf("%d of %d Gets faulted; scan stopped after %d entries; Verify: %v", faults, (n+96)/97, count, err)
 }

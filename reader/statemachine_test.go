@@ -64,6 +64,8 @@ type smMachine struct {
 	data     []byte // the table's bytes (kept for both kinds, to check Size)
 	path     string // the table's file: built by Create, or data spilled to disk for Open
 	opts     builder.Options
+	ropts    reader.Options // the reader's options: filter policies and block cache budget
+	known    bool           // the reader knows the table's filter policy
 
 	r    *reader.Reader
 	mode smTableMode
@@ -71,9 +73,11 @@ type smMachine struct {
 }
 
 // TestStateMachine drives builder and reader through random sequences of
-// adds, builds (with random options, in memory or on disk), reopens through
-// the other open path, lookups, filter probes, seeks and scans, checking
-// every answer against a sorted-map model.
+// adds, builds (with random options, format version 1 or 2, in memory or on
+// disk), reopens through the other open path, lookups, filter probes, seeks
+// and scans, checking every answer against a sorted-map model. The reader
+// options are random too: the block cache on, off or tiny, and the filter
+// policy built in, registered or unknown to the reader.
 func TestStateMachine(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		dir, err := os.MkdirTemp("", "sstable-statemachine-")
@@ -117,6 +121,17 @@ func (m *smMachine) check(t *rapid.T) {
 	}
 	if m.r.Size() != int64(len(m.data)) {
 		t.Fatalf("Size() = %d, table has %d bytes", m.r.Size(), len(m.data))
+	}
+	wantVersion := format.Version1
+	if m.opts.HashIndex {
+		wantVersion = format.Version2
+	}
+	if p.FormatVersion != wantVersion || m.r.Footer().Version != wantVersion || (p.HashIndexSize != 0) != m.opts.HashIndex {
+		t.Fatalf("table built with hash index %v: format version %d, footer version %d, hash index size %d",
+			m.opts.HashIndex, p.FormatVersion, m.r.Footer().Version, p.HashIndexSize)
+	}
+	if m.r.FilterKnown() != m.known || p.FilterUnknown == m.known {
+		t.Fatalf("policy %q: FilterKnown() = %v, FilterUnknown = %v; the reader should know it: %v", p.FilterPolicy, m.r.FilterKnown(), p.FilterUnknown, m.known)
 	}
 	if mmapSupported && m.r.Mapped() != (m.mode == smOpen) {
 		t.Fatalf("Mapped() = %v for a reader opened by %v", m.r.Mapped(), m.mode)
@@ -238,19 +253,29 @@ func (m *smMachine) build(t *rapid.T) {
 	sort.Strings(m.keys)
 
 	var policy filterblock.Policy
-	switch rapid.IntRange(0, 2).Draw(t, "filterKind") {
+	m.ropts = reader.Options{BlockCacheSize: rapid.SampledFrom([]int64{0, -1, 1, 8 << 10}).Draw(t, "blockCacheSize")}
+	m.known = true
+	switch rapid.IntRange(0, 4).Draw(t, "filterKind") {
 	case 0:
 		policy = filterblock.Bloom(rapid.IntRange(1, 20).Draw(t, "bloomBits"))
 	case 1:
 		policy = filterblock.LevelDBBloom(rapid.IntRange(1, 20).Draw(t, "levelDBBits"))
-	default:
+	case 2:
 		policy = filterblock.BloomFPR(rapid.Float64Range(0.001, 0.2).Draw(t, "fpr"))
+	case 3: // registered with the reader
+		p := &bitmapPolicy{}
+		policy = p
+		m.ropts.Filters = []filterblock.Policy{p}
+	default: // unknown to the reader: read as if there were no filter
+		policy = &bitmapPolicy{}
+		m.known = false
 	}
 	m.opts = builder.Options{
 		BlockSize:       rapid.IntRange(16, 4096).Draw(t, "blockSize"),
 		RestartInterval: rapid.IntRange(1, 32).Draw(t, "restartInterval"),
 		Compression:     rapid.SampledFrom([]format.Compression{format.NoCompression, format.SnappyCompression}).Draw(t, "compression"),
 		Filter:          policy,
+		HashIndex:       rapid.Bool().Draw(t, "hashIndex"),
 	}
 
 	m.closeReader(t)
@@ -303,8 +328,8 @@ func (m *smMachine) build(t *rapid.T) {
 			p.FilterPolicy, p.Compression, p.BlockSize, p.RestartInterval,
 			policy.Name(), m.opts.Compression, m.opts.BlockSize, m.opts.RestartInterval)
 	}
-	if !m.r.FilterKnown() {
-		t.Fatalf("FilterKnown() = false for built-in policy %q", p.FilterPolicy)
+	if m.r.FilterKnown() != m.known {
+		t.Fatalf("FilterKnown() = %v for policy %q (known to the reader: %v)", m.r.FilterKnown(), p.FilterPolicy, m.known)
 	}
 }
 
@@ -313,14 +338,14 @@ func (m *smMachine) open(t *rapid.T, mode smTableMode) {
 	var err error
 	switch mode {
 	case smMemNew:
-		m.r, err = reader.New(bytes.NewReader(m.data), int64(len(m.data)), nil)
+		m.r, err = reader.New(bytes.NewReader(m.data), int64(len(m.data)), &m.ropts)
 	case smFileNew:
 		if m.file, err = os.Open(m.path); err != nil {
 			t.Fatalf("os.Open: %v", err)
 		}
-		m.r, err = reader.New(m.file, int64(len(m.data)), nil)
+		m.r, err = reader.New(m.file, int64(len(m.data)), &m.ropts)
 	case smOpen:
-		m.r, err = reader.Open(m.path, nil)
+		m.r, err = reader.Open(m.path, &m.ropts)
 	}
 	if err != nil {
 		t.Fatalf("opening table %d by %v: %v", m.tables, mode, err)
@@ -450,9 +475,13 @@ func (m *smMachine) mayContain(t *rapid.T) {
 			t.Fatalf("MayContain(%q) = false for a present key (policy %q)", k, m.r.Properties().FilterPolicy)
 		}
 	}
-	// An absent key may or may not be reported; when the filter rules it
-	// out, Get must agree.
+	// An absent key may or may not be reported (always, by a reader that
+	// does not know the policy); when the filter rules it out, Get must
+	// agree.
 	k := smAbsentKey(t, m.vals, m.keys)
+	if !m.known && !m.r.MayContain([]byte(k)) {
+		t.Fatalf("MayContain(%q) = false, but the reader does not know policy %q", k, m.r.Properties().FilterPolicy)
+	}
 	if !m.r.MayContain([]byte(k)) {
 		if _, err := m.r.Get([]byte(k)); !errors.Is(err, reader.ErrNotFound) {
 			t.Fatalf("Get(%q) after MayContain = false: %v; want ErrNotFound", k, err)

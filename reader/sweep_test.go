@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sstkit/sstable/builder"
 	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/reader"
@@ -53,50 +54,57 @@ func loadGoldenTables(t *testing.T) []*goldenTable {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g := &goldenTable{name: name, data: data}
-		r, err := reader.New(bytes.NewReader(data), int64(len(data)), nil)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if err := r.Verify(); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		it := r.NewIterator()
-		for ok := it.First(); ok; ok = it.Next() {
-			g.keys = append(g.keys, slices.Clone(it.Key()))
-			g.values = append(g.values, slices.Clone(it.Value()))
-		}
-		if err := it.Close(); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		g.entries = len(g.keys)
-		if uint64(g.entries) != r.Properties().NumEntries {
-			t.Fatalf("%s: scan gave %d entries, properties say %d", name, g.entries, r.Properties().NumEntries)
-		}
-		// Absent keys: just after each of some keys, and past the end.
-		for i := 0; i < len(g.keys); i += 5 {
-			g.absent = append(g.absent, append(slices.Clone(g.keys[i]), 0))
-		}
-		g.absent = append(g.absent, []byte("\xff\xff\xff"), []byte("m"))
-		for i, k := range g.keys {
-			v, err := r.Get(k)
-			if err != nil || !bytes.Equal(v, g.values[i]) {
-				t.Fatalf("%s: Get(%q) = %q, %v; the scan gave %q", name, k, v, err, g.values[i])
-			}
-		}
-		for _, k := range g.absent {
-			if _, err := r.Get(k); !errors.Is(err, reader.ErrNotFound) {
-				t.Fatalf("%s: Get(%q) of an absent key: %v", name, k, err)
-			}
-		}
-		r.Close()
-		out = append(out, g)
+		out = append(out, newGoldenTable(t, name, data))
 	}
 	if len(out[0].keys) == 0 || len(out[1].keys) == 0 || len(out[2].keys) != 0 {
 		t.Fatalf("golden tables hold %d, %d and %d entries; want two non-empty tables and an empty one",
 			len(out[0].keys), len(out[1].keys), len(out[2].keys))
 	}
 	return out
+}
+
+// newGoldenTable records what the undamaged table data answers, for the
+// sweeps: a full scan, and ErrNotFound for a few absent keys.
+func newGoldenTable(t *testing.T, name string, data []byte) *goldenTable {
+	t.Helper()
+	g := &goldenTable{name: name, data: data}
+	r, err := reader.New(bytes.NewReader(data), int64(len(data)), nil)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	defer r.Close()
+	if err := r.Verify(); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	it := r.NewIterator()
+	for ok := it.First(); ok; ok = it.Next() {
+		g.keys = append(g.keys, slices.Clone(it.Key()))
+		g.values = append(g.values, slices.Clone(it.Value()))
+	}
+	if err := it.Close(); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	g.entries = len(g.keys)
+	if uint64(g.entries) != r.Properties().NumEntries {
+		t.Fatalf("%s: scan gave %d entries, properties say %d", name, g.entries, r.Properties().NumEntries)
+	}
+	// Absent keys: just after each of some keys, and past the end.
+	for i := 0; i < len(g.keys); i += 5 {
+		g.absent = append(g.absent, append(slices.Clone(g.keys[i]), 0))
+	}
+	g.absent = append(g.absent, []byte("\xff\xff\xff"), []byte("m"))
+	for i, k := range g.keys {
+		v, err := r.Get(k)
+		if err != nil || !bytes.Equal(v, g.values[i]) {
+			t.Fatalf("%s: Get(%q) = %q, %v; the scan gave %q", name, k, v, err, g.values[i])
+		}
+	}
+	for _, k := range g.absent {
+		if _, err := r.Get(k); !errors.Is(err, reader.ErrNotFound) {
+			t.Fatalf("%s: Get(%q) of an absent key: %v", name, k, err)
+		}
+	}
+	return g
 }
 
 // damageResult says how a damaged copy of a table was handled.
@@ -313,82 +321,90 @@ func sweepStride() int {
 // Undetected flips would therefore be failures, not statistics.
 func TestGoldenBitFlipSweep(t *testing.T) {
 	tables := loadGoldenTables(t)
-	stride := sweepStride()
-	workers := runtime.GOMAXPROCS(0)
 	// Each flip allocates a few small objects; a larger GC target saves
 	// about a tenth of the run time on the tiny heap.
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	dir := t.TempDir()
 	start := time.Now()
 	for _, g := range tables {
-		t.Run(g.name, func(t *testing.T) {
-			var (
-				mu    sync.Mutex
-				total sweepStats
-				probs problems
-				wg    sync.WaitGroup
-			)
-			tStart := time.Now()
-			flips := 8 * len(g.data)
-			for w := range workers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					var st sweepStats
-					buf := slices.Clone(g.data)
-					src := bytes.NewReader(buf)
-					size := int64(len(buf))
-					c := &checker{g: g}
-					path := filepath.Join(dir, fmt.Sprintf("%s.%d", g.name, w))
-					openMem := func() (*reader.Reader, error) { return reader.New(src, size, nil) }
-					openFile := func() (*reader.Reader, error) { return reader.Open(path, nil) }
-					// Flip f damages bit f%8 of byte f/8. The workers
-					// share out the multiples of stride.
-					for f := w * stride; f < flips; f += workers * stride {
-						i, mask := f/8, byte(1)<<(f%8)
-						buf[i] ^= mask
-						res := c.check(openMem, f%2 == 1)
-						st.count(res)
-						where := func() string { return fmt.Sprintf("%s: bit %d of byte %d (of %d)", g.name, f%8, i, len(buf)) }
-						if res.problem != "" {
-							probs.add("%s, New: %s", where(), res.problem)
-						}
-						if !res.openErr && !res.verifyErr {
-							// Every byte is checksummed: Open or Verify must
-							// have noticed.
-							probs.add("%s, New: Open and Verify missed the flip (caught by reads: %v)", where(), res.readErr)
-						}
-						if f%97 == 0 {
-							st.mapped++
-							if err := os.WriteFile(path, buf, 0o644); err != nil {
-								probs.add("%v", err)
-								return
-							}
-							res := c.check(openFile, f%2 == 1)
-							if res.problem != "" {
-								probs.add("%s, Open: %s", where(), res.problem)
-							}
-							if !res.openErr && !res.verifyErr {
-								probs.add("%s, Open: Open and Verify missed the flip", where())
-							}
-						}
-						buf[i] ^= mask
-					}
-					mu.Lock()
-					total.add(st)
-					mu.Unlock()
-				}()
-			}
-			wg.Wait()
-			probs.report(t)
-			if want := (flips + stride - 1) / stride; stride == 1 && total.tried != want {
-				t.Errorf("tried %d flips, want %d", total.tried, want)
-			}
-			t.Logf("%s (%d bytes): %d of %d flips tried (stride %d), %d detected (%d by Open, %d by Verify, %d by reads only), %d undetected; %d also through mmap; %v",
-				g.name, len(g.data), total.tried, flips, stride, total.detected, total.byOpen, total.byVerify, total.byReadsOnly, total.undetected, total.mapped, time.Since(tStart).Round(time.Millisecond))
-		})
+		t.Run(g.name, func(t *testing.T) { bitFlipSweep(t, g, sweepStride(), nil, dir) })
 	}
 	t.Logf("bit-flip sweep of %d golden tables: %v", len(tables), time.Since(start).Round(time.Millisecond))
+}
+
+// bitFlipSweep flips every stride-th bit of g's table in turn (every bit
+// with stride 1) and checks each damaged copy: Open or Verify must report
+// corruption, and no read may panic or give a wrong answer. Flips go
+// through reader.New over a bytes.Reader with opts; every 97th also
+// through reader.Open of a file in dir, which memory-maps it. It returns
+// the counts.
+func bitFlipSweep(t *testing.T, g *goldenTable, stride int, opts *reader.Options, dir string) sweepStats {
+	workers := runtime.GOMAXPROCS(0)
+	var (
+		mu    sync.Mutex
+		total sweepStats
+		probs problems
+		wg    sync.WaitGroup
+	)
+	tStart := time.Now()
+	flips := 8 * len(g.data)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var st sweepStats
+			buf := slices.Clone(g.data)
+			src := bytes.NewReader(buf)
+			size := int64(len(buf))
+			c := &checker{g: g}
+			path := filepath.Join(dir, fmt.Sprintf("%s.%d", g.name, w))
+			openMem := func() (*reader.Reader, error) { return reader.New(src, size, opts) }
+			openFile := func() (*reader.Reader, error) { return reader.Open(path, opts) }
+			// Flip f damages bit f%8 of byte f/8. The workers share
+			// out the multiples of stride.
+			for f := w * stride; f < flips; f += workers * stride {
+				i, mask := f/8, byte(1)<<(f%8)
+				buf[i] ^= mask
+				res := c.check(openMem, f%2 == 1)
+				st.count(res)
+				where := func() string { return fmt.Sprintf("%s: bit %d of byte %d (of %d)", g.name, f%8, i, len(buf)) }
+				if res.problem != "" {
+					probs.add("%s, New: %s", where(), res.problem)
+				}
+				if !res.openErr && !res.verifyErr {
+					// Every byte is checksummed: Open or Verify must
+					// have noticed.
+					probs.add("%s, New: Open and Verify missed the flip (caught by reads: %v)", where(), res.readErr)
+				}
+				if f%97 == 0 {
+					st.mapped++
+					if err := os.WriteFile(path, buf, 0o644); err != nil {
+						probs.add("%v", err)
+						return
+					}
+					res := c.check(openFile, f%2 == 1)
+					if res.problem != "" {
+						probs.add("%s, Open: %s", where(), res.problem)
+					}
+					if !res.openErr && !res.verifyErr {
+						probs.add("%s, Open: Open and Verify missed the flip", where())
+					}
+				}
+				buf[i] ^= mask
+			}
+			mu.Lock()
+			total.add(st)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	probs.report(t)
+	if want := (flips + stride - 1) / stride; total.tried != want {
+		t.Errorf("tried %d flips, want %d", total.tried, want)
+	}
+	t.Logf("%s (%d bytes): %d of %d flips tried (stride %d), %d detected (%d by Open, %d by Verify, %d by reads only), %d undetected; %d also through mmap; %v",
+		g.name, len(g.data), total.tried, flips, stride, total.detected, total.byOpen, total.byVerify, total.byReadsOnly, total.undetected, total.mapped, time.Since(tStart).Round(time.Millisecond))
+	return total
 }
 
 // TestGoldenTruncationSweep cuts each golden table to every shorter length:
@@ -399,43 +415,49 @@ func TestGoldenTruncationSweep(t *testing.T) {
 	tables := loadGoldenTables(t)
 	dir := t.TempDir()
 	for _, g := range tables {
-		t.Run(g.name, func(t *testing.T) {
-			var probs problems
-			var st sweepStats
-			c := &checker{g: g}
-			path := filepath.Join(dir, g.name)
-			tStart := time.Now()
-			for n := 0; n < len(g.data); n++ {
-				trunc := g.data[:n:n]
-				res := c.check(func() (*reader.Reader, error) {
-					return reader.New(bytes.NewReader(trunc), int64(n), nil)
-				}, n%2 == 1)
-				st.count(res)
-				if res.problem != "" {
-					probs.add("%s truncated to %d bytes, New: %s", g.name, n, res.problem)
-				}
-				if !res.openErr && !res.verifyErr {
-					probs.add("%s truncated to %d bytes, New: Open and Verify succeeded", g.name, n)
-				}
-				if n%13 == 0 {
-					st.mapped++
-					if err := os.WriteFile(path, trunc, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					res := c.check(func() (*reader.Reader, error) { return reader.Open(path, nil) }, n%2 == 1)
-					if res.problem != "" {
-						probs.add("%s truncated to %d bytes, Open: %s", g.name, n, res.problem)
-					}
-					if !res.openErr && !res.verifyErr {
-						probs.add("%s truncated to %d bytes, Open: Open and Verify succeeded", g.name, n)
-					}
-				}
-			}
-			probs.report(t)
-			t.Logf("%s (%d bytes): %d truncations tried, %d detected (%d by Open, %d by Verify), %d undetected; %d also through Open; %v",
-				g.name, len(g.data), st.tried, st.detected, st.byOpen, st.byVerify, st.undetected, st.mapped, time.Since(tStart).Round(time.Millisecond))
-		})
+		t.Run(g.name, func(t *testing.T) { truncationSweep(t, g, nil, dir) })
 	}
+}
+
+// truncationSweep cuts g's table to every shorter length: Open or Verify
+// must report corruption, and no read may panic or give a wrong answer.
+// Every length goes through reader.New with opts, every 13th also through
+// reader.Open of a file in dir.
+func truncationSweep(t *testing.T, g *goldenTable, opts *reader.Options, dir string) {
+	var probs problems
+	var st sweepStats
+	c := &checker{g: g}
+	path := filepath.Join(dir, g.name)
+	tStart := time.Now()
+	for n := 0; n < len(g.data); n++ {
+		trunc := g.data[:n:n]
+		res := c.check(func() (*reader.Reader, error) {
+			return reader.New(bytes.NewReader(trunc), int64(n), opts)
+		}, n%2 == 1)
+		st.count(res)
+		if res.problem != "" {
+			probs.add("%s truncated to %d bytes, New: %s", g.name, n, res.problem)
+		}
+		if !res.openErr && !res.verifyErr {
+			probs.add("%s truncated to %d bytes, New: Open and Verify succeeded", g.name, n)
+		}
+		if n%13 == 0 {
+			st.mapped++
+			if err := os.WriteFile(path, trunc, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res := c.check(func() (*reader.Reader, error) { return reader.Open(path, opts) }, n%2 == 1)
+			if res.problem != "" {
+				probs.add("%s truncated to %d bytes, Open: %s", g.name, n, res.problem)
+			}
+			if !res.openErr && !res.verifyErr {
+				probs.add("%s truncated to %d bytes, Open: Open and Verify succeeded", g.name, n)
+			}
+		}
+	}
+	probs.report(t)
+	t.Logf("%s (%d bytes): %d truncations tried, %d detected (%d by Open, %d by Verify), %d undetected; %d also through Open; %v",
+		g.name, len(g.data), st.tried, st.detected, st.byOpen, st.byVerify, st.undetected, st.mapped, time.Since(tStart).Round(time.Millisecond))
 }
 
 // TestForeignFiles opens files that are not tables at all: each must be
@@ -612,7 +634,7 @@ func TestLyingLengths(t *testing.T) {
 	// bytes.
 	hugeRecord := binary.AppendUvarint(nil, 1) // tag 1: format version
 	hugeRecord = binary.AppendUvarint(hugeRecord, 1)
-	hugeRecord = binary.AppendUvarint(hugeRecord, uint64(format.Version))
+	hugeRecord = binary.AppendUvarint(hugeRecord, uint64(format.Version1)) // the golden tables are version 1
 	hugeRecord = binary.AppendUvarint(hugeRecord, 4)
 	hugeRecord = binary.AppendUvarint(hugeRecord, huge)
 	hugeRecord = append(hugeRecord, "key"...)
@@ -706,5 +728,66 @@ func TestLyingLengths(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// hashSweepTable builds the small version 2 table the hash index sweeps
+// damage: 200 entries in about a dozen data blocks.
+func hashSweepTable(t *testing.T, c format.Compression) *goldenTable {
+	t.Helper()
+	es := numbered(200, func(i int) string { return fmt.Sprintf("v%d%s", i, strings.Repeat("-", i%9)) })
+	data, p := build(t, es, &builder.Options{BlockSize: 256, RestartInterval: 4, Compression: c, HashIndex: true})
+	if p.FormatVersion != format.Version2 || p.NumDataBlocks < 8 {
+		t.Fatalf("sweep table: format version %d, %d data blocks", p.FormatVersion, p.NumDataBlocks)
+	}
+	return newGoldenTable(t, "v2-"+c.String(), data)
+}
+
+// hashSweepStride is sweepStride for the version 2 sweeps, whose tables
+// are small enough to flip every bit in a few seconds: every bit unless
+// under the race detector or with -short.
+func hashSweepStride() int {
+	switch {
+	case raceEnabled:
+		return 89
+	case testing.Short():
+		return 7
+	}
+	return 1
+}
+
+// TestHashIndexBitFlipSweep flips every bit of a small version 2 table
+// (snappy and raw) in turn, as TestGoldenBitFlipSweep does for the golden
+// version 1 tables. The hash index section is checksummed like every other
+// block, so Open or Verify must report every flip; no read may panic or
+// give a wrong answer (a Get that returns a value returns the right one).
+// The snappy table is read with the default block cache, the raw one with
+// none.
+func TestHashIndexBitFlipSweep(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	dir := t.TempDir()
+	for _, c := range []format.Compression{format.SnappyCompression, format.NoCompression} {
+		g := hashSweepTable(t, c)
+		var opts *reader.Options
+		if c == format.NoCompression {
+			opts = &reader.Options{BlockCacheSize: -1}
+		}
+		t.Run(g.name, func(t *testing.T) {
+			st := bitFlipSweep(t, g, hashSweepStride(), opts, dir)
+			if st.undetected != 0 {
+				t.Errorf("%d flips went undetected", st.undetected)
+			}
+		})
+	}
+}
+
+// TestHashIndexTruncationSweep cuts a small version 2 table (snappy and
+// raw) to every shorter length, as TestGoldenTruncationSweep does for the
+// golden tables.
+func TestHashIndexTruncationSweep(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []format.Compression{format.SnappyCompression, format.NoCompression} {
+		g := hashSweepTable(t, c)
+		t.Run(g.name, func(t *testing.T) { truncationSweep(t, g, nil, dir) })
 	}
 }

@@ -1,0 +1,271 @@
+package fuzz
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/sstkit/sstable/format"
+)
+
+// hashIndexSeed builds a hash index section with format.HashIndexWriter:
+// n entries spread over the blocks whose file offsets (and the data size,
+// last) are blockOffsets, written at file offset off.
+func hashIndexSeed(n int, blockOffsets []uint64, off uint64, fileOffsets bool) []byte {
+	w := format.HashIndexWriter{FileOffsets: fileOffsets}
+	nb := len(blockOffsets) - 1
+	for i := range n {
+		b := i * nb / max(n, 1)
+		span := blockOffsets[b+1] - blockOffsets[b] - format.BlockTrailerLen
+		w.Add(format.KeyHash(fmt.Appendf(nil, "key%d", i)), uint32(b), uint32(uint64(i*11)%max(span, 1)))
+	}
+	return w.Append(nil, off, blockOffsets)
+}
+
+// FuzzHashIndex decodes arbitrary bytes as a hash index section with
+// format.DecodeHashIndex: at the file offset, data size and block count
+// given, and at those the header and block offsets themselves claim, so
+// that mutated slots get past the header checks. Whatever decodes must
+// keep its promises: every BlockHandle lies inside the data section and
+// the handles tile it; Probe, Prefetch and Next never panic, name only
+// blocks below NumBlocks, wrap ErrCorrupt, and end within NumSlots slots;
+// Occupied counts at most NumSlots. The bytes also drive a round trip
+// through format.HashIndexWriter (every added entry must be found from its
+// hash) and, as data block contents, format.EntryAt, which must agree with
+// format.BlockIter on every entry stored whole.
+func FuzzHashIndex(f *testing.F) {
+	sections := 0
+	for _, st := range seedTables(f) {
+		p, ok := splitTable(st.file)
+		if ok && p.hashIndex != nil {
+			// The tables built here must decode; golden files need not.
+			if _, err := format.DecodeHashIndex(p.hashIndex, int64(p.hashIndexOff), p.dataSize, p.numDataBlocks); err == nil {
+				sections++
+			} else if !strings.HasPrefix(st.name, "golden/") {
+				f.Fatalf("seed table %s: hash index does not decode: %v", st.name, err)
+			}
+			f.Add(p.hashIndex, int64(p.hashIndexOff), p.dataSize, p.numDataBlocks, uint64(0x9e3779b97f4a7c15))
+			for i, b := range p.dataBlocks {
+				if i < 2 {
+					f.Add(b, int64(0), uint64(len(b)), uint64(1), uint64(i))
+				}
+			}
+		}
+	}
+	if sections < 4 {
+		f.Fatalf("%d seed tables have a hash index, want at least 4", sections)
+	}
+	for _, fileOffsets := range []bool{false, true} {
+		offs := []uint64{0, 100, 250, 1000}
+		f.Add(hashIndexSeed(40, offs, 1000, fileOffsets), int64(1000), uint64(1000), uint64(3), uint64(7))
+		f.Add(hashIndexSeed(1, []uint64{0, 30}, 30, fileOffsets), int64(30), uint64(30), uint64(1), uint64(1))
+	}
+	f.Add(hashIndexSeed(0, []uint64{0}, 0, false), int64(0), uint64(0), uint64(0), uint64(0))
+	f.Add([]byte{}, int64(0), uint64(0), uint64(0), uint64(0))
+	f.Fuzz(func(t *testing.T, contents []byte, off int64, dataSize, numBlocks, h uint64) {
+		checkHashIndex(t, contents, off, dataSize, numBlocks, h)
+		if len(contents) >= format.HashIndexHeaderLen+8 {
+			claimedBlocks := uint64(binary.LittleEndian.Uint32(contents[4:]))
+			claimedSize := binary.LittleEndian.Uint64(contents[len(contents)-8:])
+			checkHashIndex(t, contents, off, claimedSize, claimedBlocks, h)
+		}
+		checkHashIndexWriter(t, contents, h)
+		checkEntryAt(t, contents)
+	})
+}
+
+// checkHashIndex decodes contents and checks what it decodes to.
+func checkHashIndex(t *testing.T, contents []byte, off int64, dataSize, numBlocks, h uint64) {
+	x, err := format.DecodeHashIndex(contents, off, dataSize, numBlocks)
+	if err != nil {
+		wantErr(t, "DecodeHashIndex", err, format.ErrCorrupt)
+		return
+	}
+	if uint64(x.NumBlocks()) != numBlocks {
+		t.Fatalf("decoded %d blocks, want %d", x.NumBlocks(), numBlocks)
+	}
+	if w := x.SlotWidth(); w < 4 || w > 8 {
+		t.Fatalf("slot width %d", w)
+	}
+	if x.NumSlots() > uint64(len(contents)) {
+		t.Fatalf("%d slots in %d bytes", x.NumSlots(), len(contents))
+	}
+	next := uint64(0)
+	for i := range x.NumBlocks() {
+		bh := x.BlockHandle(i)
+		if bh.Offset != next || bh.End() < bh.Offset || bh.End() > dataSize {
+			t.Fatalf("block %d of %d: handle %+v (end %d), previous block ends at %d, data size %d", i, x.NumBlocks(), bh, bh.End(), next, dataSize)
+		}
+		next = bh.End()
+	}
+	if next != dataSize {
+		t.Fatalf("blocks end at %d, data size %d", next, dataSize)
+	}
+	occupied := x.Occupied()
+	if occupied > x.NumSlots() {
+		t.Fatalf("%d of %d slots occupied", occupied, x.NumSlots())
+	}
+	for _, hh := range []uint64{h, ^h, h * 0x9e3779b97f4a7c15, format.KeyHash(contents), 0} {
+		p := x.Probe(hh)
+		p.Prefetch()
+		found := uint64(0)
+		for calls := uint64(0); ; calls++ {
+			if calls > x.NumSlots() {
+				t.Fatalf("probe of %#x: %d calls to Next without an end (%d slots)", hh, calls, x.NumSlots())
+			}
+			b, o, ok, err := p.Next()
+			if err != nil {
+				wantErr(t, "HashProbe.Next", err, format.ErrCorrupt)
+				if ok {
+					t.Fatal("Next returned ok with an error")
+				}
+			}
+			if !ok {
+				// The probe stays ended.
+				if _, _, ok, err := p.Next(); ok || err != nil {
+					t.Fatalf("Next after the end: ok %v, err %v", ok, err)
+				}
+				break
+			}
+			if b < 0 || b >= x.NumBlocks() {
+				t.Fatalf("probe of %#x named block %d of %d", hh, b, x.NumBlocks())
+			}
+			if !x.FileOffsets() && uint64(o) >= 1<<32 {
+				t.Fatalf("probe of %#x: offset %d in a block", hh, o)
+			}
+			found++
+		}
+		if found > occupied {
+			t.Fatalf("probe of %#x found %d slots, %d are occupied", hh, found, occupied)
+		}
+	}
+}
+
+// checkHashIndexWriter builds a hash index over entries drawn from data and
+// checks that decoding it finds every one from its hash.
+func checkHashIndexWriter(t *testing.T, data []byte, h uint64) {
+	n := min(len(data)/8, 40)
+	nb := int(h%7) + 1
+	blockLen := 16 + h>>8%4000 // stored bytes per block, trailer excluded
+	offs := make([]uint64, nb+1)
+	for i := range offs {
+		offs[i] = uint64(i) * (blockLen + format.BlockTrailerLen)
+	}
+	sectionOff := offs[nb]
+	w := format.HashIndexWriter{FileOffsets: h&1 != 0}
+	type loc struct {
+		block int
+		off   uint64
+	}
+	want := map[uint64][]loc{} // by hash: duplicates are allowed
+	for i := range n {
+		kh := binary.LittleEndian.Uint64(data[8*i:])
+		b := int(kh>>40) % nb
+		o := uint32(kh>>8) % uint32(blockLen)
+		w.Add(kh, uint32(b), o)
+		l := loc{b, uint64(o)}
+		if w.FileOffsets {
+			l.off += offs[b]
+		}
+		want[kh] = append(want[kh], l)
+	}
+	if w.Len() != uint64(n) {
+		t.Fatalf("HashIndexWriter.Len() = %d after %d adds", w.Len(), n)
+	}
+	section := w.Append(nil, sectionOff, offs)
+	x, err := format.DecodeHashIndex(section, int64(sectionOff), offs[nb], uint64(nb))
+	if err != nil {
+		t.Fatalf("DecodeHashIndex of a written section: %v", err)
+	}
+	if x.NumSlots() != format.HashIndexSlots(uint64(n)) || x.Occupied() != uint64(n) || x.FileOffsets() != w.FileOffsets {
+		t.Fatalf("%d entries: %d slots (want %d), %d occupied, file offsets %v (want %v)", n, x.NumSlots(), format.HashIndexSlots(uint64(n)), x.Occupied(), x.FileOffsets(), w.FileOffsets)
+	}
+	for i := range nb {
+		if bh := x.BlockHandle(i); bh.Offset != offs[i] || bh.Length != blockLen {
+			t.Fatalf("block %d: handle %+v, want offset %d length %d", i, bh, offs[i], blockLen)
+		}
+	}
+	for kh, locs := range want {
+		p := x.Probe(kh)
+		var got []loc
+		for {
+			b, o, ok, err := p.Next()
+			if err != nil {
+				t.Fatalf("probe of %#x: %v", kh, err)
+			}
+			if !ok {
+				break
+			}
+			got = append(got, loc{b, uint64(o)})
+		}
+		for _, l := range locs {
+			found := false
+			for _, g := range got {
+				found = found || g == l
+			}
+			if !found {
+				t.Fatalf("entry with hash %#x at block %d offset %d not found; the probe gave %v", kh, l.block, l.off, got)
+			}
+		}
+	}
+}
+
+// checkEntryAt reads contents as data block contents with format.EntryAt
+// at every offset format.BlockIter reaches (and a few others): an entry
+// EntryAt decodes must be the iterator's, and it must refuse entries that
+// share key bytes with their predecessor.
+func checkEntryAt(t *testing.T, contents []byte) {
+	// Arbitrary offsets: errors only, never a panic or slices out of the
+	// entries.
+	end, endErr := format.EntriesEnd(contents, 0)
+	if endErr != nil {
+		wantErr(t, "EntriesEnd", endErr, format.ErrCorrupt)
+	} else if end < 0 || end > len(contents)-4 {
+		t.Fatalf("EntriesEnd = %d for %d bytes", end, len(contents))
+	}
+	for _, off := range []uint32{0, 1, 2, 3, uint32(len(contents) / 2), uint32(len(contents)), 1 << 31} {
+		k, v, err := format.EntryAt(contents, 0, off)
+		if err != nil {
+			wantErr(t, "EntryAt", err, format.ErrCorrupt)
+			continue
+		}
+		if endErr != nil || int(off) >= end || !within(contents[:end], k) || !within(contents[:end], v) {
+			t.Fatalf("EntryAt(%d) = %q, %q outside the %d bytes of entries", off, k, v, end)
+		}
+	}
+	var it format.BlockIter
+	if it.Init(format.SectionDataBlock, 0, contents) != nil {
+		return
+	}
+	n := 0
+	for ok := it.First(); ok && n < len(contents); ok = it.Next() {
+		n++
+		off := it.Offset()
+		k, v, err := format.EntryAt(contents, 0, uint32(off))
+		if err != nil {
+			// A prefix-compressed entry, which a hash index cannot
+			// name; one whose first byte says shared = 0 is whole.
+			wantErr(t, "EntryAt", err, format.ErrCorrupt)
+			if contents[off] == 0 {
+				t.Fatalf("EntryAt(%d) of a whole entry BlockIter decodes as %q=%q: %v", off, it.Key(), it.Value(), err)
+			}
+			continue
+		}
+		if !bytes.Equal(k, it.Key()) || !bytes.Equal(v, it.Value()) {
+			t.Fatalf("entry at offset %d: EntryAt gives %q=%q, BlockIter %q=%q", off, k, v, it.Key(), it.Value())
+		}
+	}
+}
+
+// within reports whether b is empty or lies inside s.
+func within(s, b []byte) bool {
+	if len(b) == 0 {
+		return true
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return p >= lo && p-lo <= uintptr(len(s)) && uintptr(len(b)) <= uintptr(len(s))-(p-lo)
+}
