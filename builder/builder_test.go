@@ -1025,8 +1025,13 @@ func TestBuilderProperties(t *testing.T) {
 		t.Fatalf("(-builder +reader):\n%s", diff)
 	}
 	if bp.FilterBitsPerKey != 7 || bp.FilterPolicy != filterblock.BloomName || bp.BlockSize != 100 || bp.RestartInterval != 4 ||
-		bp.Compression != format.NoCompression || string(bp.LargestKey) != ps[len(ps)-1].K || bp.FormatVersion != format.Version {
+		bp.Compression != format.NoCompression || string(bp.LargestKey) != ps[len(ps)-1].K || bp.FormatVersion != format.Version1 || bp.HashIndexSize != 0 {
 		t.Fatalf("properties after Finish: %+v", bp)
+	}
+	// Without a hash index the builder writes version 1 tables.
+	data := buf.Bytes()
+	if f, err := footer.Decode(data[len(data)-footer.Size:], int64(len(data))); err != nil || f.Version != format.Version1 {
+		t.Fatalf("footer version %d, %v; want %d", f.Version, err, format.Version1)
 	}
 	if bp.DataSize+bp.FilterSize+bp.IndexSize+footer.Size >= uint64(buf.Len()) {
 		t.Fatalf("section sizes exceed the %d-byte table: %+v", buf.Len(), bp)

@@ -31,6 +31,7 @@ var goldenTables = []struct {
 	{"snappy.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10)}, true},
 	{"none.sst", builder.Options{BlockSize: 512, RestartInterval: 16, Compression: format.NoCompression, Filter: filterblock.Bloom(10)}, true},
 	{"empty.sst", builder.Options{}, false},
+	{"hashindex.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10), HashIndex: true}, true},
 }
 
 type kv struct{ Key, Value string }
@@ -124,6 +125,18 @@ func TestGolden(t *testing.T) {
 			}
 			if p := r.Properties(); p.NumEntries != uint64(len(wantEntries)) {
 				t.Fatalf("NumEntries = %d, want %d", p.NumEntries, len(wantEntries))
+			}
+			wantVersion := format.Version1
+			if g.opts.HashIndex {
+				wantVersion = format.Version2
+				var ps []pair
+				for _, e := range wantEntries {
+					ps = append(ps, pair{e.Key, e.Value})
+				}
+				checkHashIndexTable(t, want, r.Properties(), ps)
+			}
+			if p := r.Properties(); p.FormatVersion != wantVersion || (p.HashIndexSize != 0) != g.opts.HashIndex {
+				t.Fatalf("format version %d, hash index size %d; want version %d", p.FormatVersion, p.HashIndexSize, wantVersion)
 			}
 		})
 	}

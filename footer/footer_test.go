@@ -21,7 +21,7 @@ var sample = footer.Footer{
 	Index:      format.BlockHandle{Offset: 5000, Length: 300},
 	Filter:     format.BlockHandle{Offset: 3000, Length: 1995},
 	Properties: format.BlockHandle{Offset: 5305, Length: 4000},
-	Version:    format.Version,
+	Version:    format.Version1,
 }
 
 const sampleFileSize = 10000
@@ -74,7 +74,8 @@ func TestRoundTripRapid(t *testing.T) {
 			off := rapid.Uint64Range(0, end-format.BlockTrailerLen).Draw(t, name+"Offset")
 			return format.BlockHandle{Offset: off, Length: end - format.BlockTrailerLen - off}
 		}
-		f := footer.Footer{Index: handle("index"), Filter: handle("filter"), Properties: handle("properties"), Version: format.Version}
+		version := rapid.SampledFrom([]uint32{format.Version1, format.Version2}).Draw(t, "version")
+		f := footer.Footer{Index: handle("index"), Filter: handle("filter"), Properties: handle("properties"), Version: version}
 		prefix := rapid.SliceOfN(rapid.Byte(), 0, 10).Draw(t, "prefix")
 		enc := f.Append(bytes.Clone(prefix))
 		if len(enc) != len(prefix)+footer.Size || !bytes.Equal(enc[:len(prefix)], prefix) {
@@ -101,6 +102,11 @@ func TestLayout(t *testing.T) {
 	}
 	if v := le.Uint32(buf[48:]); v != 1 {
 		t.Errorf("version field = %d, want 1", v)
+	}
+	v2 := sample
+	v2.Version = format.Version2
+	if v := le.Uint32(encode(v2)[48:]); v != 2 {
+		t.Errorf("version field of a version 2 footer = %d, want 2", v)
 	}
 	crc := crc32.Checksum(buf[:52], crc32.MakeTable(crc32.Castagnoli))
 	if got, want := le.Uint32(buf[52:]), (crc>>15|crc<<17)+0xa282ead8; got != want {
@@ -144,8 +150,27 @@ func TestBitFlipsFailChecksum(t *testing.T) {
 	}
 }
 
+// TestVersions checks the documented version numbers and that Decode
+// accepts every version from Version1 to Version.
+func TestVersions(t *testing.T) {
+	if format.Version1 != 1 || format.Version2 != 2 || format.Version != format.Version2 {
+		t.Fatalf("Version1 = %d, Version2 = %d, Version = %d; want 1, 2, 2", format.Version1, format.Version2, format.Version)
+	}
+	for v := format.Version1; v <= format.Version; v++ {
+		f := sample
+		f.Version = v
+		got, err := footer.Decode(encode(f), sampleFileSize)
+		if err != nil {
+			t.Fatalf("version %d: %v", v, err)
+		}
+		if diff := cmp.Diff(f, got); diff != "" {
+			t.Fatalf("version %d (-want +got):\n%s", v, diff)
+		}
+	}
+}
+
 func TestWrongVersion(t *testing.T) {
-	for _, v := range []uint32{0, 2, format.Version + 1, math.MaxUint32} {
+	for _, v := range []uint32{0, 3, format.Version + 1, 1 << 16, math.MaxUint32} {
 		f := sample
 		f.Version = v
 		_, err := footer.Decode(encode(f), sampleFileSize)

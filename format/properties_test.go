@@ -56,7 +56,7 @@ func drawProperties(t *rapid.T) format.Properties {
 	u64 := rapid.OneOf(rapid.Uint64Range(0, 200), rapid.Uint64(), rapid.Just(uint64(math.MaxUint64)))
 	key := rapid.SliceOfN(rapid.Byte(), 0, 40)
 	p := format.Properties{
-		FormatVersion:   rapid.OneOf(rapid.Just(format.Version), rapid.Uint32()).Draw(t, "version"),
+		FormatVersion:   rapid.OneOf(rapid.SampledFrom([]uint32{format.Version1, format.Version2}), rapid.Uint32()).Draw(t, "version"),
 		NumEntries:      rapid.OneOf(rapid.Just(uint64(0)), u64).Draw(t, "entries"),
 		NumDataBlocks:   u64.Draw(t, "blocks"),
 		RawKeyBytes:     u64.Draw(t, "rawKeyBytes"),
@@ -68,6 +68,7 @@ func drawProperties(t *rapid.T) format.Properties {
 		BlockSize:       u64.Draw(t, "blockSize"),
 		RestartInterval: u64.Draw(t, "restartInterval"),
 		MaxBlockSize:    u64.Draw(t, "maxBlockSize"),
+		HashIndexSize:   rapid.OneOf(rapid.Just(uint64(0)), u64).Draw(t, "hashIndexSize"),
 	}
 	if p.NumEntries > 0 {
 		// Non-nil even when empty: the empty key is a valid smallest key.
@@ -129,13 +130,13 @@ func TestPropertiesTags(t *testing.T) {
 		SmallestKey: []byte("aaa"), LargestKey: []byte("zzz"),
 		RawKeyBytes: 6, RawValueBytes: 7, DataSize: 8, IndexSize: 9, FilterSize: 300,
 		Compression: format.SnappyCompression, FilterPolicy: "policy", FilterBitsPerKey: 9.5,
-		BlockSize: 4096, RestartInterval: 16, MaxBlockSize: 1 << 40,
+		BlockSize: 4096, RestartInterval: 16, MaxBlockSize: 1 << 40, HashIndexSize: 1 << 20,
 	}
 	want := map[uint64][]byte{
 		1: num(1), 2: num(2), 3: num(3), 4: []byte("aaa"), 5: []byte("zzz"),
 		6: num(6), 7: num(7), 8: num(8), 9: num(9), 10: num(300),
 		11: num(2), 12: []byte("policy"), 13: num(9500),
-		14: num(4096), 15: num(16), 16: num(1 << 40),
+		14: num(4096), 15: num(16), 16: num(1 << 40), 17: num(1 << 20),
 	}
 	got := map[uint64][]byte{}
 	for _, r := range parseRecords(t, format.AppendProperties(nil, &p)) {
@@ -145,14 +146,25 @@ func TestPropertiesTags(t *testing.T) {
 		t.Fatalf("records by tag (-want +got):\n%s", diff)
 	}
 
-	// Without entries or filter, tags 4, 5, 12 and 13 are absent.
-	p = format.Properties{FormatVersion: 1, Compression: format.NoCompression}
+	// Without entries, filter or hash index, tags 4, 5, 12, 13 and 17 are
+	// absent.
+	p = format.Properties{FormatVersion: format.Version1, Compression: format.NoCompression}
 	var tags []uint64
 	for _, r := range parseRecords(t, format.AppendProperties(nil, &p)) {
 		tags = append(tags, r.tag)
 	}
 	if diff := cmp.Diff([]uint64{1, 2, 3, 6, 7, 8, 9, 10, 11, 14, 15, 16}, tags); diff != "" {
 		t.Fatalf("tags without keys or filter (-want +got):\n%s", diff)
+	}
+
+	// A version 2 property set: the hash index size is tag 17, the last.
+	p = format.Properties{FormatVersion: format.Version2, Compression: format.NoCompression, HashIndexSize: 300}
+	recs := parseRecords(t, format.AppendProperties(nil, &p))
+	if r := recs[len(recs)-1]; r.tag != 17 || !bytes.Equal(r.val, num(300)) {
+		t.Fatalf("last record is tag %d value %x, want tag 17 value %x", r.tag, r.val, num(300))
+	}
+	if recs[0].tag != 1 || !bytes.Equal(recs[0].val, num(2)) {
+		t.Fatalf("first record is tag %d value %x, want the format version 2", recs[0].tag, recs[0].val)
 	}
 }
 
@@ -177,8 +189,8 @@ func TestPropertiesUnknownTagsSkipped(t *testing.T) {
 		Compression: format.NoCompression, MaxBlockSize: 100,
 	}
 	enc := format.AppendProperties(nil, &p)
-	enc = append(enc, rec(17, []byte("not an integer \xff\xff\xff"))...)
-	enc = append(enc, rec(18, nil)...)
+	enc = append(enc, rec(18, []byte("not an integer \xff\xff\xff"))...)
+	enc = append(enc, rec(19, nil)...)
 	enc = append(enc, rec(1<<40, bytes.Repeat([]byte{0x80}, 300))...)
 	got, err := format.DecodeProperties(enc, 0)
 	if err != nil {
@@ -238,6 +250,10 @@ func TestPropertiesBadRecords(t *testing.T) {
 		{"smallest key without entries", join(v1, ent0, rec(4, []byte("a"))), off, "entries"},
 		{"bits per key above 32 bits", join(v1, rec(13, num(1<<32))), off + 3, "bits per key"},
 		{"entries with only the smallest key", join(v1, rec(2, num(5)), rec(4, []byte("a"))), off, "entries"},
+		{"hash index size with trailing byte", join(v1, rec(17, []byte{1, 0})), off + 3, "bad integer"},
+		{"empty hash index size", join(v1, rec(17, nil)), off + 3, "bad integer"},
+		{"hash index size not an integer", join(v1, rec(17, []byte("\xff\xff"))), off + 3, "bad integer"},
+		{"unknown tag then hash index size", join(v1, rec(18, nil), rec(17, num(5))), off + 5, "tags must increase"},
 	}
 	for _, c := range cases {
 		_, err := format.DecodeProperties(c.src, off)
@@ -268,6 +284,7 @@ func propsBefore(p format.Properties, tag uint64) format.Properties {
 		14: func(p *format.Properties) { p.BlockSize = 0 },
 		15: func(p *format.Properties) { p.RestartInterval = 0 },
 		16: func(p *format.Properties) { p.MaxBlockSize = 0 },
+		17: func(p *format.Properties) { p.HashIndexSize = 0 },
 	}
 	for t := tag; t < uint64(len(fields)); t++ {
 		fields[t](&p)
@@ -320,10 +337,10 @@ func TestPropertiesEmpty(t *testing.T) {
 }
 
 func TestPropertiesString(t *testing.T) {
-	p := format.Properties{FormatVersion: 1, NumEntries: 3, SmallestKey: []byte("a"), LargestKey: []byte("c"),
-		Compression: format.SnappyCompression, FilterPolicy: "bloom", FilterBitsPerKey: 10, MaxBlockSize: 4242}
+	p := format.Properties{FormatVersion: 2, NumEntries: 3, SmallestKey: []byte("a"), LargestKey: []byte("c"),
+		Compression: format.SnappyCompression, FilterPolicy: "bloom", FilterBitsPerKey: 10, MaxBlockSize: 4242, HashIndexSize: 777}
 	s := p.String()
-	for _, want := range []string{"entries:            3\n", `smallest key:       "a"`, "compression:        snappy\n", "filter policy:      bloom\n", "max block size:     4242\n"} {
+	for _, want := range []string{"format version:     2\n", "entries:            3\n", `smallest key:       "a"`, "compression:        snappy\n", "filter policy:      bloom\n", "max block size:     4242\n", "hash index size:    777\n"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("String() lacks %q:\n%s", want, s)
 		}

@@ -1,0 +1,276 @@
+package builder_test
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/filterblock"
+	"github.com/sstkit/sstable/footer"
+	"github.com/sstkit/sstable/format"
+)
+
+// checkHashIndexTable checks the layout of a version 2 table built from ps
+// without package reader: the footer and properties say version 2, the
+// sections follow each other (data, hash index, filter, index, properties,
+// footer) with the sizes the properties give, every data block entry is
+// stored whole, and the hash index locates every key. It returns the
+// decoded hash index.
+func checkHashIndexTable(t *testing.T, data []byte, bp format.Properties, ps []pair) format.HashIndex {
+	t.Helper()
+	f, err := footer.Decode(data[len(data)-footer.Size:], int64(len(data)))
+	if err != nil {
+		t.Fatalf("footer: %v", err)
+	}
+	if f.Version != format.Version2 || bp.FormatVersion != format.Version2 {
+		t.Fatalf("footer version %d, properties version %d; want %d", f.Version, bp.FormatVersion, format.Version2)
+	}
+	stored, typ, err := format.CheckBlock(format.SectionProperties, int64(f.Properties.Offset), data[f.Properties.Offset:f.Properties.End()])
+	if err != nil || typ != format.BlockTypeRaw {
+		t.Fatalf("properties block: type %d, %v", typ, err)
+	}
+	sp, err := format.DecodeProperties(stored, int64(f.Properties.Offset))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(bp, sp); diff != "" {
+		t.Fatalf("builder vs stored properties (-builder +stored):\n%s", diff)
+	}
+
+	// Sections, in order, each right after the previous.
+	hiOff := bp.DataSize
+	if bp.HashIndexSize < format.HashIndexHeaderLen+format.BlockTrailerLen {
+		t.Fatalf("HashIndexSize %d", bp.HashIndexSize)
+	}
+	if f.Filter.Offset != hiOff+bp.HashIndexSize {
+		t.Fatalf("filter at %d, want data size %d + hash index size %d", f.Filter.Offset, bp.DataSize, bp.HashIndexSize)
+	}
+	if bp.FilterSize != f.Filter.Length+format.BlockTrailerLen {
+		t.Fatalf("FilterSize %d, filter handle %+v", bp.FilterSize, f.Filter)
+	}
+	if f.Index.Offset != f.Filter.End() || bp.IndexSize != f.Index.Length+format.BlockTrailerLen {
+		t.Fatalf("index handle %+v, filter ends at %d, IndexSize %d", f.Index, f.Filter.End(), bp.IndexSize)
+	}
+	if f.Properties.Offset != f.Index.End() || f.Properties.End() != uint64(len(data)-footer.Size) {
+		t.Fatalf("properties handle %+v, index ends at %d, footer at %d", f.Properties, f.Index.End(), len(data)-footer.Size)
+	}
+	if want := bp.DataSize + bp.HashIndexSize + bp.FilterSize + bp.IndexSize + f.Properties.Length + format.BlockTrailerLen + footer.Size; want != uint64(len(data)) {
+		t.Fatalf("sections add up to %d bytes, table is %d", want, len(data))
+	}
+
+	// The hash index section: raw, checksummed, exactly HashIndexSize bytes.
+	hiEnd := hiOff + bp.HashIndexSize
+	stored, typ, err = format.CheckBlock(format.SectionHashIndex, int64(hiOff), data[hiOff:hiEnd])
+	if err != nil || typ != format.BlockTypeRaw {
+		t.Fatalf("hash index section: type %d, %v", typ, err)
+	}
+	if uint64(len(stored))+format.BlockTrailerLen != bp.HashIndexSize {
+		t.Fatalf("hash index of %d bytes, HashIndexSize %d", len(stored), bp.HashIndexSize)
+	}
+	x, err := format.DecodeHashIndex(stored, int64(hiOff), bp.DataSize, bp.NumDataBlocks)
+	if err != nil {
+		t.Fatalf("DecodeHashIndex: %v", err)
+	}
+	if x.Occupied() != bp.NumEntries || x.NumSlots() != format.HashIndexSlots(bp.NumEntries) || x.NumBlocks() != int(bp.NumDataBlocks) {
+		t.Fatalf("hash index: %d occupied of %d slots, %d blocks; table has %d entries, %d blocks",
+			x.Occupied(), x.NumSlots(), x.NumBlocks(), bp.NumEntries, bp.NumDataBlocks)
+	}
+
+	// The hash index's block offsets are the index block's handles, and
+	// every entry of every block is stored whole.
+	blocks := blocksOf(t, data)
+	if len(blocks) != x.NumBlocks() {
+		t.Fatalf("index block lists %d data blocks, hash index %d", len(blocks), x.NumBlocks())
+	}
+	// Slots hold entries' file offsets exactly when every block is raw.
+	allRaw := true
+	for _, b := range blocks {
+		allRaw = allRaw && b.Type == format.BlockTypeRaw
+	}
+	if x.FileOffsets() != allRaw {
+		t.Fatalf("FileOffsets() = %v, every data block raw: %v", x.FileOffsets(), allRaw)
+	}
+	for i, b := range blocks {
+		if got := x.BlockHandle(i); got != b.Handle {
+			t.Fatalf("hash index handle of block %d: %+v, index block %+v", i, got, b.Handle)
+		}
+		var it format.BlockIter
+		if err := it.Init(format.SectionDataBlock, int64(b.Handle.Offset), b.Contents); err != nil {
+			t.Fatal(err)
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			k, v, err := format.EntryAt(b.Contents, int64(b.Handle.Offset), uint32(it.Offset()))
+			if err != nil || !bytes.Equal(k, it.Key()) || !bytes.Equal(v, it.Value()) {
+				t.Fatalf("block %d: entry at %d is %q, EntryAt gives %q, %v", i, it.Offset(), it.Key(), k, err)
+			}
+		}
+	}
+
+	// Every key's probe reaches its own entry.
+	for _, p := range ps {
+		probe := x.Probe(format.KeyHash([]byte(p.K)))
+		found := false
+		for !found {
+			bi, off, ok, err := probe.Next()
+			if err != nil {
+				t.Fatalf("probe of %q: %v", p.K, err)
+			}
+			if !ok {
+				t.Fatalf("probe of %q ends without finding it", p.K)
+			}
+			h := blocks[bi].Handle
+			if x.FileOffsets() {
+				if off < h.Offset || off >= h.End() {
+					t.Fatalf("probe of %q: file offset %d outside block %d %+v", p.K, off, bi, h)
+				}
+				off -= h.Offset
+			}
+			if off >= 1<<32 {
+				t.Fatalf("probe of %q: block %d offset %d", p.K, bi, off)
+			}
+			k, v, err := format.EntryAt(blocks[bi].Contents, int64(h.Offset), uint32(off))
+			if err != nil {
+				t.Fatalf("probe of %q: block %d offset %d: %v", p.K, bi, off, err)
+			}
+			if string(k) == p.K {
+				if string(v) != p.V {
+					t.Fatalf("probe of %q finds value %q, want %q", p.K, v, p.V)
+				}
+				found = true
+			}
+		}
+	}
+	return x
+}
+
+func TestHashIndexTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	var ps []pair
+	for i := range 3000 {
+		ps = append(ps, pair{fmt.Sprintf("%c/key/%07d", 'a'+i/1000, i*13), randomString(rng, rng.IntN(40)) + strings.Repeat("v", rng.IntN(200))})
+	}
+	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
+		for _, bs := range []int{64, 4096} {
+			for _, ri := range []int{1, 16} {
+				t.Run(fmt.Sprintf("%v/block%d/restart%d", c, bs, ri), func(t *testing.T) {
+					opts := &builder.Options{BlockSize: bs, RestartInterval: ri, Compression: c, HashIndex: true}
+					data, bp := buildPairs(t, ps, opts)
+					x := checkHashIndexTable(t, data, bp, ps)
+					if bs == 64 && x.NumBlocks() < 1000 {
+						t.Fatalf("%d data blocks of 64 bytes for %d entries", x.NumBlocks(), len(ps))
+					}
+					// The values compress, so both kinds of slot occur.
+					if x.FileOffsets() != (c == format.NoCompression) {
+						t.Fatalf("FileOffsets() = %v under %v", x.FileOffsets(), c)
+					}
+					// The reader agrees on properties and contents.
+					got, rp := readBack(t, data)
+					if diff := cmp.Diff(ps, got); diff != "" {
+						t.Fatalf("table contents (-want +got):\n%s", diff)
+					}
+					if diff := cmp.Diff(bp, rp); diff != "" {
+						t.Fatalf("builder and reader properties differ (-builder +reader):\n%s", diff)
+					}
+					if rp.BlockSize != uint64(bs) || rp.RestartInterval != uint64(ri) || rp.Compression != c ||
+						rp.NumEntries != uint64(len(ps)) || rp.FilterPolicy != filterblock.BloomName {
+						t.Fatalf("properties: %+v", rp)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestHashIndexVersusVersion1 builds the same entries with and without a
+// hash index: only the version, the data blocks (whole keys) and the hash
+// index differ.
+func TestHashIndexVersusVersion1(t *testing.T) {
+	ps := pairs(500, func(i int) string { return fmt.Sprintf("value %d", i) })
+	opts := builder.Options{BlockSize: 512, Compression: format.NoCompression}
+	v1, p1 := buildPairs(t, ps, &opts)
+	opts.HashIndex = true
+	v2, p2 := buildPairs(t, ps, &opts)
+	if p1.FormatVersion != format.Version1 || p1.HashIndexSize != 0 || p2.FormatVersion != format.Version2 || p2.HashIndexSize == 0 {
+		t.Fatalf("version 1: version %d, hash index %d; version 2: version %d, hash index %d", p1.FormatVersion, p1.HashIndexSize, p2.FormatVersion, p2.HashIndexSize)
+	}
+	// Whole keys take more room: "key000123" shares 6 bytes with its
+	// predecessor in a version 1 block.
+	if p2.DataSize <= p1.DataSize || p2.NumDataBlocks < p1.NumDataBlocks {
+		t.Fatalf("version 2 data: %d bytes in %d blocks, version 1 %d bytes in %d blocks", p2.DataSize, p2.NumDataBlocks, p1.DataSize, p1.NumDataBlocks)
+	}
+	// The filter is built over the same keys; only its alignment padding
+	// (below 64 bytes) may differ.
+	if d := int64(p1.FilterSize) - int64(p2.FilterSize); d <= -64 || d >= 64 || p1.FilterPolicy != p2.FilterPolicy {
+		t.Fatalf("filter: %d bytes %q vs %d bytes %q", p1.FilterSize, p1.FilterPolicy, p2.FilterSize, p2.FilterPolicy)
+	}
+	checkHashIndexTable(t, v2, p2, ps)
+	got1, _ := readBack(t, v1)
+	got2, _ := readBack(t, v2)
+	if diff := cmp.Diff(got1, got2); diff != "" {
+		t.Fatalf("version 1 vs version 2 contents (-v1 +v2):\n%s", diff)
+	}
+}
+
+func TestHashIndexEmptyTable(t *testing.T) {
+	var buf bytes.Buffer
+	b := builder.New(&buf, &builder.Options{HashIndex: true})
+	if err := b.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	data, bp := buf.Bytes(), b.Properties()
+	x := checkHashIndexTable(t, data, bp, nil)
+	if x.NumBlocks() != 0 || x.Occupied() != 0 {
+		t.Fatalf("hash index of an empty table: %d blocks, %d occupied", x.NumBlocks(), x.Occupied())
+	}
+	checkEmpty(t, data)
+}
+
+func TestHashIndexEmptyKeyAndValues(t *testing.T) {
+	ps := []pair{{"", ""}, {"\x00", "x"}, {"a", ""}, {"b", "bee"}, {"c", ""}}
+	data, bp := buildPairs(t, ps, &builder.Options{HashIndex: true, BlockSize: 16, RestartInterval: 2})
+	checkHashIndexTable(t, data, bp, ps)
+	got, _ := readBack(t, data)
+	if diff := cmp.Diff(ps, got); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestHashIndexBlockSizeLimit: entry offsets must fit 32 bits, so a hash
+// index allows block sizes up to 1 GiB.
+func TestHashIndexBlockSizeLimit(t *testing.T) {
+	for _, bs := range []int{1<<30 + 1, 1 << 40} {
+		var buf bytes.Buffer
+		b := builder.New(&buf, &builder.Options{BlockSize: bs, HashIndex: true})
+		err := b.Add([]byte("a"), []byte("1"))
+		if err == nil || !strings.Contains(err.Error(), "block size") {
+			t.Fatalf("BlockSize %d with HashIndex: Add gave %v, want a block size error", bs, err)
+		}
+		if err := b.Finish(); err == nil {
+			t.Fatalf("BlockSize %d with HashIndex: Finish succeeded", bs)
+		}
+		if buf.Len() != 0 {
+			t.Fatalf("BlockSize %d with HashIndex: wrote %d bytes", bs, buf.Len())
+		}
+		// An empty build fails too.
+		b = builder.New(&buf, &builder.Options{BlockSize: bs, HashIndex: true})
+		if err := b.Finish(); err == nil || buf.Len() != 0 {
+			t.Fatalf("BlockSize %d with HashIndex, no entries: Finish gave %v, wrote %d bytes", bs, err, buf.Len())
+		}
+		// Without a hash index the size is fine.
+		data, _ := buildPairs(t, []pair{{"a", "1"}}, &builder.Options{BlockSize: bs})
+		if got, _ := readBack(t, data); len(got) != 1 {
+			t.Fatalf("BlockSize %d without HashIndex: %q", bs, got)
+		}
+	}
+	// 1 GiB itself is allowed.
+	ps := []pair{{"a", "1"}, {"b", "2"}}
+	data, bp := buildPairs(t, ps, &builder.Options{BlockSize: 1 << 30, HashIndex: true})
+	checkHashIndexTable(t, data, bp, ps)
+	if bp.BlockSize != 1<<30 {
+		t.Fatalf("BlockSize property %d", bp.BlockSize)
+	}
+}
