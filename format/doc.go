@@ -127,26 +127,29 @@
 // slot and one entry instead of searching the index block and a data
 // block:
 //
-//	 0       1           2            3        4                 8                16
-//	+-------+-----------+------------+--------+-----------------+----------------+
-//	| width | blockBits | offsetBits | padLen | numBlocks u32LE | numSlots u64LE |
-//	+-------+-----------+------------+--------+-----------------+----------------+
-//	| padLen zero bytes                                                         |
-//	+---------------------------------------------------------------------------+
-//	| numSlots slots of width bytes (unsigned, little-endian)                   |
-//	+---------------------------------------------------------------------------+
-//	| numBlocks+1 block offsets, u64LE                                          |
-//	+---------------------------------------------------------------------------+
+//	 0       1           2            3       4                 8                16
+//	+-------+-----------+------------+-------+-----------------+----------------+
+//	| width | blockBits | offsetBits | flags | numBlocks u32LE | numSlots u64LE |
+//	+-------+-----------+------------+-------+-----------------+----------------+
+//	| zero padding                                                             |
+//	+--------------------------------------------------------------------------+
+//	| numSlots slots of width bytes (unsigned, little-endian)                  |
+//	+--------------------------------------------------------------------------+
+//	| numBlocks+1 block offsets, u64LE                                         |
+//	+--------------------------------------------------------------------------+
 //
-// width is 4 to 8. padLen (0 to 63) makes the slots start at a file offset
-// that is a multiple of 64. numBlocks equals the data block count. Block
-// offset i is the file offset of data block i; the last one is DataSize.
-// Block i's handle is (offset i, offset i+1 - offset i - 5), so the
-// offsets start at 0 and increase by at least the 5-byte trailer.
+// width is 4 to 8. flags bit 0 (file offsets) says slots hold entries'
+// file offsets rather than their offsets in the decoded block; the other
+// bits are 0. The padding, 0 to 63 zero bytes, makes the slots start at a
+// file offset that is a multiple of 64, so its length follows from the
+// section's offset. numBlocks equals the data block count. Block offset i
+// is the file offset of data block i; the last one is DataSize. Block i's
+// handle is (offset i, offset i+1 - offset i - 5), so the offsets start at
+// 0 and increase by at least the 5-byte trailer.
 //
 // A slot of value v holds three fields, from the low bits up:
 //
-//	offset = v & (2^offsetBits - 1)                  entry offset in the decoded block
+//	offset = v & (2^offsetBits - 1)                  entry offset in the decoded block, or in the file
 //	block  = (v >> offsetBits) & (2^blockBits - 1)   data block number + 1; 0 marks an empty slot
 //	tag    = v >> (offsetBits + blockBits)           tagBits = 8·width - blockBits - offsetBits
 //
@@ -164,8 +167,15 @@
 // names an entry whose key is compared with the one sought. The writer
 // uses numSlots = n + n/2 + 1 for n entries (load at most 2/3, at least
 // one empty slot), blockBits = bit length of numBlocks, offsetBits = bit
-// length of the largest entry offset, and the smallest width leaving at
-// least 8 tag bits.
+// length of the largest offset, and the smallest width (at most 8) leaving
+// at least 8 tag bits. It sets the file-offsets flag when every data block
+// is stored raw and the file is small enough for that to fit, so that a
+// memory-mapped reader loads the entry straight from the slot's value.
+//
+// A reader trusts a slot only as far as its checksum: a slot crafted to
+// point into the middle of a value whose bytes happen to encode an entry
+// would be believed by Get. Verify walks every entry and checks that the
+// hash index leads to each at its exact offset and to nothing else.
 //
 // # Properties block
 //
