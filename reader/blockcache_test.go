@@ -17,7 +17,7 @@ func TestBlockCacheBudgetAndClock(t *testing.T) {
 		t.Fatalf("used = %d, want 300", c.used)
 	}
 	c.get(0)                                                            // referenced: the clock must pass over it once
-	held := unsafe.Slice(c.slots[1].data.Load(), c.slots[1].len.Load()) // without setting the reference bit
+	held := unsafe.Slice(c.data[1].Load(), c.meta[1].Load()>>32) // without setting the reference bit
 	c.put(3, block(3))
 	if _, ok := c.get(1); ok {
 		t.Fatal("block 1 (unreferenced, first after 0) should have been evicted")

@@ -246,7 +246,7 @@ func (r *Reader) entryInBlock(s *scratch, i int, off uint64) (key, value []byte,
 // checksum or a look at the block's far end: cached, or raw in the mapping
 // and already checked.
 func (r *Reader) fastEntries(i int, h format.BlockHandle) ([]byte, bool) {
-	if r.cache != nil && i < len(r.cache.slots) {
+	if r.cache != nil && i < r.cache.blocks() {
 		if b, end, ok := r.cache.getEntries(i); ok {
 			return b[:end], true
 		}
@@ -318,7 +318,7 @@ func (r *Reader) dataBlock(s *scratch, i int, h format.BlockHandle) ([]byte, err
 	if h.Offset > r.dataEnd || h.Length > r.dataEnd-h.Offset || r.dataEnd-h.Offset-h.Length < format.BlockTrailerLen {
 		return nil, format.Corruptf(format.SectionIndex, int64(r.footer.Index.Offset), "index entry %d: data block handle (offset %d, length %d) lies outside the data section [0, %d)", i, h.Offset, h.Length, r.dataEnd)
 	}
-	cached := r.cache != nil && i < len(r.cache.slots)
+	cached := r.cache != nil && i < r.cache.blocks()
 	if cached {
 		if b, ok := r.cache.get(i); ok {
 			return b, nil
