@@ -85,6 +85,8 @@ type Builder struct {
 	anyCompressed bool                  // a data block was stored snappy-compressed
 	hidx          format.HashIndexWriter
 	blockOffsets  []uint64 // file offset of each data block, with HashIndex
+	decodedStart  []uint64 // offset of each block's contents in their concatenation, with HashIndex
+	decodedTotal  uint64
 
 	lastKey       []byte
 	pendingIndex  bool // a data block was flushed and awaits its index entry
@@ -222,6 +224,8 @@ func (b *Builder) flushDataBlock() {
 	b.anyCompressed = b.anyCompressed || typ != format.BlockTypeRaw
 	if b.hashIndex {
 		b.blockOffsets = append(b.blockOffsets, b.pendingHandle.Offset)
+		b.decodedStart = append(b.decodedStart, b.decodedTotal)
+		b.decodedTotal += uint64(len(contents))
 	}
 	b.pendingIndex = true
 	b.props.NumDataBlocks++
@@ -308,8 +312,12 @@ func (b *Builder) finish() error {
 	hashDone := make(chan struct{})
 	if b.hashIndex {
 		offsets := append(b.blockOffsets, b.offset)
-		// With every block raw, slots can hold entries' file offsets.
+		// With every block raw, slots can hold entries' file offsets;
+		// otherwise offsets in the concatenated decoded blocks.
 		b.hidx.FileOffsets = !b.anyCompressed
+		if b.anyCompressed {
+			b.hidx.DecodedStarts = append(b.decodedStart, b.decodedTotal)
+		}
 		go func() {
 			defer close(hashDone)
 			hashSection = b.hidx.Append(nil, b.props.DataSize, offsets)

@@ -73,6 +73,14 @@ type HashIndexWriter struct {
 	// decoded index's FileOffsets says which was written.
 	FileOffsets bool
 
+	// DecodedStarts, if set for a table whose blocks are compressed, holds
+	// the offset of every data block's decoded contents in the
+	// concatenation of all of them, then their total size. Append then
+	// stores each entry's offset in that concatenation and the table
+	// itself, so that a reader keeping decoded blocks at those offsets in
+	// one region finds an entry from its slot alone.
+	DecodedStarts []uint64
+
 	buckets   [][][]hashEntry // 1<<hashBucketBits of them, by m's top bits; each a list of chunks
 	n         uint64
 	maxOffset uint32
@@ -113,11 +121,15 @@ func (w *HashIndexWriter) Append(dst []byte, sectionOffset uint64, blockOffsets 
 	// File offsets are used only if they fit a slot with the block number
 	// and a tag (a raw table of 2^22 4-KiB blocks already needs 23+35+8
 	// bits); otherwise the slots hold offsets in the decoded blocks.
-	fileOffsets := false
+	var base []uint64 // added to each entry's offset in its block
 	if fb := uint(bits.Len64(blockOffsets[numBlocks])); w.FileOffsets && blockBits+fb+hashIndexMinTagBits <= 64 {
-		fileOffsets = true
+		base = blockOffsets
 		flags |= hashIndexFileOffsets
 		offsetBits = fb
+	} else if d := w.DecodedStarts; len(d) == len(blockOffsets) && blockBits+uint(bits.Len64(d[numBlocks]))+hashIndexMinTagBits <= 64 {
+		base = d
+		flags |= hashIndexDecodedOffsets
+		offsetBits = uint(bits.Len64(d[numBlocks]))
 	}
 	// At most 8 bytes: blockBits <= 32 and offsetBits <= 30 (the builder
 	// keeps blocks below 1 GiB) leave a tag of at least 2 bits even then.
@@ -126,13 +138,17 @@ func (w *HashIndexWriter) Append(dst []byte, sectionOffset uint64, blockOffsets 
 	numSlots := HashIndexSlots(w.n)
 	pad := (64 - (sectionOffset+HashIndexHeaderLen)%64) % 64
 
-	total := HashIndexHeaderLen + int(pad) + int(numSlots*uint64(width)) + 8*int(numBlocks+1)
+	tables := 8 * int(numBlocks+1) // block offsets, and decoded starts if flagged
+	if flags&hashIndexDecodedOffsets != 0 {
+		tables *= 2
+	}
+	total := HashIndexHeaderLen + int(pad) + int(numSlots*uint64(width)) + tables
 	dst = slices.Grow(dst, total)
 	dst = append(dst, byte(width), byte(blockBits), byte(offsetBits), flags)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(numBlocks))
 	dst = binary.LittleEndian.AppendUint64(dst, numSlots)
 	start := len(dst)
-	dst = dst[:start+int(pad)+int(numSlots*uint64(width))+8*int(numBlocks+1)]
+	dst = dst[:start+int(pad)+int(numSlots*uint64(width))+tables]
 	clear(dst[start:])
 	start += int(pad)
 	slots := dst[start : start+int(numSlots)*int(width)]
@@ -147,8 +163,8 @@ func (w *HashIndexWriter) Append(dst []byte, sectionOffset uint64, blockOffsets 
 		for _, chunk := range bucket {
 			for _, e := range chunk {
 				off := uint64(e.offset)
-				if fileOffsets {
-					off += blockOffsets[e.block]
+				if base != nil {
+					off += base[e.block]
 				}
 				v := (e.m&tagMask)<<(blockBits+offsetBits) | uint64(e.block+1)<<offsetBits | off
 				pos, _ := bits.Mul64(e.m, numSlots)
@@ -171,6 +187,11 @@ func (w *HashIndexWriter) Append(dst []byte, sectionOffset uint64, blockOffsets 
 	for i, off := range blockOffsets {
 		binary.LittleEndian.PutUint64(offs[8*i:], off)
 	}
+	if flags&hashIndexDecodedOffsets != 0 {
+		for i, off := range w.DecodedStarts {
+			binary.LittleEndian.PutUint64(offs[8*(len(blockOffsets)+i):], off)
+		}
+	}
 	return dst
 }
 
@@ -188,12 +209,29 @@ type HashIndex struct {
 	blockBits  uint
 	offsetBits uint
 	tagBits    uint
-	fileOffs   bool // slots hold entry file offsets (hashIndexFileOffsets)
+	fileOffs   bool   // slots hold entry file offsets (hashIndexFileOffsets)
+	decoded    []byte // numBlocks+1 uint64LE decoded starts (hashIndexDecodedOffsets); nil otherwise
 }
 
 // hashIndexFileOffsets is the header flag (byte 3, bit 0) saying that
 // slots hold entries' file offsets rather than offsets in decoded blocks.
 const hashIndexFileOffsets = 1
+
+// hashIndexDecodedOffsets is the header flag (byte 3, bit 1) saying that
+// slots hold entries' offsets in the concatenation of all decoded data
+// blocks, whose starts follow the block offsets.
+const hashIndexDecodedOffsets = 2
+
+// DecodedOffsets reports whether slots hold entries' offsets in the
+// concatenation of all decoded data blocks (see DecodedStart).
+func (x *HashIndex) DecodedOffsets() bool { return x.decoded != nil }
+
+// DecodedStart returns the offset of data block i's decoded contents in
+// the concatenation of all of them (0 <= i <= NumBlocks; i = NumBlocks
+// gives their total size). It is valid only if DecodedOffsets.
+func (x *HashIndex) DecodedStart(i int) uint64 {
+	return binary.LittleEndian.Uint64(x.decoded[8*i:])
+}
 
 // FileOffsets reports whether slots hold entries' file offsets (every
 // data block is stored raw) rather than offsets in the decoded block.
@@ -220,9 +258,9 @@ func DecodeHashIndex(contents []byte, off int64, dataSize, numBlocks uint64) (Ha
 		return x, Corruptf(SectionHashIndex, off, "slot width %d is not 4 to 8 bytes", width)
 	case uint64(blockBits)+uint64(offsetBits) > 8*width:
 		return x, Corruptf(SectionHashIndex, off+1, "%d block bits and %d offset bits do not fit a %d-byte slot", blockBits, offsetBits, width)
-	case offsetBits > 32 && flags&hashIndexFileOffsets == 0:
+	case offsetBits > 32 && flags&(hashIndexFileOffsets|hashIndexDecodedOffsets) == 0:
 		return x, Corruptf(SectionHashIndex, off+2, "%d offset bits: entry offsets in a block are below 2^32", offsetBits)
-	case flags&^hashIndexFileOffsets != 0:
+	case flags&^(hashIndexFileOffsets|hashIndexDecodedOffsets) != 0 || flags == hashIndexFileOffsets|hashIndexDecodedOffsets:
 		return x, Corruptf(SectionHashIndex, off+3, "unknown flags %#02x", flags)
 	case nb != numBlocks:
 		return x, Corruptf(SectionHashIndex, off+4, "%d data blocks, properties say %d", nb, numBlocks)
@@ -230,8 +268,12 @@ func DecodeHashIndex(contents []byte, off int64, dataSize, numBlocks uint64) (Ha
 		return x, Corruptf(SectionHashIndex, off+1, "%d data blocks need more than %d block bits", nb, blockBits)
 	}
 	rest := uint64(len(contents) - HashIndexHeaderLen)
-	if rest < pad || numSlots > (rest-pad)/width || (rest-pad-numSlots*width) != 8*(nb+1) {
-		return x, Corruptf(SectionHashIndex, off+8, "%d slots of %d bytes and %d block offsets do not fill %d bytes", numSlots, width, nb+1, len(contents))
+	tables := 8 * (nb + 1)
+	if flags&hashIndexDecodedOffsets != 0 {
+		tables *= 2
+	}
+	if rest < pad || numSlots > (rest-pad)/width || (rest-pad-numSlots*width) != tables {
+		return x, Corruptf(SectionHashIndex, off+8, "%d slots of %d bytes and tables of %d bytes do not fill %d bytes", numSlots, width, tables, len(contents))
 	}
 	for i := uint64(0); i < pad; i++ {
 		if contents[HashIndexHeaderLen+i] != 0 {
@@ -262,6 +304,18 @@ func DecodeHashIndex(contents []byte, off int64, dataSize, numBlocks uint64) (Ha
 			return HashIndex{}, Corruptf(SectionHashIndex, off+int64(start+numSlots*width)+8*int64(i), "block offset %d of %d is %d (previous %d, data size %d)", i, nb, o, prev, dataSize)
 		}
 		prev = o
+	}
+	if flags&hashIndexDecodedOffsets != 0 {
+		x.decoded = x.offsets[8*(nb+1):]
+		prev = 0
+		// Each decoded block holds at least its 4-byte restart count.
+		for i := 0; i <= int(nb); i++ {
+			d := binary.LittleEndian.Uint64(x.decoded[8*i:])
+			if d != 0 && i == 0 || i > 0 && (d < prev || d-prev < 4) {
+				return HashIndex{}, Corruptf(SectionHashIndex, off+int64(start+numSlots*width)+8*int64(int(nb)+1+i), "decoded start %d of %d is %d (previous %d)", i, nb, d, prev)
+			}
+			prev = d
+		}
 	}
 	return x, nil
 }

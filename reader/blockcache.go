@@ -142,3 +142,13 @@ func (c *blockCache) evictOne() {
 		return
 	}
 }
+
+// clear evicts every block; readers holding a block keep a valid slice.
+func (c *blockCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.ring {
+		c.data[e.block].Store(nil)
+	}
+	c.ring, c.used, c.hand = nil, 0, 0
+}

@@ -152,16 +152,26 @@ func (r *Reader) getHashed(dst, key []byte) ([]byte, error) {
 			return dst, ErrNotFound
 		}
 		var k, v []byte
-		if r.hidx.FileOffsets() && r.mapped != nil {
+		switch {
+		case r.hidx.FileOffsets() && r.mapped != nil:
 			k, v, err = r.entryAtFileOffset(i, off)
-		} else {
-			if r.hidx.FileOffsets() {
-				h := r.hidx.BlockHandle(i)
-				if off < h.Offset {
-					err = format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "slot names file offset %d, before data block %d at %d", off, i, h.Offset)
-				}
-				off -= h.Offset
+		case r.arena.Load() != nil:
+			if s == nil {
+				s = r.getScratch()
 			}
+			k, v, err = r.entryInArena(s, i, off)
+		default:
+			var base uint64 // what the slot's offset is relative to
+			switch {
+			case r.hidx.FileOffsets():
+				base = r.hidx.BlockHandle(i).Offset
+			case r.hidx.DecodedOffsets():
+				base = r.hidx.DecodedStart(i)
+			}
+			if off < base {
+				err = format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "slot names offset %d, before data block %d at %d", off, i, base)
+			}
+			off -= base
 			if err == nil {
 				if s == nil {
 					s = r.getScratch()
@@ -179,6 +189,26 @@ func (r *Reader) getHashed(dst, key []byte) ([]byte, error) {
 			return append(dst, v...), nil
 		}
 	}
+}
+
+// entryInArena decodes the entry at offset off of the arena (a slot's
+// offset in the concatenated decoded blocks); i is its data block. As in
+// entryAtFileOffset, the entry's lines are requested before the block's
+// state, which only bounds them, arrives.
+func (r *Reader) entryInArena(s *scratch, i int, off uint64) (key, value []byte, err error) {
+	a := r.arena.Load()
+	if off >= uint64(len(a.mem)) {
+		return nil, nil, format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "slot names decoded offset %d, past the %d decoded bytes", off, len(a.mem))
+	}
+	format.Prefetch(a.mem[off:], entryPrefetchBytes)
+	start, end, err := r.arenaEntries(s, a, i)
+	if err != nil {
+		return nil, nil, err
+	}
+	if off < start || off >= end {
+		return nil, nil, format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "slot names decoded offset %d, outside the entries of data block %d [%d, %d)", off, i, start, end)
+	}
+	return format.EntryIn(a.mem[off:end:end], int64(r.hidx.BlockHandle(i).Offset), 0)
 }
 
 // entryAtFileOffset decodes the entry at file offset off of a mapped
@@ -315,6 +345,11 @@ func (r *Reader) blockAt(s *scratch, idx *format.BlockIter) ([]byte, format.Bloc
 // the block cache, or are read, checked, decoded and cached. The checksum
 // of a mapped block is checked once, on first use.
 func (r *Reader) dataBlock(s *scratch, i int, h format.BlockHandle) ([]byte, error) {
+	// r.arena is set only after the hash index has loaded, so r.hidx is
+	// valid whenever it is seen set.
+	if a := r.arena.Load(); a != nil && i < len(a.state) && h == r.hidx.BlockHandle(i) {
+		return r.arenaBlock(s, a, i)
+	}
 	if h.Offset > r.dataEnd || h.Length > r.dataEnd-h.Offset || r.dataEnd-h.Offset-h.Length < format.BlockTrailerLen {
 		return nil, format.Corruptf(format.SectionIndex, int64(r.footer.Index.Offset), "index entry %d: data block handle (offset %d, length %d) lies outside the data section [0, %d)", i, h.Offset, h.Length, r.dataEnd)
 	}

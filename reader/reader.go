@@ -67,6 +67,7 @@ type Reader struct {
 	index       []byte // index block contents, valid once loaded
 	hashState   lazySection
 	hidx        format.HashIndex // valid once hashState is loaded (Version2 tables)
+	arena       atomic.Pointer[arena] // decoded blocks at their hash index offsets; nil if unused
 	blocksOnce  sync.Once        // sets up verified and cache
 	verified    []atomic.Uint32  // per data block: checksum checked, stored raw, end of entries (mapped files; see blockChecked)
 	cache       *blockCache      // decoded blocks; nil when disabled or useless
@@ -350,6 +351,15 @@ func (r *Reader) loadHashIndex() error {
 		}
 		r.hidx = x
 		r.initBlocks()
+		if r.arenaUsable() {
+			if a := newArena(&r.hidx); a != nil {
+				r.arena.Store(a)
+				// The arena takes the block cache's place and budget.
+				if r.cache != nil {
+					r.cache.clear()
+				}
+			}
+		}
 		return nil
 	})
 }
@@ -410,6 +420,9 @@ func (r *Reader) free() {
 	}
 	if r.mapped != nil {
 		munmap(r.mapped)
+	}
+	if a := r.arena.Load(); a != nil {
+		munmap(a.mem)
 	}
 	if r.file != nil {
 		r.file.Close()

@@ -73,6 +73,11 @@ func (r *Reader) verify() error {
 		if hashed && blocks < uint64(r.hidx.NumBlocks()) && r.hidx.BlockHandle(int(blocks)) != h {
 			return format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "data block %d is at %+v, the hash index says %+v", blocks, h, r.hidx.BlockHandle(int(blocks)))
 		}
+		if hashed && r.hidx.DecodedOffsets() && blocks < uint64(r.hidx.NumBlocks()) {
+			if n := r.hidx.DecodedStart(int(blocks)+1) - r.hidx.DecodedStart(int(blocks)); n != uint64(len(contents)) {
+				return format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "data block %d decodes to %d bytes, the hash index says %d", blocks, len(contents), n)
+			}
+		}
 		d := &s.data
 		if err := d.Init(format.SectionDataBlock, int64(h.Offset), contents); err != nil {
 			return err
@@ -164,8 +169,11 @@ func (r *Reader) verifyHashed(k []byte, i, off int, contents []byte, h format.Bl
 			return format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "no slot leads to key %q (data block %d, offset %d)", k, i, off)
 		}
 		want := uint64(off)
-		if r.hidx.FileOffsets() {
+		switch {
+		case r.hidx.FileOffsets():
 			want += h.Offset
+		case r.hidx.DecodedOffsets():
+			want += r.hidx.DecodedStart(i)
 		}
 		if b == i && o == want {
 			return nil
