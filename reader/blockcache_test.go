@@ -16,7 +16,7 @@ func TestBlockCacheBudgetAndClock(t *testing.T) {
 	if c.used != 300 {
 		t.Fatalf("used = %d, want 300", c.used)
 	}
-	c.get(0)                                                            // referenced: the clock must pass over it once
+	c.get(0)                                                     // referenced: the clock must pass over it once
 	held := unsafe.Slice(c.data[1].Load(), c.meta[1].Load()>>32) // without setting the reference bit
 	c.put(3, block(3))
 	if _, ok := c.get(1); ok {

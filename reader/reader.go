@@ -11,6 +11,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/footer"
@@ -66,12 +67,12 @@ type Reader struct {
 	indexState  lazySection
 	index       []byte // index block contents, valid once loaded
 	hashState   lazySection
-	hidx        format.HashIndex // valid once hashState is loaded (Version2 tables)
+	hidx        format.HashIndex      // valid once hashState is loaded (Version2 tables)
 	arena       atomic.Pointer[arena] // decoded blocks at their hash index offsets; nil if unused
-	blocksOnce  sync.Once        // sets up verified and cache
-	verified    []atomic.Uint32  // per data block: checksum checked, stored raw, end of entries (mapped files; see blockChecked)
-	cache       *blockCache      // decoded blocks; nil when disabled or useless
-	cacheSize   int64            // the cache's budget in bytes, from Options
+	blocksOnce  sync.Once             // sets up verified and cache
+	verified    []atomic.Uint32       // per data block: checksum checked, stored raw, end of entries (mapped files; see blockChecked)
+	cache       *blockCache           // decoded blocks; nil when disabled or useless
+	cacheSize   int64                 // the cache's budget in bytes, from Options
 
 	scans  atomic.Int32 // full scans in progress; the mapping is advised sequential while > 0
 	refs   atomic.Int64 // 1 for the owner + 1 per call in flight or open iterator
@@ -455,6 +456,16 @@ func (r *Reader) Footer() footer.Footer { return r.footer }
 
 // Size returns the file size in bytes.
 func (r *Reader) Size() int64 { return r.size }
+
+// inMapping reports whether b lies in the file mapping.
+func (r *Reader) inMapping(b []byte) bool {
+	if len(r.mapped) == 0 || len(b) == 0 {
+		return false
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(r.mapped)))
+	return p-base < uintptr(len(r.mapped))
+}
 
 // Mapped reports whether the file is memory-mapped.
 func (r *Reader) Mapped() bool { return r.mapped != nil }
