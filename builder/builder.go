@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync"
 
 	"github.com/golang/snappy"
 	"github.com/sstkit/sstable/filterblock"
@@ -59,6 +60,11 @@ type Options struct {
 	// then be at most 1 GiB.
 	HashIndex bool
 }
+
+// sectionPool recycles hash index section buffers between builds, as
+// format recycles the hash index writer's chunks: fresh memory costs a
+// page fault per 4 KiB on first touch.
+var sectionPool sync.Pool // *[]byte
 
 // maxHashIndexBlockSize bounds BlockSize with HashIndex, so that entry
 // offsets fit the 32 bits a slot may give them.
@@ -320,7 +326,11 @@ func (b *Builder) finish() error {
 		}
 		go func() {
 			defer close(hashDone)
-			hashSection = b.hidx.Append(nil, b.props.DataSize, offsets)
+			var buf []byte
+			if p, ok := sectionPool.Get().(*[]byte); ok {
+				buf = (*p)[:0]
+			}
+			hashSection = b.hidx.Append(buf, b.props.DataSize, offsets)
 			b.hidx = format.HashIndexWriter{} // let the entries go
 		}()
 	} else {
@@ -331,6 +341,7 @@ func (b *Builder) finish() error {
 	if b.hashIndex {
 		b.writeBlock(hashSection, false)
 		b.props.HashIndexSize = b.offset - b.props.DataSize
+		sectionPool.Put(&hashSection) // written out: bufio copies or writes through
 	}
 
 	section := filterblock.AppendSection(nil, b.offset, b.policy.Name(), filter)
