@@ -92,6 +92,17 @@ func (it *BlockIter) uvarint(p int) (uint64, int) {
 // header parses an entry header at off: shared, unshared and value lengths,
 // checked against the entries region. It returns the key suffix start.
 func (it *BlockIter) header(off int) (shared, unshared, vlen, p int, ok bool) {
+	// Fast path: three one-byte varints (keys and values under 128 bytes)
+	// whose lengths fit the entries region, as in most blocks.
+	if off >= 0 && off+3 <= it.restartsOff {
+		d := it.data[off : off+3 : off+3]
+		if d[0]|d[1]|d[2] < 0x80 {
+			s, u, v := int(d[0]), int(d[1]), int(d[2])
+			if p = off + 3; u+v <= it.restartsOff-p {
+				return s, u, v, p, true
+			}
+		}
+	}
 	if off < 0 || off >= it.restartsOff {
 		it.fail(off, "entry offset %d outside entries region of %d bytes", off, it.restartsOff)
 		return
