@@ -94,6 +94,23 @@ func checkHashIndexTable(t *testing.T, data []byte, bp format.Properties, ps []p
 	if x.FileOffsets() != allRaw {
 		t.Fatalf("FileOffsets() = %v, every data block raw: %v", x.FileOffsets(), allRaw)
 	}
+	// Otherwise they hold offsets in the concatenated decoded blocks, and
+	// the decoded starts tile that concatenation block by block.
+	if x.DecodedOffsets() != (!allRaw && len(blocks) > 0) {
+		t.Fatalf("DecodedOffsets() = %v, every data block raw: %v, %d blocks", x.DecodedOffsets(), allRaw, len(blocks))
+	}
+	if x.DecodedOffsets() {
+		var total uint64
+		for i, b := range blocks {
+			if got := x.DecodedStart(i); got != total {
+				t.Fatalf("decoded start of block %d: %d, want %d", i, got, total)
+			}
+			total += uint64(len(b.Contents))
+		}
+		if got := x.DecodedStart(len(blocks)); got != total {
+			t.Fatalf("decoded size %d, blocks decode to %d bytes", got, total)
+		}
+	}
 	for i, b := range blocks {
 		if got := x.BlockHandle(i); got != b.Handle {
 			t.Fatalf("hash index handle of block %d: %+v, index block %+v", i, got, b.Handle)
@@ -128,6 +145,13 @@ func checkHashIndexTable(t *testing.T, data []byte, bp format.Properties, ps []p
 					t.Fatalf("probe of %q: file offset %d outside block %d %+v", p.K, off, bi, h)
 				}
 				off -= h.Offset
+			}
+			if x.DecodedOffsets() {
+				start, next := x.DecodedStart(bi), x.DecodedStart(bi+1)
+				if off < start || off >= next {
+					t.Fatalf("probe of %q: decoded offset %d outside block %d [%d, %d)", p.K, off, bi, start, next)
+				}
+				off -= start
 			}
 			if off >= 1<<32 {
 				t.Fatalf("probe of %q: block %d offset %d", p.K, bi, off)
@@ -164,8 +188,8 @@ func TestHashIndexTable(t *testing.T) {
 						t.Fatalf("%d data blocks of 64 bytes for %d entries", x.NumBlocks(), len(ps))
 					}
 					// The values compress, so both kinds of slot occur.
-					if x.FileOffsets() != (c == format.NoCompression) {
-						t.Fatalf("FileOffsets() = %v under %v", x.FileOffsets(), c)
+					if x.FileOffsets() != (c == format.NoCompression) || x.DecodedOffsets() != (c == format.SnappyCompression) {
+						t.Fatalf("FileOffsets() = %v, DecodedOffsets() = %v under %v", x.FileOffsets(), x.DecodedOffsets(), c)
 					}
 					// The reader agrees on properties and contents.
 					got, rp := readBack(t, data)

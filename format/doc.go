@@ -137,10 +137,15 @@
 //	+--------------------------------------------------------------------------+
 //	| numBlocks+1 block offsets, u64LE                                         |
 //	+--------------------------------------------------------------------------+
+//	| numBlocks+1 decoded starts, u64LE (only with flags bit 1)                |
+//	+--------------------------------------------------------------------------+
 //
 // width is 4 to 8. flags bit 0 (file offsets) says slots hold entries'
-// file offsets rather than their offsets in the decoded block; the other
-// bits are 0. The padding, 0 to 63 zero bytes, makes the slots start at a
+// file offsets; bit 1 (decoded offsets) says they hold entries' offsets in
+// the concatenation of all decoded data blocks, whose starts follow the
+// block offsets (0 first, increasing by at least the 4-byte restart count,
+// the total decoded size last); with neither, offsets are in the decoded
+// block. At most one of the two is set; the other bits are 0. The padding, 0 to 63 zero bytes, makes the slots start at a
 // file offset that is a multiple of 64, so its length follows from the
 // section's offset. numBlocks equals the data block count. Block offset i
 // is the file offset of data block i; the last one is DataSize. Block i's
@@ -169,8 +174,10 @@
 // one empty slot), blockBits = bit length of numBlocks, offsetBits = bit
 // length of the largest offset, and the smallest width (at most 8) leaving
 // at least 8 tag bits. It sets the file-offsets flag when every data block
-// is stored raw and the file is small enough for that to fit, so that a
-// memory-mapped reader loads the entry straight from the slot's value.
+// is stored raw, and the decoded-offsets flag otherwise, when the offsets
+// fit: a reader that keeps the decoded blocks back to back (or maps the
+// file, for raw blocks) then loads the entry straight from the slot's
+// value.
 //
 // A reader trusts a slot only as far as its checksum: a slot crafted to
 // point into the middle of a value whose bytes happen to encode an entry

@@ -39,7 +39,16 @@ func evenBlockOffsets(numBlocks int, stride uint64) []uint64 {
 }
 
 func writeHashIndex(locs []hloc, sectionOff uint64, blockOffsets []uint64, fileOffsets bool) []byte {
-	w := format.HashIndexWriter{FileOffsets: fileOffsets}
+	return writeHashIndexWith(format.HashIndexWriter{FileOffsets: fileOffsets}, locs, sectionOff, blockOffsets)
+}
+
+// writeHashIndexDecoded writes a section whose writer has the decoded
+// starts of a table with compressed blocks.
+func writeHashIndexDecoded(locs []hloc, sectionOff uint64, blockOffsets, decodedStarts []uint64) []byte {
+	return writeHashIndexWith(format.HashIndexWriter{DecodedStarts: decodedStarts}, locs, sectionOff, blockOffsets)
+}
+
+func writeHashIndexWith(w format.HashIndexWriter, locs []hloc, sectionOff uint64, blockOffsets []uint64) []byte {
 	for _, l := range locs {
 		w.Add(l.hash, l.block, l.offset)
 	}
@@ -48,13 +57,47 @@ func writeHashIndex(locs []hloc, sectionOff uint64, blockOffsets []uint64, fileO
 
 // hashLayout is the geometry a writer must choose, from the format
 // description: the block field holds block+1 (0 marks an empty slot), the
-// offset field the largest offset (entry offset in the block, or with
-// file offsets the entry's file offset, below the data size), and the
-// slot is the smallest of 4 to 8 bytes leaving at least 8 tag bits.
+// offset field the largest offset (entry offset in the block; with file
+// offsets the entry's file offset, below the data size; with decoded
+// offsets its offset in the concatenated decoded blocks, below their
+// total size), and the slot is the smallest of 4 to 8 bytes leaving at
+// least 8 tag bits.
 type hashLayout struct {
 	width, blockBits, offsetBits int
 	fileOffsets                  bool
-	pad                          int // zero bytes after the header
+	decodedStarts                []uint64 // with decoded offsets (flag 2): each block's decoded start, then the total
+	pad                          int      // zero bytes after the header
+}
+
+// flags returns the header's flags byte.
+func (l hashLayout) flags() byte {
+	switch {
+	case l.fileOffsets:
+		return 1
+	case l.decodedStarts != nil:
+		return 2
+	}
+	return 0
+}
+
+// base returns what a slot's offset of an entry in block is relative to.
+func (l hashLayout) base(blockOffsets []uint64, block uint32) uint64 {
+	switch {
+	case l.fileOffsets:
+		return blockOffsets[block]
+	case l.decodedStarts != nil:
+		return l.decodedStarts[block]
+	}
+	return 0
+}
+
+// tables returns the size of the tables after the slots: the block
+// offsets, and with decoded offsets the decoded starts.
+func (l hashLayout) tables(numBlocks int) int {
+	if l.decodedStarts != nil {
+		return 16 * (numBlocks + 1)
+	}
+	return 8 * (numBlocks + 1)
 }
 
 func (l hashLayout) tagBits() int { return 8*l.width - l.blockBits - l.offsetBits }
@@ -72,6 +115,16 @@ func layoutFor(locs []hloc, sectionOff uint64, blockOffsets []uint64, fileOffset
 	}
 	l.width = max(4, (l.blockBits+l.offsetBits+8+7)/8)
 	l.pad = int((64 - (sectionOff+16)%64) % 64)
+	return l
+}
+
+// layoutForDecoded is layoutFor for slots holding decoded offsets, given
+// the decoded starts.
+func layoutForDecoded(locs []hloc, sectionOff uint64, blockOffsets, decodedStarts []uint64) hashLayout {
+	l := layoutFor(locs, sectionOff, blockOffsets, false)
+	l.decodedStarts = decodedStarts
+	l.offsetBits = bits.Len64(decodedStarts[len(decodedStarts)-1])
+	l.width = max(4, (l.blockBits+l.offsetBits+8+7)/8)
 	return l
 }
 
@@ -124,23 +177,32 @@ func reaches(t rapid.TB, x *format.HashIndex, h uint64, block int, offset uint64
 // handles and that every entry is reachable from its hash.
 func checkHashIndex(t rapid.TB, contents []byte, sectionOff uint64, blockOffsets []uint64, locs []hloc, fileOffsets bool) format.HashIndex {
 	t.Helper()
+	return checkHashIndexLayout(t, contents, sectionOff, blockOffsets, locs, layoutFor(locs, sectionOff, blockOffsets, fileOffsets))
+}
+
+// checkHashIndexDecoded is checkHashIndex for a section whose slots must
+// hold decoded offsets, with the decoded starts given.
+func checkHashIndexDecoded(t rapid.TB, contents []byte, sectionOff uint64, blockOffsets []uint64, locs []hloc, decodedStarts []uint64) format.HashIndex {
+	t.Helper()
+	return checkHashIndexLayout(t, contents, sectionOff, blockOffsets, locs, layoutForDecoded(locs, sectionOff, blockOffsets, decodedStarts))
+}
+
+// checkHashIndexLayout is checkHashIndex for the layout lay.
+func checkHashIndexLayout(t rapid.TB, contents []byte, sectionOff uint64, blockOffsets []uint64, locs []hloc, lay hashLayout) format.HashIndex {
+	t.Helper()
 	nb := len(blockOffsets) - 1
 	dataSize := blockOffsets[nb]
 	x, err := format.DecodeHashIndex(contents, int64(sectionOff), dataSize, uint64(nb))
 	if err != nil {
 		t.Fatalf("DecodeHashIndex of a written section: %v", err)
 	}
-	lay := layoutFor(locs, sectionOff, blockOffsets, fileOffsets)
 	n := uint64(len(locs))
-	var flags byte
-	if fileOffsets {
-		flags = 1
+	fileOffsets, decoded := lay.fileOffsets, lay.decodedStarts != nil
+	if got, want := contents[:4], []byte{byte(lay.width), byte(lay.blockBits), byte(lay.offsetBits), lay.flags()}; !bytes.Equal(got, want) {
+		t.Fatalf("%d entries in %d blocks (file offsets %v, decoded offsets %v): header width, block bits, offset bits, flags = %v, want %v", n, nb, fileOffsets, decoded, got, want)
 	}
-	if got, want := contents[:4], []byte{byte(lay.width), byte(lay.blockBits), byte(lay.offsetBits), flags}; !bytes.Equal(got, want) {
-		t.Fatalf("%d entries in %d blocks (file offsets %v): header width, block bits, offset bits, flags = %v, want %v", n, nb, fileOffsets, got, want)
-	}
-	if x.SlotWidth() != lay.width || x.FileOffsets() != fileOffsets {
-		t.Fatalf("SlotWidth() = %d, FileOffsets() = %v; want %d, %v", x.SlotWidth(), x.FileOffsets(), lay.width, fileOffsets)
+	if x.SlotWidth() != lay.width || x.FileOffsets() != fileOffsets || x.DecodedOffsets() != decoded {
+		t.Fatalf("SlotWidth() = %d, FileOffsets() = %v, DecodedOffsets() = %v; want %d, %v, %v", x.SlotWidth(), x.FileOffsets(), x.DecodedOffsets(), lay.width, fileOffsets, decoded)
 	}
 	if lay.tagBits() < 8 {
 		t.Fatalf("%d-bit tags", lay.tagBits())
@@ -152,7 +214,7 @@ func checkHashIndex(t rapid.TB, contents []byte, sectionOff uint64, blockOffsets
 	if numSlots != format.HashIndexSlots(n) || x.NumSlots() != numSlots {
 		t.Fatalf("header slot count %d, NumSlots() %d; want HashIndexSlots(%d) = %d", numSlots, x.NumSlots(), n, format.HashIndexSlots(n))
 	}
-	if want := 16 + lay.pad + int(numSlots)*lay.width + 8*(nb+1); len(contents) != want {
+	if want := 16 + lay.pad + int(numSlots)*lay.width + lay.tables(nb); len(contents) != want {
 		t.Fatalf("section of %d bytes, want %d", len(contents), want)
 	}
 	if (sectionOff+16+uint64(lay.pad))%64 != 0 || !bytes.Equal(contents[16:16+lay.pad], make([]byte, lay.pad)) {
@@ -162,6 +224,15 @@ func checkHashIndex(t rapid.TB, contents []byte, sectionOff uint64, blockOffsets
 	for i, o := range blockOffsets {
 		if got := binary.LittleEndian.Uint64(contents[offsStart+8*i:]); got != o {
 			t.Fatalf("block offset %d stored as %d, want %d", i, got, o)
+		}
+	}
+	// With decoded offsets, the decoded starts follow the block offsets.
+	for i, d := range lay.decodedStarts {
+		if got := binary.LittleEndian.Uint64(contents[offsStart+8*(nb+1+i):]); got != d {
+			t.Fatalf("decoded start %d stored as %d, want %d", i, got, d)
+		}
+		if got := x.DecodedStart(i); got != d {
+			t.Fatalf("DecodedStart(%d) = %d, want %d", i, got, d)
 		}
 	}
 	checkSlots(t, contents[16+lay.pad:offsStart], lay, locs, blockOffsets)
@@ -180,8 +251,12 @@ func checkHashIndex(t rapid.TB, contents []byte, sectionOff uint64, blockOffsets
 	}
 	for _, l := range locs {
 		off := uint64(l.offset)
-		if fileOffsets {
+		switch {
+		case fileOffsets:
 			off += blockOffsets[l.block]
+		case decoded:
+			// Through the decoder's own decoded start.
+			off += x.DecodedStart(int(l.block))
 		}
 		if !reaches(t, &x, l.hash, int(l.block), off) {
 			t.Fatalf("probe of hash %#x does not reach block %d offset %d", l.hash, l.block, off)
@@ -224,10 +299,7 @@ func checkSlots(t rapid.TB, slots []byte, lay hashLayout, locs []hloc, blockOffs
 	for _, l := range locs {
 		m := splitMix64(l.hash)
 		home, _ := bits.Mul64(m, numSlots)
-		off := uint64(l.offset)
-		if lay.fileOffsets {
-			off += blockOffsets[l.block]
-		}
+		off := uint64(l.offset) + lay.base(blockOffsets, l.block)
 		v := (m&(1<<lay.tagBits()-1))<<(lay.blockBits+lay.offsetBits) | uint64(l.block+1)<<lay.offsetBits | off
 		want = append(want, v)
 		for pos := home; slot(pos) != v; pos = (pos + 1) % numSlots {
@@ -412,18 +484,155 @@ func TestHashIndexRapid(t *testing.T) {
 		for i := 1; i <= nb; i++ {
 			blockOffsets[i] = blockOffsets[i-1] + format.BlockTrailerLen + uint64(i)*gap%(gap+1)
 		}
-		fileOffsets := rapid.Bool().Draw(t, "fileOffsets")
-		if fileOffsets {
+		switch rapid.SampledFrom([]string{"block", "file", "decoded"}).Draw(t, "offsets") {
+		case "block":
+			contents := writeHashIndex(locs, sectionOff, blockOffsets, false)
+			checkHashIndex(t, contents, sectionOff, blockOffsets, locs, false)
+		case "file":
 			// Blocks are raw: an entry lies inside its block, so its file
 			// offset is below the data size.
 			for i, l := range locs {
 				stored := blockOffsets[l.block+1] - blockOffsets[l.block] - format.BlockTrailerLen
 				locs[i].offset = uint32(uint64(l.offset) % (stored + 1))
 			}
+			contents := writeHashIndex(locs, sectionOff, blockOffsets, true)
+			checkHashIndex(t, contents, sectionOff, blockOffsets, locs, true)
+		case "decoded":
+			// Blocks are compressed: each decodes to at least its 4-byte
+			// restart count, and an entry lies inside its decoded block.
+			dgap := rapid.Uint64Range(0, 1<<20).Draw(t, "decodedGap")
+			starts := make([]uint64, nb+1)
+			for i := 1; i <= nb; i++ {
+				starts[i] = starts[i-1] + 4 + uint64(i)*dgap%(dgap+1)
+			}
+			for i, l := range locs {
+				locs[i].offset = uint32(uint64(l.offset) % (starts[l.block+1] - starts[l.block]))
+			}
+			contents := writeHashIndexDecoded(locs, sectionOff, blockOffsets, starts)
+			checkHashIndexDecoded(t, contents, sectionOff, blockOffsets, locs, starts)
 		}
-		contents := writeHashIndex(locs, sectionOff, blockOffsets, fileOffsets)
-		checkHashIndex(t, contents, sectionOff, blockOffsets, locs, fileOffsets)
 	})
+}
+
+// decodedStartsOf returns the decoded starts of blocks of the given decoded
+// sizes: 0, the running sums, and the total.
+func decodedStartsOf(sizes []uint64) []uint64 {
+	starts := make([]uint64, len(sizes)+1)
+	for i, n := range sizes {
+		starts[i+1] = starts[i] + n
+	}
+	return starts
+}
+
+// decodedLocs returns n entries with distinct random keys, each at a
+// distinct offset inside its block's decoded contents (sizes[block]
+// bytes, the last 4 of them the restart count); the first entry lies at
+// the largest offset of the last block, so that the widest decoded offset
+// occurs.
+func decodedLocs(rng *rand.Rand, n int, sizes []uint64) (locs []hloc, keys map[string]bool) {
+	keys = map[string]bool{}
+	used := map[[2]uint32]bool{}
+	for len(locs) < n {
+		k := randomKey(rng)
+		if keys[k] {
+			continue
+		}
+		b := rng.Uint32N(uint32(len(sizes)))
+		if len(locs) == 0 {
+			b = uint32(len(sizes) - 1)
+		}
+		off := uint32(rng.Uint64N(sizes[b] - 3))
+		if len(locs) == 0 {
+			off = uint32(sizes[b] - 4)
+		}
+		if used[[2]uint32{b, off}] {
+			continue
+		}
+		keys[k] = true
+		used[[2]uint32{b, off}] = true
+		locs = append(locs, hloc{format.KeyHash([]byte(k)), b, off})
+	}
+	return locs, keys
+}
+
+// TestHashIndexDecodedRoundTrip writes indexes whose writer has decoded
+// starts (a table with compressed blocks): the slots hold offsets in the
+// concatenation of the decoded blocks, the section ends with the decoded
+// starts, and every key's probe leads to DecodedStart(block) + its offset
+// in the block, at every slot width.
+func TestHashIndexDecodedRoundTrip(t *testing.T) {
+	cases := []struct {
+		name       string
+		n          int
+		sizes      func(i int) uint64 // decoded size of block i
+		numBlocks  int
+		sectionOff uint64
+		width      int
+	}{
+		{"empty", 0, nil, 0, 5, 4},
+		{"one", 1, func(int) uint64 { return 50 }, 1, 7, 4},
+		{"tiny blocks", 200, func(int) uint64 { return 4 + 4 }, 300, 64, 4},                       // 9 + 12 bits
+		{"small", 100, func(i int) uint64 { return 4000 + uint64(i)*37 }, 10, 4101, 4},            // 4 + 16 bits
+		{"100k", 100_000, func(int) uint64 { return 4096 }, 2500, 1_000_003, 6},                   // 12 + 24 bits
+		{"width5", 3000, func(int) uint64 { return 4000 }, 1000, 63, 5},                           // 10 + 22 bits
+		{"width7", 3000, func(int) uint64 { return 1 << 28 }, 1000, 1 << 40, 7},                   // 10 + 38 bits
+		{"width8", 3000, func(int) uint64 { return 1<<21 - 1 }, 1 << 17, 1<<45 + 3, 8},            // 18 + 38 bits: 8-bit tags
+		{"varied", 5000, func(i int) uint64 { return 4 + uint64(i*i*7919)%20000 }, 700, 12345, 6}, // 10 + 23 bits
+	}
+	widths := map[int]bool{}
+	for ci, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(ci), 77))
+			sizes := make([]uint64, c.numBlocks)
+			for i := range sizes {
+				sizes[i] = c.sizes(i)
+			}
+			starts := decodedStartsOf(sizes)
+			locs, keys := decodedLocs(rng, c.n, sizes)
+			// Compressed blocks are smaller than their contents.
+			blockOffsets := evenBlockOffsets(c.numBlocks, 1000)
+			contents := writeHashIndexDecoded(locs, c.sectionOff, blockOffsets, starts)
+			x := checkHashIndexDecoded(t, contents, c.sectionOff, blockOffsets, locs, starts)
+			if x.SlotWidth() != c.width {
+				t.Fatalf("SlotWidth() = %d, want %d", x.SlotWidth(), c.width)
+			}
+			widths[x.SlotWidth()] = true
+			if !x.DecodedOffsets() || x.FileOffsets() {
+				t.Fatalf("DecodedOffsets() = %v, FileOffsets() = %v", x.DecodedOffsets(), x.FileOffsets())
+			}
+			// Every key's first matching slot, or a later one, leads to
+			// its block and DecodedStart(block) + its offset, inside the
+			// block's decoded contents.
+			for _, l := range locs {
+				p := x.Probe(l.hash)
+				for {
+					b, off, ok, err := p.Next()
+					if err != nil || !ok {
+						t.Fatalf("probe of %#x ends (%v) before block %d offset %d", l.hash, err, l.block, l.offset)
+					}
+					if start, next := x.DecodedStart(b), x.DecodedStart(b+1); off < start || off >= next {
+						t.Fatalf("probe of %#x: decoded offset %d outside block %d [%d, %d)", l.hash, off, b, start, next)
+					}
+					if b == int(l.block) && off == x.DecodedStart(b)+uint64(l.offset) {
+						break
+					}
+				}
+			}
+			var absent []uint64
+			for len(absent) < 5000 {
+				if k := randomKey(rng); !keys[k] {
+					absent = append(absent, format.KeyHash([]byte(k)))
+				}
+			}
+			tagBits := 8*x.SlotWidth() - bits.Len64(uint64(c.numBlocks)) - bits.Len64(starts[c.numBlocks])
+			if rate := falseMatchRate(t, &x, absent); rate >= max(0.01, 8/math.Exp2(float64(tagBits))) {
+				t.Fatalf("%.4f of absent keys meet a matching %d-bit tag", rate, tagBits)
+			}
+		})
+	}
+	if len(widths) != 5 {
+		t.Fatalf("slot widths seen: %v; want 4 to 8", widths)
+	}
 }
 
 func TestHashIndexSlots(t *testing.T) {
@@ -497,6 +706,116 @@ func newHashIndexFixture(t *testing.T) hashIndexFixture {
 	}
 	checkHashIndex(t, f.contents, uint64(f.off), blockOffsets, locs, false)
 	return f
+}
+
+// newDecodedHashIndexFixture is newHashIndexFixture for a table whose
+// blocks are compressed: the same entries, slots holding decoded offsets,
+// and decoded starts 0, 1000, 1800, 2700 after the block offsets.
+func newDecodedHashIndexFixture(t *testing.T) hashIndexFixture {
+	t.Helper()
+	blockOffsets := []uint64{0, 1000, 1005, 3000}
+	starts := []uint64{0, 1000, 1800, 2700}
+	var locs []hloc
+	for i := range 10 {
+		locs = append(locs, hloc{format.KeyHash([]byte(fmt.Sprint("key", i))), uint32(i % 3), uint32(100 * i)})
+	}
+	f := hashIndexFixture{off: 1000, dataSize: 3000, numBlocks: 3}
+	f.contents = writeHashIndexDecoded(locs, uint64(f.off), blockOffsets, starts)
+	f.pad, f.width = 8, int(f.contents[0])
+	f.numSlots = int(binary.LittleEndian.Uint64(f.contents[8:]))
+	f.offsetsStart = format.HashIndexHeaderLen + f.pad + f.numSlots*f.width
+	for _, l := range locs {
+		f.hashes = append(f.hashes, l.hash)
+	}
+	if f.pad != 8 || f.width != 4 || f.numSlots != 16 || f.contents[3] != 2 || len(f.contents) != f.offsetsStart+64 {
+		t.Fatalf("fixture has %d bytes of padding, width %d, %d slots, flags %#x, %d bytes", f.pad, f.width, f.numSlots, f.contents[3], len(f.contents))
+	}
+	checkHashIndexDecoded(t, f.contents, uint64(f.off), blockOffsets, locs, starts)
+	return f
+}
+
+// TestDecodeHashIndexDecodedStartsErrors: the decoded starts of a section
+// with decoded offsets (flag 2) must start at 0 and increase by at least
+// 4 (a decoded block holds at least its restart count), and the section
+// must hold them after the block offsets: exactly when the flag is set.
+func TestDecodeHashIndexDecodedStartsErrors(t *testing.T) {
+	f := newDecodedHashIndexFixture(t)
+	plain := newHashIndexFixture(t)
+	le := binary.LittleEndian
+	mut := func(fn func(c []byte) []byte) []byte { return fn(bytes.Clone(f.contents)) }
+	startAt := f.offsetsStart + 8*int(f.numBlocks+1) // position of decoded start 0
+	setStart := func(i int, v uint64) []byte {
+		return mut(func(c []byte) []byte { le.PutUint64(c[startAt+8*i:], v); return c })
+	}
+	errAt := func(i int) int64 { return f.off + int64(startAt+8*i) }
+	cases := []struct {
+		name     string
+		contents []byte
+		errOff   int64
+	}{
+		{"first decoded start 1", setStart(0, 1), errAt(0)},
+		{"first decoded start 4", setStart(0, 4), errAt(0)},
+		{"first decoded start 2^64-1", setStart(0, math.MaxUint64), errAt(0)},
+		{"decreasing decoded starts", setStart(2, 999), errAt(2)},
+		{"decreasing total", setStart(3, 1799), errAt(3)},
+		{"repeated decoded start", setStart(2, 1000), errAt(2)},
+		{"decoded gap of 3", setStart(2, 1003), errAt(2)},
+		{"decoded gap of 1", setStart(1, 1), errAt(1)},
+		{"total gap of 0", setStart(3, 1800), errAt(3)},
+		{"huge decoded start", setStart(1, math.MaxUint64), errAt(2)},
+		{"both offset flags", mut(func(c []byte) []byte { c[3] = 3; return c }), f.off + 3},
+		{"decoded flag with an unknown one", mut(func(c []byte) []byte { c[3] = 2 | 8; return c }), f.off + 3},
+		// The length must match the flag.
+		{"one decoded start fewer", f.contents[:len(f.contents)-8], f.off + 8},
+		{"one decoded start more", append(bytes.Clone(f.contents), make([]byte, 8)...), f.off + 8},
+		{"no decoded starts", f.contents[:startAt], f.off + 8},
+		{"decoded flag cleared", mut(func(c []byte) []byte { c[3] = 0; return c }), f.off + 8},
+		{"file offsets flag instead", mut(func(c []byte) []byte { c[3] = 1; return c }), f.off + 8},
+		{"decoded flag without decoded starts", func() []byte {
+			c := bytes.Clone(plain.contents)
+			c[3] = 2
+			return c
+		}(), f.off + 8},
+		{"33 offset bits with the decoded offsets flag", mut(func(c []byte) []byte { c[0], c[2] = 8, 33; return c }), f.off + 8}, // past the header checks
+		// The block offsets are still checked.
+		{"block offsets decreasing", mut(func(c []byte) []byte { le.PutUint64(c[f.offsetsStart+16:], 999); return c }), f.off + int64(f.offsetsStart+16)},
+	}
+	for _, c := range cases {
+		_, err := format.DecodeHashIndex(c.contents, f.off, f.dataSize, f.numBlocks)
+		mustCorrupt(t, err, format.SectionHashIndex, c.errOff, c.name)
+	}
+
+	// Not stricter than the format: a decoded block of exactly 4 bytes,
+	// and any total past the last start; the decoded starts need not
+	// match the stored blocks' sizes.
+	for _, c := range []struct {
+		name     string
+		contents []byte
+		want     []uint64
+	}{
+		{"decoded gap of 4", setStart(2, 1004), []uint64{0, 1000, 1004, 2700}},
+		{"total of 2^64-1", setStart(3, math.MaxUint64), []uint64{0, 1000, 1800, math.MaxUint64}},
+		{"total just past the last start", setStart(3, 1804), []uint64{0, 1000, 1800, 1804}},
+	} {
+		x, err := format.DecodeHashIndex(c.contents, f.off, f.dataSize, f.numBlocks)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if !x.DecodedOffsets() || x.FileOffsets() {
+			t.Errorf("%s: DecodedOffsets() = %v, FileOffsets() = %v", c.name, x.DecodedOffsets(), x.FileOffsets())
+		}
+		for i, want := range c.want {
+			if got := x.DecodedStart(i); got != want {
+				t.Errorf("%s: DecodedStart(%d) = %d, want %d", c.name, i, got, want)
+			}
+		}
+	}
+	// A section without the flag has no decoded starts.
+	x, err := format.DecodeHashIndex(plain.contents, plain.off, plain.dataSize, plain.numBlocks)
+	if err != nil || x.DecodedOffsets() {
+		t.Fatalf("section without decoded offsets: DecodedOffsets() = %v, %v", x.DecodedOffsets(), err)
+	}
 }
 
 func TestDecodeHashIndexErrors(t *testing.T) {
@@ -758,7 +1077,11 @@ func TestHashProbeFullIndex(t *testing.T) {
 // either fails with a hash index corruption or gives an index whose
 // methods neither panic nor name a block out of range.
 func TestDecodeHashIndexMutations(t *testing.T) {
-	f := newHashIndexFixture(t)
+	t.Run("block offsets", func(t *testing.T) { decodeHashIndexMutations(t, newHashIndexFixture(t)) })
+	t.Run("decoded offsets", func(t *testing.T) { decodeHashIndexMutations(t, newDecodedHashIndexFixture(t)) })
+}
+
+func decodeHashIndexMutations(t *testing.T, f hashIndexFixture) {
 	rapid.Check(t, func(t *rapid.T) {
 		c := bytes.Clone(f.contents)
 		for range rapid.IntRange(1, 4).Draw(t, "flips") {
@@ -786,6 +1109,16 @@ func TestDecodeHashIndexMutations(t *testing.T) {
 		}
 		if x.Occupied() > x.NumSlots() {
 			t.Fatalf("Occupied() = %d of %d slots", x.Occupied(), x.NumSlots())
+		}
+		if x.DecodedOffsets() {
+			if x.FileOffsets() || x.DecodedStart(0) != 0 {
+				t.Fatalf("FileOffsets() = %v, DecodedStart(0) = %d", x.FileOffsets(), x.DecodedStart(0))
+			}
+			for i := range x.NumBlocks() {
+				if a, b := x.DecodedStart(i), x.DecodedStart(i+1); b < a || b-a < 4 {
+					t.Fatalf("DecodedStart(%d) = %d, DecodedStart(%d) = %d", i, a, i+1, b)
+				}
+			}
 		}
 		for _, h := range append(f.hashes, 1, 2, 3) {
 			p := x.Probe(h)
@@ -1115,5 +1448,70 @@ func TestHashIndexFileOffsetsTooWide(t *testing.T) {
 		if x.FileOffsets() {
 			t.Fatalf("%d blocks of %d bytes: file offsets in the slots", c.numBlocks, c.stride)
 		}
+	}
+}
+
+// TestHashIndexDecodedStartsFallback: the writer stores decoded offsets
+// only when DecodedStarts has one start per block plus the total and the
+// total fits a slot with the block number and an 8-bit tag; otherwise the
+// slots hold block-relative offsets and the section has no decoded
+// starts. File offsets, when asked for and they fit, take precedence.
+func TestHashIndexDecodedStartsFallback(t *testing.T) {
+	type mode int
+	const (
+		blockRelative mode = iota
+		fileOffsets
+		decodedOffsets
+	)
+	even := func(nb int, size uint64) []uint64 {
+		sizes := make([]uint64, nb)
+		for i := range sizes {
+			sizes[i] = size
+		}
+		return decodedStartsOf(sizes)
+	}
+	cases := []struct {
+		name        string
+		numBlocks   int
+		stride      uint64 // stored block size, trailer included
+		starts      []uint64
+		fileOffsets bool
+		want        mode
+	}{
+		// 18 block bits + 38 offset bits + 8 tag bits: the widest that fits.
+		{"total 2^38-1 with 2^17 blocks", 1 << 17, 1000, append(even(1<<17-1, 1<<21), 1<<38-1), false, decodedOffsets},
+		// One more bit does not.
+		{"total 2^38 with 2^17 blocks", 1 << 17, 1000, even(1<<17, 1<<21), false, blockRelative},
+		{"total 2^47 with 2^17 blocks", 1 << 17, 1000, even(1<<17, 1<<30), false, blockRelative},
+		{"total 2^64-1 in one block", 1, 1000, []uint64{0, math.MaxUint64}, false, blockRelative},
+		{"starts without the total", 10, 1000, even(10, 5000)[:10], false, blockRelative},
+		{"starts with an extra total", 10, 1000, append(even(10, 5000), 60000), false, blockRelative},
+		{"file offsets fit and win", 10, 1000, even(10, 5000), true, fileOffsets},
+		{"file offsets too wide, decoded offsets fit", 1000, 1 << 50, even(1000, 5000), true, decodedOffsets},
+		{"neither fits", 1000, 1 << 50, even(1000, 1<<50), true, blockRelative},
+	}
+	for ci, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			blockOffsets := evenBlockOffsets(c.numBlocks, c.stride)
+			rng := rand.New(rand.NewPCG(uint64(ci), 3))
+			var locs []hloc
+			for i := range 2000 {
+				locs = append(locs, hloc{rng.Uint64(), uint32(i % c.numBlocks), rng.Uint32N(900)})
+			}
+			w := format.HashIndexWriter{FileOffsets: c.fileOffsets, DecodedStarts: c.starts}
+			contents := writeHashIndexWith(w, locs, 0, blockOffsets)
+			var x format.HashIndex
+			switch c.want {
+			case blockRelative:
+				x = checkHashIndex(t, contents, 0, blockOffsets, locs, false)
+			case fileOffsets:
+				x = checkHashIndex(t, contents, 0, blockOffsets, locs, true)
+			case decodedOffsets:
+				x = checkHashIndexDecoded(t, contents, 0, blockOffsets, locs, c.starts)
+			}
+			if x.DecodedOffsets() != (c.want == decodedOffsets) || x.FileOffsets() != (c.want == fileOffsets) {
+				t.Fatalf("DecodedOffsets() = %v, FileOffsets() = %v; want mode %d", x.DecodedOffsets(), x.FileOffsets(), c.want)
+			}
+		})
 	}
 }

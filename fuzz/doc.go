@@ -25,10 +25,12 @@
 //     format.AppendProperties must decode to an equal value.
 //   - FuzzHashIndex: format.DecodeHashIndex with the file offset, data size
 //     and block count given and with those the bytes claim; whatever
-//     decodes must give block handles that tile the data section, and
+//     decodes must give block handles that tile the data section (and,
+//     with decoded offsets, decoded starts that increase by at least 4), and
 //     Probe/Prefetch/Next and Occupied must stay in bounds, end, and
 //     fail only with ErrCorrupt. The bytes also build a section with
-//     format.HashIndexWriter (every entry must be found from its hash),
+//     format.HashIndexWriter in each offset mode (every entry must be
+//     found from its hash),
 //     and go to format.EntryAt as block contents, which must agree with
 //     BlockIter on every whole entry.
 //   - FuzzTable: the bytes as a whole table file, through reader.New or,

@@ -11,18 +11,35 @@ import (
 	"github.com/sstkit/sstable/format"
 )
 
+// Slot offsets a hash index section is written with: in the decoded
+// block, in the file (every block raw), or in the concatenation of the
+// decoded blocks (compressed blocks).
+const (
+	slotBlockOffsets = iota
+	slotFileOffsets
+	slotDecodedOffsets
+)
+
 // hashIndexSeed builds a hash index section with format.HashIndexWriter:
 // n entries spread over the blocks whose file offsets (and the data size,
-// last) are blockOffsets, written at file offset off.
-func hashIndexSeed(n int, blockOffsets []uint64, off uint64, fileOffsets bool) []byte {
-	w := format.HashIndexWriter{FileOffsets: fileOffsets}
-	nb := len(blockOffsets) - 1
+// last) are blockOffsets, written at file offset off, with slot offsets
+// of the given kind. With decoded offsets, each block decodes to twice
+// its stored size plus 4 bytes.
+func hashIndexSeed(n int, offs []uint64, off uint64, kind int) []byte {
+	w := format.HashIndexWriter{FileOffsets: kind == slotFileOffsets}
+	nb := len(offs) - 1
+	if kind == slotDecodedOffsets {
+		w.DecodedStarts = make([]uint64, nb+1)
+		for i := range nb {
+			w.DecodedStarts[i+1] = w.DecodedStarts[i] + 2*(offs[i+1]-offs[i]-format.BlockTrailerLen) + 4
+		}
+	}
 	for i := range n {
 		b := i * nb / max(n, 1)
-		span := blockOffsets[b+1] - blockOffsets[b] - format.BlockTrailerLen
+		span := offs[b+1] - offs[b] - format.BlockTrailerLen
 		w.Add(format.KeyHash(fmt.Appendf(nil, "key%d", i)), uint32(b), uint32(uint64(i*11)%max(span, 1)))
 	}
-	return w.Append(nil, off, blockOffsets)
+	return w.Append(nil, off, offs)
 }
 
 // FuzzHashIndex decodes arbitrary bytes as a hash index section with
@@ -30,12 +47,14 @@ func hashIndexSeed(n int, blockOffsets []uint64, off uint64, fileOffsets bool) [
 // given, and at those the header and block offsets themselves claim, so
 // that mutated slots get past the header checks. Whatever decodes must
 // keep its promises: every BlockHandle lies inside the data section and
-// the handles tile it; Probe, Prefetch and Next never panic, name only
-// blocks below NumBlocks, wrap ErrCorrupt, and end within NumSlots slots;
-// Occupied counts at most NumSlots. The bytes also drive a round trip
-// through format.HashIndexWriter (every added entry must be found from its
-// hash) and, as data block contents, format.EntryAt, which must agree with
-// format.BlockIter on every entry stored whole.
+// the handles tile it; decoded starts (flag 2) start at 0 and grow by at
+// least 4; Probe, Prefetch and Next never panic, name only blocks below
+// NumBlocks, wrap ErrCorrupt, and end within NumSlots slots; Occupied
+// counts at most NumSlots. The bytes also drive a round trip through
+// format.HashIndexWriter with each kind of slot offset (every added entry
+// must be found from its hash) and, as data block contents,
+// format.EntryAt, which must agree with format.BlockIter on every entry
+// stored whole.
 func FuzzHashIndex(f *testing.F) {
 	sections := 0
 	for _, st := range seedTables(f) {
@@ -58,12 +77,13 @@ func FuzzHashIndex(f *testing.F) {
 	if sections < 4 {
 		f.Fatalf("%d seed tables have a hash index, want at least 4", sections)
 	}
-	for _, fileOffsets := range []bool{false, true} {
+	for _, kind := range []int{slotBlockOffsets, slotFileOffsets, slotDecodedOffsets} {
 		offs := []uint64{0, 100, 250, 1000}
-		f.Add(hashIndexSeed(40, offs, 1000, fileOffsets), int64(1000), uint64(1000), uint64(3), uint64(7))
-		f.Add(hashIndexSeed(1, []uint64{0, 30}, 30, fileOffsets), int64(30), uint64(30), uint64(1), uint64(1))
+		f.Add(hashIndexSeed(40, offs, 1000, kind), int64(1000), uint64(1000), uint64(3), uint64(7+kind))
+		f.Add(hashIndexSeed(1, []uint64{0, 30}, 30, kind), int64(30), uint64(30), uint64(1), uint64(1+kind))
 	}
-	f.Add(hashIndexSeed(0, []uint64{0}, 0, false), int64(0), uint64(0), uint64(0), uint64(0))
+	f.Add(hashIndexSeed(0, []uint64{0}, 0, slotBlockOffsets), int64(0), uint64(0), uint64(0), uint64(0))
+	f.Add(hashIndexSeed(0, []uint64{0}, 0, slotDecodedOffsets), int64(0), uint64(0), uint64(0), uint64(2))
 	f.Add([]byte{}, int64(0), uint64(0), uint64(0), uint64(0))
 	f.Fuzz(func(t *testing.T, contents []byte, off int64, dataSize, numBlocks, h uint64) {
 		checkHashIndex(t, contents, off, dataSize, numBlocks, h)
@@ -104,6 +124,19 @@ func checkHashIndex(t *testing.T, contents []byte, off int64, dataSize, numBlock
 	if next != dataSize {
 		t.Fatalf("blocks end at %d, data size %d", next, dataSize)
 	}
+	if x.DecodedOffsets() {
+		if x.FileOffsets() {
+			t.Fatal("slots hold both file and decoded offsets")
+		}
+		if d := x.DecodedStart(0); d != 0 {
+			t.Fatalf("decoded start 0 is %d", d)
+		}
+		for i := range x.NumBlocks() {
+			if a, b := x.DecodedStart(i), x.DecodedStart(i+1); b < a || b-a < 4 {
+				t.Fatalf("decoded starts %d, %d of blocks %d, %d", a, b, i, i+1)
+			}
+		}
+	}
 	occupied := x.Occupied()
 	if occupied > x.NumSlots() {
 		t.Fatalf("%d of %d slots occupied", occupied, x.NumSlots())
@@ -133,7 +166,7 @@ func checkHashIndex(t *testing.T, contents []byte, off int64, dataSize, numBlock
 			if b < 0 || b >= x.NumBlocks() {
 				t.Fatalf("probe of %#x named block %d of %d", hh, b, x.NumBlocks())
 			}
-			if !x.FileOffsets() && uint64(o) >= 1<<32 {
+			if !x.FileOffsets() && !x.DecodedOffsets() && uint64(o) >= 1<<32 {
 				t.Fatalf("probe of %#x: offset %d in a block", hh, o)
 			}
 			found++
@@ -145,7 +178,9 @@ func checkHashIndex(t *testing.T, contents []byte, off int64, dataSize, numBlock
 }
 
 // checkHashIndexWriter builds a hash index over entries drawn from data and
-// checks that decoding it finds every one from its hash.
+// checks that decoding it finds every one from its hash. h's low two bits
+// choose the slot offsets: in the block, in the file, in the decoded
+// blocks, or both of the last two asked for (file offsets win).
 func checkHashIndexWriter(t *testing.T, data []byte, h uint64) {
 	n := min(len(data)/8, 40)
 	nb := int(h%7) + 1
@@ -156,6 +191,15 @@ func checkHashIndexWriter(t *testing.T, data []byte, h uint64) {
 	}
 	sectionOff := offs[nb]
 	w := format.HashIndexWriter{FileOffsets: h&1 != 0}
+	if h&2 != 0 {
+		// Compressed blocks: each decodes to at least the stored bytes'
+		// span of offsets, and sizes vary from block to block.
+		w.DecodedStarts = make([]uint64, nb+1)
+		for i := range nb {
+			w.DecodedStarts[i+1] = w.DecodedStarts[i] + blockLen + 4 + (h>>20+uint64(i)*7919)%5000
+		}
+	}
+	decoded := !w.FileOffsets && w.DecodedStarts != nil
 	type loc struct {
 		block int
 		off   uint64
@@ -167,8 +211,11 @@ func checkHashIndexWriter(t *testing.T, data []byte, h uint64) {
 		o := uint32(kh>>8) % uint32(blockLen)
 		w.Add(kh, uint32(b), o)
 		l := loc{b, uint64(o)}
-		if w.FileOffsets {
+		switch {
+		case w.FileOffsets:
 			l.off += offs[b]
+		case decoded:
+			l.off += w.DecodedStarts[b]
 		}
 		want[kh] = append(want[kh], l)
 	}
@@ -180,12 +227,20 @@ func checkHashIndexWriter(t *testing.T, data []byte, h uint64) {
 	if err != nil {
 		t.Fatalf("DecodeHashIndex of a written section: %v", err)
 	}
-	if x.NumSlots() != format.HashIndexSlots(uint64(n)) || x.Occupied() != uint64(n) || x.FileOffsets() != w.FileOffsets {
-		t.Fatalf("%d entries: %d slots (want %d), %d occupied, file offsets %v (want %v)", n, x.NumSlots(), format.HashIndexSlots(uint64(n)), x.Occupied(), x.FileOffsets(), w.FileOffsets)
+	if x.NumSlots() != format.HashIndexSlots(uint64(n)) || x.Occupied() != uint64(n) || x.FileOffsets() != w.FileOffsets || x.DecodedOffsets() != decoded {
+		t.Fatalf("%d entries: %d slots (want %d), %d occupied, file offsets %v (want %v), decoded offsets %v (want %v)",
+			n, x.NumSlots(), format.HashIndexSlots(uint64(n)), x.Occupied(), x.FileOffsets(), w.FileOffsets, x.DecodedOffsets(), decoded)
 	}
 	for i := range nb {
 		if bh := x.BlockHandle(i); bh.Offset != offs[i] || bh.Length != blockLen {
 			t.Fatalf("block %d: handle %+v, want offset %d length %d", i, bh, offs[i], blockLen)
+		}
+	}
+	if decoded {
+		for i, d := range w.DecodedStarts {
+			if got := x.DecodedStart(i); got != d {
+				t.Fatalf("DecodedStart(%d) = %d, want %d", i, got, d)
+			}
 		}
 	}
 	for kh, locs := range want {

@@ -116,8 +116,16 @@ func (r *Reader) fillArena(s *scratch, a *arena, i int) error {
 		copy(dst, stored)
 	case format.BlockTypeSnappy:
 		n, err := snappy.DecodedLen(stored)
-		if err != nil || n != len(dst) {
-			return format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "data block %d decodes to %d bytes (%v), the hash index says %d", i, n, err, len(dst))
+		// As format.DecodeBlock on the block cache's path: the
+		// properties bound what a block may decode to.
+		if err == nil && n > int(r.props.MaxBlockSize) {
+			return format.Corruptf(format.SectionDataBlock, int64(h.Offset), "snappy block claims %d decoded bytes (limit %d)", n, r.props.MaxBlockSize)
+		}
+		if err != nil {
+			return format.Corruptf(format.SectionDataBlock, int64(h.Offset), "bad snappy length header: %v", err)
+		}
+		if n != len(dst) {
+			return format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "data block %d decodes to %d bytes, the hash index says %d", i, n, len(dst))
 		}
 		if out, err := snappy.Decode(dst, stored); err != nil || len(out) != len(dst) || (len(out) > 0 && &out[0] != &dst[0]) {
 			return format.Corruptf(format.SectionDataBlock, int64(h.Offset), "snappy block does not decode: %v", err)

@@ -43,7 +43,11 @@ type Options struct {
 	// decoded data blocks: snappy blocks, and every block of a reader that
 	// reads through ReadAt. Raw blocks of a memory-mapped file are served
 	// from the mapping and never cached. 0 means DefaultBlockCacheSize;
-	// a negative value disables the cache.
+	// a negative value disables the cache. For a compressed table with a
+	// hash index (format Version2) whose decoded blocks fit this budget,
+	// the first Get sets up an arena in their place: the decoded blocks,
+	// back to back in one anonymous mapping, filled on first use and kept
+	// until Close, so that Get reads an entry straight from its slot.
 	BlockCacheSize int64
 }
 

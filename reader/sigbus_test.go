@@ -21,34 +21,38 @@ import (
 // versions: a version 2 Get reads the hash index's slots and the entry
 // straight from the mapping. The reader has either served a Get before the
 // truncation (sections loaded, blocks checked) or is fresh (the first
-// loads fault).
+// loads fault). Raw and snappy tables: a compressed version 2 table's
+// blocks are decoded from the mapping into an arena, block by block, on
+// first use.
 func TestTruncatedWhileMapped(t *testing.T) {
 	for _, v := range tableVersions {
-		for _, warm := range []bool{true, false} {
-			for _, c := range []struct {
-				name   string
-				newLen func(r *reader.Reader) int64
-				// Some Get must fault: it needs bytes past the new end.
-				mustFault bool
-			}{
-				{"to zero", func(*reader.Reader) int64 { return 0 }, true},
-				{"to half", func(r *reader.Reader) int64 { return r.Size() / 2 }, true},
-				// The data blocks (and a version 2 table's hash index)
-				// stay; the filter and everything after it go. Whether a
-				// Get faults depends on whether it reads the filter or
-				// the index block; either way it must not crash or lie.
-				{"to the filter", func(r *reader.Reader) int64 { return int64(r.Footer().Filter.Offset) }, false},
-			} {
-				name := v.name + "/" + c.name + map[bool]string{true: "", false: "/fresh"}[warm]
-				t.Run(name, func(t *testing.T) { truncatedWhileMapped(t, v.hash, warm, c.mustFault, c.newLen) })
+		for _, comp := range []format.Compression{format.NoCompression, format.SnappyCompression} {
+			for _, warm := range []bool{true, false} {
+				for _, c := range []struct {
+					name   string
+					newLen func(r *reader.Reader) int64
+					// Some Get must fault: it needs bytes past the new end.
+					mustFault bool
+				}{
+					{"to zero", func(*reader.Reader) int64 { return 0 }, true},
+					{"to half", func(r *reader.Reader) int64 { return r.Size() / 2 }, true},
+					// The data blocks (and a version 2 table's hash index)
+					// stay; the filter and everything after it go. Whether a
+					// Get faults depends on whether it reads the filter or
+					// the index block; either way it must not crash or lie.
+					{"to the filter", func(r *reader.Reader) int64 { return int64(r.Footer().Filter.Offset) }, false},
+				} {
+					name := v.name + "/" + comp.String() + "/" + c.name + map[bool]string{true: "", false: "/fresh"}[warm]
+					t.Run(name, func(t *testing.T) { truncatedWhileMapped(t, v.hash, comp, warm, c.mustFault, c.newLen) })
+				}
 			}
 		}
 	}
 }
 
-func truncatedWhileMapped(t *testing.T, hash, warm, mustFault bool, newLen func(*reader.Reader) int64) {
+func truncatedWhileMapped(t *testing.T, hash bool, comp format.Compression, warm, mustFault bool, newLen func(*reader.Reader) int64) {
 	path := filepath.Join(t.TempDir(), "t.sst")
-	b, err := builder.Create(path, &builder.Options{Compression: format.NoCompression, HashIndex: hash})
+	b, err := builder.Create(path, &builder.Options{Compression: comp, HashIndex: hash})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,6 +81,9 @@ func truncatedWhileMapped(t *testing.T, hash, warm, mustFault bool, newLen func(
 	if warm {
 		if v, err := r.Get(key(1)); err != nil || string(v) != string(val(1)) {
 			t.Fatalf("Get before truncation: %q, %v", v, err)
+		}
+		if want := hash && comp == format.SnappyCompression; reader.ArenaInUse(r) != want {
+			t.Fatalf("ArenaInUse() = %v, want %v", reader.ArenaInUse(r), want)
 		}
 	}
 	if err := os.Truncate(path, newLen(r)); err != nil {

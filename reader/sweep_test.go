@@ -761,19 +761,39 @@ func hashSweepStride() int {
 // version 1 tables. The hash index section is checksummed like every other
 // block, so Open or Verify must report every flip; no read may panic or
 // give a wrong answer (a Get that returns a value returns the right one).
-// The snappy table is read with the default block cache, the raw one with
-// none.
+// The snappy table is read with the default block cache, whose budget
+// holds all its decoded blocks, so that lookups and scans go through the
+// arena of decoded blocks, and with a cache too small for that, so that
+// they go through the block cache; the raw one with no cache.
 func TestHashIndexBitFlipSweep(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	dir := t.TempDir()
-	for _, c := range []format.Compression{format.SnappyCompression, format.NoCompression} {
-		g := hashSweepTable(t, c)
-		var opts *reader.Options
-		if c == format.NoCompression {
-			opts = &reader.Options{BlockCacheSize: -1}
-		}
-		t.Run(g.name, func(t *testing.T) {
-			st := bitFlipSweep(t, g, hashSweepStride(), opts, dir)
+	for _, v := range []struct {
+		name  string
+		c     format.Compression
+		opts  *reader.Options
+		arena bool // the undamaged table is read through an arena
+	}{
+		{"arena", format.SnappyCompression, nil, arenaSupported},
+		{"smallcache", format.SnappyCompression, &reader.Options{BlockCacheSize: 1024}, false},
+		{"nocache", format.NoCompression, &reader.Options{BlockCacheSize: -1}, false},
+	} {
+		g := hashSweepTable(t, v.c)
+		t.Run(g.name+"/"+v.name, func(t *testing.T) {
+			r, err := reader.New(bytes.NewReader(g.data), int64(len(g.data)), v.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Get(g.keys[0]); err != nil {
+				t.Fatal(err)
+			}
+			if reader.ArenaInUse(r) != v.arena {
+				t.Fatalf("ArenaInUse() = %v, want %v", reader.ArenaInUse(r), v.arena)
+			}
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			st := bitFlipSweep(t, g, hashSweepStride(), v.opts, dir)
 			if st.undetected != 0 {
 				t.Errorf("%d flips went undetected", st.undetected)
 			}
