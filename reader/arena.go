@@ -70,10 +70,13 @@ func (r *Reader) arenaBlock(s *scratch, a *arena, i int) ([]byte, error) {
 // arenaEntries returns the entries (up to the restart array) of data
 // block i in the arena, decoding the block on first use. The slice runs
 // from the block's start; callers index it with offsets made relative.
-func (r *Reader) arenaEntries(s *scratch, a *arena, i int) (start, end uint64, err error) {
+func (r *Reader) arenaEntries(a *arena, i int) (start, end uint64, err error) {
 	st := a.state[i].Load()
 	if st == 0 {
-		if err := r.fillArena(s, a, i); err != nil {
+		s := r.getScratch()
+		err := r.fillArena(s, a, i)
+		r.scratch.Put(s)
+		if err != nil {
 			return 0, 0, err
 		}
 		st = a.state[i].Load()
