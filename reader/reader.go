@@ -461,6 +461,17 @@ func (r *Reader) Footer() footer.Footer { return r.footer }
 // Size returns the file size in bytes.
 func (r *Reader) Size() int64 { return r.size }
 
+// ArenaSize returns the size in bytes of the reader's arena of decoded
+// blocks (see Options.BlockCacheSize), or 0 if it has none. The arena is
+// memory outside the Go heap; its pages take memory as blocks are decoded
+// into them, up to this size.
+func (r *Reader) ArenaSize() int64 {
+	if a := r.arena.Load(); a != nil {
+		return int64(len(a.mem))
+	}
+	return 0
+}
+
 // inMapping reports whether b lies in the file mapping.
 func (r *Reader) inMapping(b []byte) bool {
 	if len(r.mapped) == 0 || len(b) == 0 {

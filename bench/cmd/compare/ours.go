@@ -124,6 +124,8 @@ func (t *oursTable) scan(visit func(k, v []byte)) (int, error) {
 	return n, it.Close()
 }
 
-func (t *oursTable) offHeapBytes() int64 { return 0 }
+// offHeapBytes is the reader's arena of decoded blocks (an anonymous
+// mapping, outside the Go heap), which after the reads holds every block.
+func (t *oursTable) offHeapBytes() int64 { return t.r.ArenaSize() }
 
 func (t *oursTable) close() error { return t.r.Close() }
