@@ -152,3 +152,10 @@ func (c *blockCache) clear() {
 	}
 	c.ring, c.used, c.hand = nil, 0, 0
 }
+
+// full reports whether caching n more bytes would evict a block.
+func (c *blockCache) full(n int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used+n > c.budget
+}

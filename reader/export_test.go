@@ -40,3 +40,11 @@ func CachedBytes(r *Reader) int64 {
 	defer r.cache.mu.Unlock()
 	return r.cache.used
 }
+
+// CachedBlock reports whether data block i is in r's block cache.
+func CachedBlock(r *Reader, i int) bool {
+	if r.cache == nil || i >= r.cache.blocks() {
+		return false
+	}
+	return r.cache.data[i].Load() != nil
+}

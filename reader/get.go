@@ -16,6 +16,7 @@ type scratch struct {
 	data    format.BlockIter
 	raw     []byte // stored block bytes read through ReadAt
 	decoded []byte // snappy-decoded block contents
+	scan    bool   // owned by an iterator or Verify: see dataBlock
 }
 
 func (r *Reader) getScratch() *scratch {
@@ -409,6 +410,15 @@ func (r *Reader) dataBlock(s *scratch, i int, h format.BlockHandle) ([]byte, err
 		if stored, typ, err = format.CheckBlock(format.SectionDataBlock, int64(h.Offset), raw); err != nil {
 			return nil, err
 		}
+	}
+	// A scan does not evict cached blocks to make room for its own: it
+	// would replace the lookups' working set with blocks it reads once,
+	// and churn the heap (at 10M entries a first scan through a full
+	// 256 MiB cache ran at 2.4 times Pebble's time per entry). Like
+	// LevelDB's ReadOptions.fill_cache = false, but only once the cache
+	// is full.
+	if cached && s.scan && r.cache.full(int64(r.props.MaxBlockSize)) {
+		cached = false
 	}
 	if !cached {
 		if typ == format.BlockTypeRaw {

@@ -22,6 +22,7 @@ type Iterator struct {
 // On a closed reader every move returns false and Err wraps ErrClosed.
 func (r *Reader) NewIterator() *Iterator {
 	it := &Iterator{r: r}
+	it.s.scan = true
 	if !r.acquire() {
 		it.err, it.closed = ErrClosed, true
 		return it

@@ -42,7 +42,7 @@ func (r *Reader) verify() error {
 			return err
 		}
 	}
-	var s scratch
+	s := scratch{scan: true}
 	idx := &s.index
 	indexOff := int64(r.footer.Index.Offset)
 	if err := idx.Init(format.SectionIndex, indexOff, r.index); err != nil {
