@@ -366,8 +366,13 @@ func (r *Reader) blockAt(s *scratch, idx *format.BlockIter) ([]byte, format.Bloc
 func (r *Reader) dataBlock(s *scratch, i int, h format.BlockHandle) ([]byte, error) {
 	// r.arena is set only after the hash index has loaded, so r.hidx is
 	// valid whenever it is seen set.
+	// A block the arena cannot take (its hash index entry disagrees with
+	// it) is read the ordinary way, so a damaged hash index does not stop
+	// scans; if the block itself is bad, that way reports it.
 	if a := r.arena.Load(); a != nil && i < len(a.state) && h == r.hidx.BlockHandle(i) {
-		return r.arenaBlock(s, a, i)
+		if b, err := r.arenaBlock(s, a, i); err == nil {
+			return b, nil
+		}
 	}
 	if h.Offset > r.dataEnd || h.Length > r.dataEnd-h.Offset || r.dataEnd-h.Offset-h.Length < format.BlockTrailerLen {
 		return nil, format.Corruptf(format.SectionIndex, int64(r.footer.Index.Offset), "index entry %d: data block handle (offset %d, length %d) lies outside the data section [0, %d)", i, h.Offset, h.Length, r.dataEnd)

@@ -41,6 +41,13 @@ func (it *Iterator) init() (err error) {
 	if err := r.loadIndex(); err != nil {
 		return err
 	}
+	if r.props.HashIndexSize != 0 && r.props.Compression != format.NoCompression {
+		// Set up the arena, if the table and budget allow one, so that a
+		// scan fills it for later Gets instead of filling the block cache
+		// that the arena would then replace. A damaged hash index only
+		// means no arena here; Get and Verify report it.
+		_ = r.loadHashIndex()
+	}
 	return it.s.index.Init(format.SectionIndex, int64(r.footer.Index.Offset), r.index)
 }
 

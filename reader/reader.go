@@ -45,7 +45,7 @@ type Options struct {
 	// from the mapping and never cached. 0 means DefaultBlockCacheSize;
 	// a negative value disables the cache. For a compressed table with a
 	// hash index (format Version2) whose decoded blocks fit this budget,
-	// the first Get sets up an arena in their place: the decoded blocks,
+	// the first Get or NewIterator sets up an arena in their place: the decoded blocks,
 	// back to back in one anonymous mapping, filled on first use and kept
 	// until Close, so that Get reads an entry straight from its slot.
 	BlockCacheSize int64
