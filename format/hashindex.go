@@ -72,7 +72,7 @@ var hashChunkPool = sync.Pool{New: func() any {
 
 // HashIndexWriter collects the location of every entry of a table and
 // encodes the hash index section. The zero value is ready to use. It holds
-// 16 bytes per entry (plus slice growth) until Append.
+// 16 bytes per entry, in pooled chunks, until Append.
 type HashIndexWriter struct {
 	// FileOffsets makes Append store each entry's file offset (block
 	// offset + offset in the block) instead of its offset in the decoded

@@ -165,12 +165,15 @@ func (r *Reader) getHashed(dst, key []byte) ([]byte, error) {
 			return dst, firstErr
 		}
 		var k, v []byte
+		fast := false // served without the general path below
 		switch {
 		case r.hidx.FileOffsets() && r.mapped != nil:
-			k, v, err = r.entryAtFileOffset(i, off)
+			k, v, fast, err = r.entryAtFileOffset(i, off)
 		case r.arena.Load() != nil:
 			k, v, err = r.entryInArena(i, off)
-		default:
+			fast = true
+		}
+		if !fast && err == nil {
 			var base uint64 // what the slot's offset is relative to
 			switch {
 			case r.hidx.FileOffsets():
@@ -233,10 +236,12 @@ func (r *Reader) entryInArena(i int, off uint64) (key, value []byte, err error) 
 // entryAtFileOffset decodes the entry at file offset off of a mapped
 // table whose hash index holds file offsets; i is its data block. The
 // entry's address depends only on the slot, so its cache miss overlaps
-// with the loads of block i's state and offset, which only bound it.
-func (r *Reader) entryAtFileOffset(i int, off uint64) (key, value []byte, err error) {
+// with the loads of block i's state and offset, which only bound it. ok is
+// false, with no error, if the block has not been checked yet: the caller
+// then takes the general path, which checks it.
+func (r *Reader) entryAtFileOffset(i int, off uint64) (key, value []byte, ok bool, err error) {
 	if off >= r.dataEnd {
-		return nil, nil, format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "slot names file offset %d, past the data blocks", off)
+		return nil, nil, true, format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "slot names file offset %d, past the data blocks", off)
 	}
 	// An entry of a 16-byte key and a 100-byte value spans two or three
 	// cache lines; ask for all of them now rather than for the value's
@@ -248,18 +253,13 @@ func (r *Reader) entryAtFileOffset(i int, off uint64) (key, value []byte, err er
 		end := uint64(st & entriesUnknown)
 		if st&(blockChecked|blockRaw) == blockChecked|blockRaw && end != entriesUnknown && end <= h.Length {
 			if off < h.Offset || off >= h.Offset+end {
-				return nil, nil, format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "slot names file offset %d, outside the entries of data block %d [%d, %d)", off, i, h.Offset, h.Offset+end)
+				return nil, nil, true, format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "slot names file offset %d, outside the entries of data block %d [%d, %d)", off, i, h.Offset, h.Offset+end)
 			}
-			return format.EntryIn(r.mapped[off:h.Offset+end], int64(h.Offset), 0)
+			key, value, err = format.EntryIn(r.mapped[off:h.Offset+end], int64(h.Offset), 0)
+			return key, value, true, err
 		}
 	}
-	// First use of the block: check it, then decode.
-	if off < h.Offset || off-h.Offset > h.Length {
-		return nil, nil, format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "slot names file offset %d, outside data block %d at %d", off, i, h.Offset)
-	}
-	s := r.getScratch()
-	defer r.scratch.Put(s)
-	return r.entryInBlock(s, i, off-h.Offset)
+	return nil, nil, false, nil
 }
 
 // entryPrefetchBytes is how much of an entry a lookup prefetches from its
