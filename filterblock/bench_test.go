@@ -25,7 +25,6 @@ func benchKeys(n int, odd bool) flatKeys {
 }
 
 func (k flatKeys) at(i int) []byte { return k[16*i : 16*i+16 : 16*i+16] }
-func (k flatKeys) len() int        { return len(k) / 16 }
 
 var benchPolicies = []struct {
 	name   string

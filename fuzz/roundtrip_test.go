@@ -200,7 +200,7 @@ func FuzzRoundTrip(f *testing.F) {
 
 		model := make([]blockEntry, len(in.kvs))
 		for i, e := range in.kvs {
-			model[i] = blockEntry{e.Key, e.Value}
+			model[i] = blockEntry(e)
 		}
 		limit := len(model)
 		fwd, err := scan(t, r, limit, false)

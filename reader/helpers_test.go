@@ -150,15 +150,6 @@ func reversed(es []entry) []entry {
 	return out
 }
 
-// keysOf returns the keys of es.
-func keysOf(es []entry) []string {
-	ks := make([]string, len(es))
-	for i, e := range es {
-		ks[i] = e.Key
-	}
-	return ks
-}
-
 // numbered returns n entries with keys key%06d and the given value maker.
 func numbered(n int, value func(i int) string) []entry {
 	es := make([]entry, n)
