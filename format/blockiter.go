@@ -79,60 +79,27 @@ func (it *BlockIter) restart(i int) int {
 	return int(binary.LittleEndian.Uint32(it.data[it.restartsOff+4*i:]))
 }
 
-// uvarint decodes a uvarint at p, with a one-byte fast path.
-func (it *BlockIter) uvarint(p int) (uint64, int) {
-	if p < it.restartsOff {
-		if b := it.data[p]; b < 0x80 {
-			return uint64(b), 1
-		}
-	}
-	return binary.Uvarint(it.data[p:it.restartsOff])
-}
-
 // header parses an entry header at off: shared, unshared and value lengths,
 // checked against the entries region. It returns the key suffix start.
 func (it *BlockIter) header(off int) (shared, unshared, vlen, p int, ok bool) {
-	// Fast path: three one-byte varints (keys and values under 128 bytes)
-	// whose lengths fit the entries region, as in most blocks.
-	if off >= 0 && off+3 <= it.restartsOff {
-		d := it.data[off : off+3 : off+3]
-		if d[0]|d[1]|d[2] < 0x80 {
-			s, u, v := int(d[0]), int(d[1]), int(d[2])
-			if p = off + 3; u+v <= it.restartsOff-p {
-				return s, u, v, p, true
-			}
-		}
-	}
-	if off < 0 || off >= it.restartsOff {
+	s, u, v, p, fault := parseEntryHeader(it.data[:it.restartsOff], off)
+	switch fault {
+	case entryOK:
+		return int(s), int(u), int(v), p, true
+	case entryOutside:
 		it.fail(off, "entry offset %d outside entries region of %d bytes", off, it.restartsOff)
-		return
-	}
-	s, n1 := it.uvarint(off)
-	if n1 <= 0 {
+	case entryBadShared:
 		it.fail(off, "bad shared-length varint")
-		return
-	}
-	u, n2 := it.uvarint(off + n1)
-	if n2 <= 0 {
+	case entryBadKeyLen:
 		it.fail(off, "bad key-length varint")
-		return
-	}
-	v, n3 := it.uvarint(off + n1 + n2)
-	if n3 <= 0 {
+	case entryBadValueLen:
 		it.fail(off, "bad value-length varint")
-		return
-	}
-	p = off + n1 + n2 + n3
-	room := uint64(it.restartsOff - p)
-	if u > room || v > room-u {
+	case entryOverrun:
 		it.fail(off, "entry of %d key and %d value bytes overruns the entries region", u, v)
-		return
-	}
-	if s > uint64(it.restartsOff) { // keeps the int conversion exact
+	case entrySharedTooLong:
 		it.fail(off, "shared prefix length %d is too large", s)
-		return
 	}
-	return int(s), int(u), int(v), p, true
+	return 0, 0, 0, 0, false
 }
 
 // decodeAt decodes the entry at off, whose key shares a prefix with it.key.

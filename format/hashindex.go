@@ -464,35 +464,16 @@ func EntryAt(contents []byte, blockOff int64, off uint32) (key, value []byte, er
 // EntriesEnd) are already known, so that a lookup need not read the
 // restart count at the far end of the block: another cache line.
 func EntryIn(entries []byte, blockOff int64, off uint32) (key, value []byte, err error) {
-	end := len(entries)
-	p := int(off)
-	if uint64(off) >= uint64(end) {
-		return nil, nil, Corruptf(SectionDataBlock, blockOff, "hash index entry offset %d lies past the entries (%d bytes)", off, end)
-	}
-	var shared, unshared, vlen uint64
-	if p+3 <= end && entries[p]|entries[p+1]|entries[p+2] < 0x80 {
-		// One-byte varints: the common case.
-		shared, unshared, vlen = uint64(entries[p]), uint64(entries[p+1]), uint64(entries[p+2])
-		p += 3
-	} else {
-		var k1, k2, k3 int
-		shared, k1 = binary.Uvarint(entries[p:end])
-		if k1 > 0 {
-			unshared, k2 = binary.Uvarint(entries[p+k1 : end])
-		}
-		if k1 > 0 && k2 > 0 {
-			vlen, k3 = binary.Uvarint(entries[p+k1+k2 : end])
-		}
-		if k1 <= 0 || k2 <= 0 || k3 <= 0 {
-			return nil, nil, Corruptf(SectionDataBlock, blockOff, "bad entry header at block offset %d", off)
-		}
-		p += k1 + k2 + k3
-	}
-	if shared != 0 {
-		return nil, nil, Corruptf(SectionDataBlock, blockOff, "entry at block offset %d shares %d key bytes: a hash-indexed entry must stand alone", off, shared)
-	}
-	if unshared > uint64(end-p) || vlen > uint64(end-p)-unshared {
+	shared, unshared, vlen, p, fault := parseEntryHeader(entries, int(off))
+	switch {
+	case fault == entryOutside:
+		return nil, nil, Corruptf(SectionDataBlock, blockOff, "hash index entry offset %d lies past the entries (%d bytes)", off, len(entries))
+	case fault == entryOverrun:
 		return nil, nil, Corruptf(SectionDataBlock, blockOff, "entry at block offset %d (key %d bytes, value %d bytes) overruns the entries", off, unshared, vlen)
+	case fault != entryOK && fault != entrySharedTooLong:
+		return nil, nil, Corruptf(SectionDataBlock, blockOff, "bad entry header at block offset %d", off)
+	case shared != 0:
+		return nil, nil, Corruptf(SectionDataBlock, blockOff, "entry at block offset %d shares %d key bytes: a hash-indexed entry must stand alone", off, shared)
 	}
 	k := p + int(unshared)
 	return entries[p:k:k], entries[k : k+int(vlen) : k+int(vlen)], nil
