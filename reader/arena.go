@@ -95,17 +95,7 @@ func (r *Reader) fillArena(s *scratch, a *arena, i int) error {
 		return nil
 	}
 	h := r.hidx.BlockHandle(i)
-	var buf []byte
-	if r.mapped != nil {
-		buf = r.mapped[h.Offset:h.End()]
-	} else {
-		raw, err := r.readBlock(format.SectionDataBlock, h, s.raw)
-		if err != nil {
-			return err
-		}
-		s.raw, buf = raw[:0], raw
-	}
-	stored, typ, err := format.CheckBlock(format.SectionDataBlock, int64(h.Offset), buf)
+	stored, typ, err := r.checkedBlock(s, i, h)
 	if err != nil {
 		return err
 	}

@@ -383,38 +383,12 @@ func (r *Reader) dataBlock(s *scratch, i int, h format.BlockHandle) ([]byte, err
 			return b, nil
 		}
 	}
-	var stored []byte
-	var typ byte
-	if r.mapped != nil && i < len(r.verified) {
-		buf := r.mapped[h.Offset:h.End()]
-		word := &r.verified[i]
-		if word.Load()&blockChecked == 0 {
-			stored, typ, err := format.CheckBlock(format.SectionDataBlock, int64(h.Offset), buf)
-			if err != nil {
-				return nil, err
-			}
-			st := uint32(blockChecked | entriesUnknown)
-			if typ == format.BlockTypeRaw {
-				st |= blockRaw
-				if end, err := format.EntriesEnd(stored, int64(h.Offset)); err == nil && end < entriesUnknown {
-					st = blockChecked | blockRaw | uint32(end)
-				}
-			}
-			word.Store(st)
-		}
-		stored, typ = buf[:h.Length], buf[h.Length]
-		if typ == format.BlockTypeRaw {
-			return stored, nil
-		}
-	} else {
-		raw, err := r.readBlock(format.SectionDataBlock, h, s.raw)
-		if err != nil {
-			return nil, err
-		}
-		s.raw = raw[:0]
-		if stored, typ, err = format.CheckBlock(format.SectionDataBlock, int64(h.Offset), raw); err != nil {
-			return nil, err
-		}
+	stored, typ, err := r.checkedBlock(s, i, h)
+	if err != nil {
+		return nil, err
+	}
+	if r.mapped != nil && typ == format.BlockTypeRaw {
+		return stored, nil // served from the mapping, never cached
 	}
 	// A scan does not evict cached blocks to make room for its own: it
 	// would replace the lookups' working set with blocks it reads once,
@@ -453,6 +427,38 @@ func (r *Reader) dataBlock(s *scratch, i int, h format.BlockHandle) ([]byte, err
 		}
 	}
 	return r.cache.put(i, out), nil
+}
+
+// checkedBlock returns the stored bytes and type of data block i at handle
+// h, its checksum checked. A mapped block is checked once, on first use,
+// and its state word then records it (with whether it is raw and where its
+// entries end); other blocks are read into s.raw and checked each time.
+func (r *Reader) checkedBlock(s *scratch, i int, h format.BlockHandle) (stored []byte, typ byte, err error) {
+	if r.mapped == nil || i >= len(r.verified) {
+		raw, err := r.readBlock(format.SectionDataBlock, h, s.raw)
+		if err != nil {
+			return nil, 0, err
+		}
+		s.raw = raw[:0]
+		return format.CheckBlock(format.SectionDataBlock, int64(h.Offset), raw)
+	}
+	buf := r.mapped[h.Offset:h.End()]
+	word := &r.verified[i]
+	if word.Load()&blockChecked == 0 {
+		stored, typ, err := format.CheckBlock(format.SectionDataBlock, int64(h.Offset), buf)
+		if err != nil {
+			return nil, 0, err
+		}
+		st := uint32(blockChecked | entriesUnknown)
+		if typ == format.BlockTypeRaw {
+			st |= blockRaw
+			if end, err := format.EntriesEnd(stored, int64(h.Offset)); err == nil && end < entriesUnknown {
+				st = blockChecked | blockRaw | uint32(end)
+			}
+		}
+		word.Store(st)
+	}
+	return buf[:h.Length], buf[h.Length], nil
 }
 
 // Per-block words of Reader.verified, for mapped files: 0 until the
