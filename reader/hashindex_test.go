@@ -5,9 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -788,11 +785,7 @@ func TestHashIndexLyingSizes(t *testing.T) {
 		t.Fatal("the snappy table's slots do not hold decoded offsets")
 	}
 
-	tests := []struct {
-		name string
-		data []byte
-		want string // in the first error, from Open or else Verify
-	}{
+	tests := []lyingTable{
 		{"control", orig, ""},
 		{"properties: no hash index size", withProps(func(p *format.Properties) { p.HashIndexSize = 0 }), "hash index"},
 		{"properties: hash index smaller than its header", withProps(func(p *format.Properties) { p.HashIndexSize = 20 }), "hash index of 20 bytes"},
@@ -818,56 +811,5 @@ func TestHashIndexLyingSizes(t *testing.T) {
 		{"hash index: decoded offsets flag cleared", withHeader(func(hdr []byte) { hdr[3] = 0 }), "do not fill"},
 		{"hash index: file offsets instead of decoded", withHeader(func(hdr []byte) { hdr[3] = 1 }), "do not fill"},
 	}
-	dir := t.TempDir()
-	for _, tc := range tests {
-		path := filepath.Join(dir, strings.NewReplacer(" ", "_", ":", "", "^", "").Replace(tc.name))
-		if err := os.WriteFile(path, tc.data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		for _, how := range []string{"New", "Open"} {
-			t.Run(tc.name+"/"+how, func(t *testing.T) {
-				open := func() (*reader.Reader, error) {
-					if how == "New" {
-						return reader.New(bytes.NewReader(tc.data), int64(len(tc.data)), nil)
-					}
-					return reader.Open(path, nil)
-				}
-				if tc.name == "control" {
-					r, err := open()
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer r.Close()
-					if err := r.Verify(); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				r, err := open()
-				if err == nil {
-					if err = r.Verify(); err == nil {
-						t.Fatal("Open and Verify succeeded")
-					}
-					r.Close()
-				}
-				wantCorrupt(t, err, len(tc.data), tc.want)
-				t.Logf("%v", err)
-
-				c := &checker{g: g}
-				var before, after runtime.MemStats
-				runtime.ReadMemStats(&before)
-				res := c.check(open, false)
-				runtime.ReadMemStats(&after)
-				if res.problem != "" {
-					t.Fatal(res.problem)
-				}
-				if !res.openErr && !res.verifyErr {
-					t.Fatal("Open and Verify succeeded")
-				}
-				if d := after.TotalAlloc - before.TotalAlloc; d > 8<<20 {
-					t.Fatalf("reading a %d-byte table allocated %d bytes", len(tc.data), d)
-				}
-			})
-		}
-	}
+	checkLyingTables(t, g, tests)
 }
