@@ -1,0 +1,5 @@
+//go:build !sstable_poison
+
+package cache
+
+const poison = false
