@@ -2,10 +2,11 @@ package reader
 
 import (
 	"bytes"
-	"slices"
+	"math"
 
 	"github.com/golang/snappy"
 
+	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/format"
 )
@@ -14,9 +15,15 @@ import (
 type scratch struct {
 	index   format.BlockIter
 	data    format.BlockIter
-	raw     []byte // stored block bytes read through ReadAt
-	decoded []byte // snappy-decoded block contents
-	scan    bool   // owned by an iterator or Verify: see dataBlock
+	raw     []byte       // stored block bytes read through ReadAt
+	decoded []byte       // decoded block contents the cache could not take
+	pin     cache.Handle // the cached block s.data reads, if any
+}
+
+// setPin makes h the block s holds, releasing the previous one.
+func (s *scratch) setPin(h cache.Handle) {
+	s.pin.Release()
+	s.pin = h
 }
 
 func (r *Reader) getScratch() *scratch {
@@ -116,7 +123,7 @@ func (r *Reader) getAppend(dst, key []byte) ([]byte, error) {
 		return dst, err
 	}
 	s := r.getScratch()
-	defer r.scratch.Put(s)
+	defer r.putScratch(s)
 	v, err := r.find(s, key)
 	if err != nil {
 		return dst, err
@@ -165,13 +172,13 @@ func (r *Reader) getHashed(dst, key []byte) ([]byte, error) {
 			return dst, firstErr
 		}
 		var k, v []byte
-		fast := false // served without the general path below
+		var pin cache.Handle // the cached block k and v lie in, on the fast path
+		fast := false        // served without the general path below
 		switch {
 		case r.hidx.FileOffsets() && r.mapped != nil:
 			k, v, fast, err = r.entryAtFileOffset(i, off)
-		case r.arena.Load() != nil:
-			k, v, err = r.entryInArena(i, off)
-			fast = true
+		case r.hidx.DecodedOffsets() && r.blocks != nil:
+			k, v, pin, fast, err = r.entryInCachedBlock(i, off)
 		}
 		if !fast && err == nil {
 			var base uint64 // what the slot's offset is relative to
@@ -193,44 +200,58 @@ func (r *Reader) getHashed(dst, key []byte) ([]byte, error) {
 			}
 		}
 		if err != nil {
+			pin.Release()
 			if firstErr == nil {
 				firstErr = err
 			}
 			continue
 		}
 		if bytes.Equal(k, key) {
-			dst = append(dst, v...) // before s, which v may alias, goes back
+			dst = append(dst, v...) // before the block v lies in is released
+			pin.Release()
 			r.putScratch(s)
 			return dst, nil
 		}
+		pin.Release()
 	}
 }
 
-// putScratch returns s, if not nil, to the pool.
+// putScratch returns s, if not nil, to the pool, releasing its block.
 func (r *Reader) putScratch(s *scratch) {
 	if s != nil {
+		s.pin.Release()
 		r.scratch.Put(s)
 	}
 }
 
-// entryInArena decodes the entry at offset off of the arena (a slot's
-// offset in the concatenated decoded blocks); i is its data block. As in
-// entryAtFileOffset, the entry's lines are requested before the block's
-// state, which only bounds them, arrives.
-func (r *Reader) entryInArena(i int, off uint64) (key, value []byte, err error) {
-	a := r.arena.Load()
-	if off >= uint64(len(a.mem)) {
-		return nil, nil, format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "slot names decoded offset %d, past the %d decoded bytes", off, len(a.mem))
+// entryInCachedBlock decodes the entry at offset off of the concatenated
+// decoded blocks (a compressed table's slot offset) when its data block i
+// is in the cache: the lookup goes from the slot to the cached block to
+// the entry. The block stays pinned by the returned Handle. ok is false,
+// with no error, when the block is not cached; the caller then takes the
+// general path, which reads and caches it.
+func (r *Reader) entryInCachedBlock(i int, off uint64) (key, value []byte, pin cache.Handle, ok bool, err error) {
+	if i >= r.blocks.Len() {
+		return nil, nil, pin, false, nil
 	}
-	format.Prefetch(a.mem[off:], entryPrefetchBytes)
-	start, end, err := r.arenaEntries(a, i)
-	if err != nil {
-		return nil, nil, err
+	base := r.hidx.DecodedStart(i)
+	pin, ok = r.blocks.Get(i)
+	if !ok {
+		return nil, nil, pin, false, nil
 	}
-	if off < start || off >= end {
-		return nil, nil, format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "slot names decoded offset %d, outside the entries of data block %d [%d, %d)", off, i, start, end)
+	b := pin.Bytes()
+	end := uint64(pin.Aux())
+	if off < base || off-base >= end || end > uint64(len(b)) {
+		if end > uint64(len(b)) { // a malformed block: let the general path report it
+			pin.Release()
+			return nil, nil, cache.Handle{}, false, nil
+		}
+		return nil, nil, pin, true, format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "slot names decoded offset %d, outside the entries of data block %d [%d, %d)", off, i, base, base+end)
 	}
-	return format.EntryIn(a.mem[off:end:end], int64(r.hidx.BlockHandle(i).Offset), 0)
+	off -= base
+	format.Prefetch(b[off:], entryPrefetchBytes)
+	key, value, err = format.EntryIn(b[:end:end], int64(r.hidx.BlockHandle(i).Offset), uint32(off))
+	return key, value, pin, true, err
 }
 
 // entryAtFileOffset decodes the entry at file offset off of a mapped
@@ -271,7 +292,7 @@ const entryPrefetchBytes = 192
 // and value may alias s's buffers.
 func (r *Reader) entryInBlock(s *scratch, i int, off uint64) (key, value []byte, err error) {
 	h := r.hidx.BlockHandle(i)
-	entries, ok := r.fastEntries(i, h)
+	entries, ok := r.mappedEntries(i, h)
 	if !ok {
 		contents, err := r.dataBlock(s, i, h)
 		if err != nil {
@@ -290,16 +311,11 @@ func (r *Reader) entryInBlock(s *scratch, i int, off uint64) (key, value []byte,
 	return format.EntryIn(entries, int64(h.Offset), uint32(off))
 }
 
-// fastEntries returns the entries (the contents up to the restart array)
+// mappedEntries returns the entries (the contents up to the restart array)
 // of data block i when they are at hand without a read, a decompression, a
-// checksum or a look at the block's far end: cached, or raw in the mapping
-// and already checked.
-func (r *Reader) fastEntries(i int, h format.BlockHandle) ([]byte, bool) {
-	if r.cache != nil && i < r.cache.blocks() {
-		if b, end, ok := r.cache.getEntries(i); ok {
-			return b[:end], true
-		}
-	}
+// checksum or a look at the block's far end: raw in the mapping and
+// already checked.
+func (r *Reader) mappedEntries(i int, h format.BlockHandle) ([]byte, bool) {
 	if r.mapped != nil && i < len(r.verified) {
 		st := r.verified[i].Load()
 		if st&(blockChecked|blockRaw) == blockChecked|blockRaw && st&entriesUnknown != entriesUnknown {
@@ -361,26 +377,22 @@ func (r *Reader) blockAt(s *scratch, idx *format.BlockIter) ([]byte, format.Bloc
 
 // dataBlock returns the contents of data block number i at handle h.
 // Raw blocks of a mapped file are served from the mapping; others come from
-// the block cache, or are read, checked, decoded and cached. The checksum
-// of a mapped block is checked once, on first use.
+// the cache, or are read, checked, decoded and cached. A cached block stays
+// pinned by s.pin until s moves to another block or is put back. The
+// checksum of a mapped block is checked once, on first use.
 func (r *Reader) dataBlock(s *scratch, i int, h format.BlockHandle) ([]byte, error) {
-	// r.arena is set only after the hash index has loaded, so r.hidx is
-	// valid whenever it is seen set.
-	// A block the arena cannot take (its hash index entry disagrees with
-	// it) is read the ordinary way, so a damaged hash index does not stop
-	// scans; if the block itself is bad, that way reports it.
-	if a := r.arena.Load(); a != nil && i < len(a.state) && h == r.hidx.BlockHandle(i) {
-		if b, err := r.arenaBlock(s, a, i); err == nil {
-			return b, nil
-		}
-	}
+	s.setPin(cache.Handle{})
 	if h.Offset > r.dataEnd || h.Length > r.dataEnd-h.Offset || r.dataEnd-h.Offset-h.Length < format.BlockTrailerLen {
 		return nil, format.Corruptf(format.SectionIndex, int64(r.footer.Index.Offset), "index entry %d: data block handle (offset %d, length %d) lies outside the data section [0, %d)", i, h.Offset, h.Length, r.dataEnd)
 	}
-	cached := r.cache != nil && i < r.cache.blocks()
+	cached := r.blocks != nil && i < r.blocks.Len()
 	if cached {
-		if b, ok := r.cache.get(i); ok {
-			return b, nil
+		if pin, ok := r.blocks.Get(i); ok {
+			// A cached block was checked against this handle's bytes when
+			// it was read; a hash index naming another length for block i
+			// is caught by that check on the general path below.
+			s.pin = pin
+			return pin.Bytes(), nil
 		}
 	}
 	stored, typ, err := r.checkedBlock(s, i, h)
@@ -390,43 +402,66 @@ func (r *Reader) dataBlock(s *scratch, i int, h format.BlockHandle) ([]byte, err
 	if r.mapped != nil && typ == format.BlockTypeRaw {
 		return stored, nil // served from the mapping, never cached
 	}
-	// A scan does not evict cached blocks to make room for its own: it
-	// would replace the lookups' working set with blocks it reads once,
-	// and churn the heap (at 10M entries a first scan through a full
-	// 256 MiB cache ran at 2.4 times Pebble's time per entry). Like
-	// LevelDB's ReadOptions.fill_cache = false, but only once the cache
-	// is full.
-	if cached && s.scan && r.cache.full(int64(r.props.MaxBlockSize)) {
-		cached = false
-	}
-	if !cached {
-		if typ == format.BlockTypeRaw {
-			return stored, nil
+	if cached {
+		n := decodedLen(stored, typ, int(r.props.MaxBlockSize))
+		if pin, ok := r.blocks.Reserve(i, n); ok {
+			out, err := decodeInto(pin.Bytes(), stored, typ, int64(h.Offset), int(r.props.MaxBlockSize))
+			if err != nil {
+				pin.Release()
+				return nil, err
+			}
+			aux := uint32(math.MaxUint32) // malformed restarts: lookups take the slow path, which reports them
+			if end, err := format.EntriesEnd(out, int64(h.Offset)); err == nil {
+				aux = uint32(end)
+			}
+			r.blocks.Publish(i, pin, aux)
+			s.pin = pin
+			return out, nil
 		}
-		out, err := format.DecodeBlock(format.SectionDataBlock, int64(h.Offset), stored, typ, int(r.props.MaxBlockSize), s.decoded)
-		if err != nil {
-			return nil, err
-		}
-		s.decoded = out[:0]
-		return out, nil
 	}
-	// A fresh buffer: once cached, the block is shared and never rewritten.
-	// Growing from nil rounds the capacity up to the allocator's size
-	// class, so the cache charges what the block really occupies (a 4.1 KiB
-	// block takes a 4.75 KiB allocation).
-	var out []byte
 	if typ == format.BlockTypeRaw {
-		out = append(slices.Grow([]byte(nil), len(stored)), stored...)
-	} else {
-		n, err := snappy.DecodedLen(stored)
-		if err != nil || n < 0 || n > int(r.props.MaxBlockSize) {
-			n = 0 // DecodeBlock reports the error
-		}
-		if out, err = format.DecodeBlock(format.SectionDataBlock, int64(h.Offset), stored, typ, int(r.props.MaxBlockSize), slices.Grow([]byte(nil), n)); err != nil {
-			return nil, err
+		return stored, nil
+	}
+	out, err := format.DecodeBlock(format.SectionDataBlock, int64(h.Offset), stored, typ, int(r.props.MaxBlockSize), s.decoded)
+	if err != nil {
+		return nil, err
+	}
+	s.decoded = out[:0]
+	return out, nil
+}
+
+// decodedLen returns the decoded size of a checked stored block, or 0 if
+// its header is bad or claims more than maxLen bytes (decoding then
+// reports the error).
+func decodedLen(stored []byte, typ byte, maxLen int) int {
+	n := len(stored)
+	if typ == format.BlockTypeSnappy {
+		var err error
+		if n, err = snappy.DecodedLen(stored); err != nil || n < 0 {
+			return 0
 		}
 	}
-	return r.cache.put(i, out), nil
+	if n > maxLen {
+		return 0
+	}
+	return n
+}
+
+// decodeInto decodes a checked stored block into dst, which must be
+// exactly its decoded size, and returns dst.
+func decodeInto(dst, stored []byte, typ byte, off int64, maxLen int) ([]byte, error) {
+	if typ == format.BlockTypeRaw {
+		copy(dst, stored)
+		return dst, nil
+	}
+	out, err := format.DecodeBlock(format.SectionDataBlock, off, stored, typ, maxLen, dst[:0])
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != len(dst) || (len(out) > 0 && &out[0] != &dst[0]) {
+		return nil, format.Corruptf(format.SectionDataBlock, off, "block decodes to %d bytes, its header says %d", len(out), len(dst))
+	}
+	return dst, nil
 }
 
 // checkedBlock returns the stored bytes and type of data block i at handle

@@ -11,7 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"pgregory.net/rapid"
+
 	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/reader"
@@ -255,4 +258,30 @@ func wantCorrupt(t tb, err error, size int, want ...string) *format.CorruptError
 		}
 	}
 	return ce
+}
+
+// cacheOpts returns reader options with a cache of its own of capacity
+// bytes (0: a cache that holds nothing), closed when the test ends; the
+// close fails the test if a reader still uses the cache then.
+func cacheOpts(t testing.TB, capacity int64) *reader.Options {
+	c := cache.New(capacity)
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("closing the test's cache: %v", err)
+		}
+	})
+	return &reader.Options{Cache: c}
+}
+
+// drawCacheOpts draws the reader's cache: the shared default, one that
+// holds nothing, one smaller than a block, or one of a few small blocks
+// (constant eviction).
+func drawCacheOpts(t *rapid.T) *reader.Options {
+	capacity := rapid.SampledFrom([]int64{-1, 0, cache.ChunkSize, 16 << 10}).Draw(t, "cacheCapacity")
+	if capacity < 0 {
+		return &reader.Options{}
+	}
+	c := cache.New(capacity)
+	t.Cleanup(func() { _ = c.Close() }) // fails, leaving the cache open, if a reader was left open
+	return &reader.Options{Cache: c}
 }

@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
 )
 
@@ -22,7 +23,6 @@ type Iterator struct {
 // On a closed reader every move returns false and Err wraps ErrClosed.
 func (r *Reader) NewIterator() *Iterator {
 	it := &Iterator{r: r}
-	it.s.scan = true
 	if !r.acquire() {
 		it.err, it.closed = ErrClosed, true
 		return it
@@ -40,13 +40,6 @@ func (it *Iterator) init() (err error) {
 	}
 	if err := r.loadIndex(); err != nil {
 		return err
-	}
-	if r.props.HashIndexSize != 0 && r.props.Compression != format.NoCompression {
-		// Set up the arena, if the table and budget allow one, so that a
-		// scan fills it for later Gets instead of filling the block cache
-		// that the arena would then replace. A damaged hash index only
-		// means no arena here; Get and Verify report it.
-		_ = r.loadHashIndex()
 	}
 	return it.s.index.Init(format.SectionIndex, int64(r.footer.Index.Offset), r.index)
 }
@@ -165,8 +158,7 @@ func (it *Iterator) Next() bool {
 	if it.r.mapped != nil && it.mapped {
 		return it.nextProtected()
 	}
-	// A decoded block (block cache or arena) is process memory, which
-	// cannot fault: step within it without the fault guard, whose setup
+	// A decoded block (in the cache) is process memory, which cannot fault: step within it without the fault guard, whose setup
 	// and deferred recovery cost about a fifth of a Next. Leaving the
 	// block reads the index and maybe the mapping, so that is guarded.
 	it.s.data.Next()
@@ -239,6 +231,7 @@ func (it *Iterator) Close() error {
 	}
 	it.closed = true
 	it.loaded = false
+	it.s.setPin(cache.Handle{})
 	if it.scan {
 		it.r.endScan()
 	}

@@ -96,7 +96,7 @@ func successor(k string) string {
 // known says whether the reader will recognise the policy; bits is the
 // bits per key the properties record.
 func genFilter(t *rapid.T) (policy filterblock.Policy, ropts *reader.Options, known bool, bits float64) {
-	ropts = &reader.Options{BlockCacheSize: rapid.SampledFrom([]int64{0, -1, 1, 16 << 10}).Draw(t, "blockCacheSize")}
+	ropts = drawCacheOpts(t)
 	switch rapid.IntRange(0, 3).Draw(t, "filterKind") {
 	case 0:
 		n := rapid.IntRange(1, 20).Draw(t, "bitsPerKey")

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
@@ -39,16 +40,21 @@ type Options struct {
 	// Properties().FilterPolicy still names the stored policy.
 	Filters []filterblock.Policy
 
-	// BlockCacheSize is the budget, in bytes, of the reader's cache of
-	// decoded data blocks: snappy blocks, and every block of a reader that
-	// reads through ReadAt. Raw blocks of a memory-mapped file are served
-	// from the mapping and never cached. 0 means DefaultBlockCacheSize;
-	// a negative value disables the cache. For a compressed table with a
-	// hash index (format Version2) whose decoded blocks fit this budget,
-	// the first Get or NewIterator sets up an arena in their place: the decoded blocks,
-	// back to back in one anonymous mapping, filled on first use and kept
-	// until Close, so that Get reads an entry straight from its slot.
-	BlockCacheSize int64
+	// Cache holds the reader's decoded blocks: data blocks that are
+	// compressed, or read through ReadAt, and, for a reader without a file
+	// mapping, its index block, filter and hash index. Any number of
+	// readers may share one Cache; its capacity then bounds what they all
+	// hold. nil means DefaultCache(), one cache of DefaultCacheSize bytes
+	// shared by every reader opened without one. Raw data blocks of a
+	// memory-mapped file are read in place and never cached.
+	Cache *cache.Cache
+
+	// NoMmap makes Open read the file with pread (ReadAt) instead of
+	// memory-mapping it. The OS page cache then holds no pages on the
+	// reader's behalf beyond what the kernel keeps anyway, and every byte
+	// the reader holds is in Cache (within its capacity) or in the small
+	// per-reader state described in the package documentation.
+	NoMmap bool
 }
 
 // Reader reads one table. All methods are safe for concurrent use; after
@@ -71,19 +77,20 @@ type Reader struct {
 	indexState  lazySection
 	index       []byte // index block contents, valid once loaded
 	hashState   lazySection
-	hidx        format.HashIndex      // valid once hashState is loaded (Version2 tables)
-	arena       atomic.Pointer[arena] // decoded blocks at their hash index offsets; nil if unused
-	blocksOnce  sync.Once             // sets up verified and cache
-	verified    []atomic.Uint32       // per data block: checksum checked, stored raw, end of entries (mapped files; see blockChecked)
-	cache       *blockCache           // decoded blocks; nil when disabled or useless
-	cacheSize   int64                 // the cache's budget in bytes, from Options
+	hidx        format.HashIndex // valid once hashState is loaded (Version2 tables)
+	blocksOnce  sync.Once        // sets up verified and blocks
+	verified    []atomic.Uint32  // per data block: checksum checked, stored raw, end of entries (mapped files; see blockChecked)
+	cache       *cache.Cache     // where decoded blocks live
+	sections    *cache.Table     // the index, filter and hash index of an unmapped reader; registers the reader with cache from Open to Close
+	blocks      *cache.Table     // data block i is slot i; nil until the index or hash index is loaded
 
 	scans  atomic.Int32 // full scans in progress; the mapping is advised sequential while > 0
 	refs   atomic.Int64 // 1 for the owner + 1 per call in flight or open iterator
 	closed atomic.Bool
 	freed  atomic.Bool
 
-	scratch sync.Pool // *scratch
+	scratch  sync.Pool // *scratch
+	dropOnce sync.Once // closes the cache tables
 }
 
 // lazySection records the one-time load and checksum of a section.
@@ -130,7 +137,7 @@ func Open(path string, opts *Options) (*Reader, error) {
 	}
 	size := st.Size()
 	r := &Reader{size: size}
-	if size >= footer.Size {
+	if size >= footer.Size && (opts == nil || !opts.NoMmap) {
 		if data, err := mmapFile(f, size); err == nil {
 			r.mapped = data
 		}
@@ -163,6 +170,7 @@ func (r *Reader) initProtected(opts *Options) (err error) {
 func New(src io.ReaderAt, size int64, opts *Options) (*Reader, error) {
 	r := &Reader{ra: src, size: size}
 	if err := r.init(opts); err != nil {
+		r.free()
 		return nil, err
 	}
 	return r, nil
@@ -228,9 +236,12 @@ func (r *Reader) init(opts *Options) error {
 		return format.Corruptf(format.SectionProperties, propsOff, "max block size %d is impossible for %d bytes of data", p.MaxBlockSize, r.dataEnd)
 	}
 
-	r.cacheSize = DefaultBlockCacheSize
-	if opts != nil && opts.BlockCacheSize != 0 {
-		r.cacheSize = opts.BlockCacheSize
+	r.cache = DefaultCache()
+	if opts != nil && opts.Cache != nil {
+		r.cache = opts.Cache
+	}
+	if r.sections, err = r.cache.NewTable(numSections); err != nil {
+		return fmt.Errorf("sstable: open: block cache: %w", err)
 	}
 	r.policy, r.cacheLocal = lookupPolicy(p.FilterPolicy, opts)
 	p.FilterUnknown = r.policy == nil && p.FilterPolicy != ""
@@ -335,9 +346,10 @@ func (r *Reader) initBlocks() {
 		if r.mapped != nil {
 			r.verified = make([]atomic.Uint32, n)
 		}
-		// Raw blocks of a mapped file need no cache.
-		if r.cacheSize > 0 && (r.mapped == nil || r.props.Compression != format.NoCompression) {
-			r.cache = newBlockCache(n, r.cacheSize)
+		// Raw blocks of a mapped file need no cache. NewTable cannot fail:
+		// r.sections keeps the cache open.
+		if r.mapped == nil || r.props.Compression != format.NoCompression {
+			r.blocks, _ = r.cache.NewTable(n)
 		}
 	})
 }
@@ -356,15 +368,6 @@ func (r *Reader) loadHashIndex() error {
 		}
 		r.hidx = x
 		r.initBlocks()
-		if r.arenaUsable() {
-			if a := newArena(&r.hidx); a != nil {
-				r.arena.Store(a)
-				// The arena takes the block cache's place and budget.
-				if r.cache != nil {
-					r.cache.clear()
-				}
-			}
-		}
 		return nil
 	})
 }
@@ -423,25 +426,25 @@ func (r *Reader) free() {
 	if !r.freed.CompareAndSwap(false, true) {
 		return
 	}
+	r.dropCached()
 	if r.mapped != nil {
 		munmap(r.mapped)
-	}
-	if a := r.arena.Load(); a != nil {
-		munmap(a.mem)
 	}
 	if r.file != nil {
 		r.file.Close()
 	}
 }
 
-// Close releases the reader. Calls already in flight finish first; the
-// mapping is released when the last of them, and the last open Iterator,
-// is done. Later calls return errors wrapping ErrClosed. Closing twice
+// Close releases the reader and drops its blocks from the cache (blocks
+// that calls in flight or open iterators still use are freed when they are
+// done with them). Calls already in flight finish first; the mapping is
+// released when the last of them, and the last open Iterator, is done. Later calls return errors wrapping ErrClosed. Closing twice
 // returns an error wrapping ErrClosed.
 func (r *Reader) Close() error {
 	if !r.closed.CompareAndSwap(false, true) {
 		return fmt.Errorf("sstable: close: %w", ErrClosed)
 	}
+	r.dropCached()
 	r.release()
 	return nil
 }
@@ -461,17 +464,6 @@ func (r *Reader) Footer() footer.Footer { return r.footer }
 // Size returns the file size in bytes.
 func (r *Reader) Size() int64 { return r.size }
 
-// ArenaSize returns the size in bytes of the reader's arena of decoded
-// blocks (see Options.BlockCacheSize), or 0 if it has none. The arena is
-// memory outside the Go heap; its pages take memory as blocks are decoded
-// into them, up to this size.
-func (r *Reader) ArenaSize() int64 {
-	if a := r.arena.Load(); a != nil {
-		return int64(len(a.mem))
-	}
-	return 0
-}
-
 // inMapping reports whether b lies in the file mapping.
 func (r *Reader) inMapping(b []byte) bool {
 	if len(r.mapped) == 0 || len(b) == 0 {
@@ -484,3 +476,27 @@ func (r *Reader) inMapping(b []byte) bool {
 
 // Mapped reports whether the file is memory-mapped.
 func (r *Reader) Mapped() bool { return r.mapped != nil }
+
+// numSections is the number of slots of Reader.sections.
+const numSections = 3
+
+// Slots of Reader.sections.
+const (
+	slotIndex = iota
+	slotFilter
+	slotHashIndex
+)
+
+// dropCached closes the reader's cache tables, once: their blocks leave
+// the cache, and the reader no longer holds the cache open.
+func (r *Reader) dropCached() {
+	r.dropOnce.Do(func() {
+		r.blocksOnce.Do(func() {}) // no table may be created after this
+		if r.blocks != nil {
+			r.blocks.Close()
+		}
+		if r.sections != nil {
+			r.sections.Close()
+		}
+	})
+}

@@ -803,10 +803,6 @@ func testClose(t *testing.T, hash bool) {
 			if _, err := r.Get([]byte(es[0].Key)); err != nil {
 				t.Fatal(err)
 			}
-			// The snappy version 2 table is read through an arena.
-			if reader.ArenaInUse(r) != (hash && arenaSupported) {
-				t.Fatalf("ArenaInUse() = %v", reader.ArenaInUse(r))
-			}
 			// An iterator opened before Close keeps the table readable.
 			early := r.NewIterator()
 			if !early.First() {
@@ -1005,11 +1001,6 @@ func concurrentClose(t *testing.T, round int, hash bool) {
 	wg.Wait()
 	if successes.Load() == 0 {
 		t.Error("no Get succeeded before Close")
-	}
-	// The version 2 table's blocks are compressed: the lookups and scans
-	// ran through the arena of decoded blocks, unmapped with the file.
-	if hash && arenaSupported && !reader.ArenaInUse(r) {
-		t.Error("the reader of a compressed version 2 table set up no arena")
 	}
 	if err := r.Close(); !errors.Is(err, reader.ErrClosed) {
 		t.Errorf("second Close: %v", err)

@@ -82,8 +82,8 @@ func truncatedWhileMapped(t *testing.T, hash bool, comp format.Compression, warm
 		if v, err := r.Get(key(1)); err != nil || string(v) != string(val(1)) {
 			t.Fatalf("Get before truncation: %q, %v", v, err)
 		}
-		if want := hash && comp == format.SnappyCompression; reader.ArenaInUse(r) != want {
-			t.Fatalf("ArenaInUse() = %v, want %v", reader.ArenaInUse(r), want)
+		if want := comp == format.SnappyCompression; reader.CachedBlock(r, 0) != want {
+			t.Fatalf("CachedBlock(0) = %v, want %v", reader.CachedBlock(r, 0), want)
 		}
 	}
 	if err := os.Truncate(path, newLen(r)); err != nil {

@@ -253,7 +253,7 @@ func (m *smMachine) build(t *rapid.T) {
 	sort.Strings(m.keys)
 
 	var policy filterblock.Policy
-	m.ropts = reader.Options{BlockCacheSize: rapid.SampledFrom([]int64{0, -1, 1, 8 << 10}).Draw(t, "blockCacheSize")}
+	m.ropts = *drawCacheOpts(t)
 	m.known = true
 	switch rapid.IntRange(0, 4).Draw(t, "filterKind") {
 	case 0:

@@ -3,6 +3,7 @@ package reader
 import (
 	"bytes"
 
+	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
 )
 
@@ -42,7 +43,8 @@ func (r *Reader) verify() error {
 			return err
 		}
 	}
-	s := scratch{scan: true}
+	s := scratch{}
+	defer s.setPin(cache.Handle{})
 	idx := &s.index
 	indexOff := int64(r.footer.Index.Offset)
 	if err := idx.Init(format.SectionIndex, indexOff, r.index); err != nil {

@@ -24,8 +24,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/sstkit/sstable/reader"
 )
 
 func main() {
@@ -166,11 +164,11 @@ func output(res *results, jsonOut bool, chart string, stdout io.Writer) error {
 func newImpl(name string) impl {
 	switch name {
 	case "ours":
-		return ours{opts: &reader.Options{BlockCacheSize: blockCacheSz}, hashIndex: true}
+		return ours{cacheBytes: blockCacheSz, hashIndex: true}
 	case "ours-v1":
-		return ours{opts: &reader.Options{BlockCacheSize: blockCacheSz}, suffix: "-v1"} // no hash index: format version 1
+		return ours{cacheBytes: blockCacheSz, suffix: "-v1"} // no hash index: format version 1
 	case "ours-default":
-		return ours{suffix: "-default", hashIndex: true} // reader.Open(path, nil): the default 64 MiB block cache
+		return ours{suffix: "-default", hashIndex: true} // reader.Open(path, nil): the shared default 64 MiB cache
 	case "pebble":
 		return &pebbleImpl{indexBlockSize: math.MaxInt32}
 	case "pebble-2lvl":

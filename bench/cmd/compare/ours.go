@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/reader"
@@ -22,22 +23,24 @@ import (
 //     (-impls ours-v1 builds without it). The builder buffers its output
 //     itself (256 KiB). builder.Create would also fsync and rename; the
 //     harness fsyncs every implementation's file untimed instead.
-//   - reader.Open(path, &reader.Options{BlockCacheSize: 256 MiB}): the file
-//     is memory-mapped; decoded snappy blocks are kept in the reader's
-//     block cache (CLOCK, Go heap), whose budget is raised from the
-//     default 64 MiB to the 256 MiB the others get, so that the decoded
-//     table fits as it does for them. Raw blocks of an uncompressed table
-//     are served from the mapping and never cached. (-impls ours-default
-//     runs reader.Open(path, nil) for comparison.)
+//   - reader.Open(path, &reader.Options{Cache: cache.New(256 MiB)}), a new
+//     cache for each open as Pebble gets: the file is memory-mapped;
+//     decoded snappy blocks are kept in the cache (S3-FIFO, off the Go
+//     heap), of the 256 MiB the others get rather than the default
+//     64 MiB, so that the decoded table fits as it does for them. Raw
+//     blocks of an uncompressed table are served from the mapping and
+//     never cached. (-impls ours-default runs reader.Open(path, nil), the
+//     shared 64 MiB default cache, for comparison.)
 //   - Lookups: Reader.GetAppend(buf[:0], key) with one reused buffer, so a
 //     hit copies the value and allocates nothing. Reader.Get (which
 //     returns a fresh copy) is reported on a separate row.
 //   - Scans: NewIterator, First/Next, Key and Value (which alias the
 //     mapping for uncompressed blocks).
 type ours struct {
-	opts      *reader.Options // for reader.Open
-	suffix    string          // appended to the name "ours"
-	hashIndex bool            // builder.Options.HashIndex
+	opts       *reader.Options // for reader.Open, when cacheBytes is 0
+	cacheBytes int64           // > 0: each open gets a cache.Cache of this capacity
+	suffix     string          // appended to the name "ours"
+	hashIndex  bool            // builder.Options.HashIndex
 }
 
 func (o ours) name() string { return "ours" + o.suffix }
@@ -76,15 +79,25 @@ func (o ours) build(path string, d *dataset, c compression) error {
 }
 
 func (o ours) open(path string) (table, error) {
-	r, err := reader.Open(path, o.opts)
+	var c *cache.Cache
+	opts := o.opts
+	if o.cacheBytes > 0 {
+		c = cache.New(o.cacheBytes)
+		opts = &reader.Options{Cache: c}
+	}
+	r, err := reader.Open(path, opts)
 	if err != nil {
+		if c != nil {
+			c.Close()
+		}
 		return nil, err
 	}
-	return &oursTable{r: r, buf: make([]byte, 0, valueLen)}, nil
+	return &oursTable{r: r, c: c, buf: make([]byte, 0, valueLen)}, nil
 }
 
 type oursTable struct {
 	r   *reader.Reader
+	c   *cache.Cache // the table's own cache; nil for the default one
 	buf []byte
 }
 
@@ -124,8 +137,21 @@ func (t *oursTable) scan(visit func(k, v []byte)) (int, error) {
 	return n, it.Close()
 }
 
-// offHeapBytes is the reader's arena of decoded blocks (an anonymous
-// mapping, outside the Go heap), which after the reads holds every block.
-func (t *oursTable) offHeapBytes() int64 { return t.r.ArenaSize() }
+// offHeapBytes is what the reader's cache holds: decoded blocks, in an
+// anonymous mapping outside the Go heap.
+func (t *oursTable) offHeapBytes() int64 {
+	if t.c == nil {
+		return reader.DefaultCache().Stats().Size
+	}
+	return t.c.Stats().Size
+}
 
-func (t *oursTable) close() error { return t.r.Close() }
+func (t *oursTable) close() error {
+	err := t.r.Close()
+	if t.c != nil {
+		if cerr := t.c.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}

@@ -111,7 +111,7 @@ var metrics = []metric{
 	{label: "first scan after open, ns/entry", get: func(s *sample) float64 { return s.FirstScanNs }, format: "%.1f"},
 	{label: "scan (caches warm), ns/entry", get: func(s *sample) float64 { return s.ScanNs }, format: "%.1f"},
 	{label: "scan, allocs/entry", get: func(s *sample) float64 { return s.ScanAllocs }, format: "%.4f", noRatio: true},
-	{label: "memory held after reads (HeapAlloc Δ + Pebble's C cache + our arena), MiB", get: func(s *sample) float64 { return s.MemAfterReads / (1 << 20) }, format: "%.1f", noRatio: true},
+	{label: "memory held after reads (HeapAlloc Δ + Pebble's C cache + our cache), MiB", get: func(s *sample) float64 { return s.MemAfterReads / (1 << 20) }, format: "%.1f", noRatio: true},
 	{label: "mapped file pages after reads (RssFile Δ), MiB", get: func(s *sample) float64 { return s.RssFileGrowth / (1 << 20) }, format: "%.1f", noRatio: true},
 }
 

@@ -17,25 +17,21 @@ import (
 	"github.com/sstkit/sstable/reader"
 )
 
-// arenaSupported reports whether a reader can keep decoded blocks in an
-// arena (an anonymous memory mapping: unix only).
-var arenaSupported = slices.Contains([]string{"aix", "android", "darwin", "dragonfly", "freebsd", "hurd", "illumos", "ios", "linux", "netbsd", "openbsd", "solaris"}, runtime.GOOS)
-
-// arenaTable builds a snappy version 2 table of n entries whose values
+// cacheTable builds a snappy version 2 table of n entries whose values
 // compress (so that every block is stored snappy and the hash index holds
 // decoded offsets) and returns it, its entries and the total size of its
 // decoded data blocks.
-func arenaTable(t testing.TB, n int) ([]byte, []entry, int64) {
+func cacheTable(t testing.TB, n int) ([]byte, []entry, int64) {
 	t.Helper()
 	es := numbered(n, func(i int) string { return fmt.Sprintf("value %d %s", i, strings.Repeat("abc", 1+i%40)) })
 	data, p := build(t, es, &builder.Options{BlockSize: 1024, RestartInterval: 8, Compression: format.SnappyCompression, HashIndex: true})
 	if p.FormatVersion != format.Version2 || p.NumDataBlocks < 20 {
-		t.Fatalf("arena table: format version %d, %d data blocks", p.FormatVersion, p.NumDataBlocks)
+		t.Fatalf("cache table: format version %d, %d data blocks", p.FormatVersion, p.NumDataBlocks)
 	}
 	var decoded int64
 	for _, b := range dataBlocks(t, data) {
 		if b.Type != format.BlockTypeSnappy {
-			t.Fatalf("a data block of the arena table is stored raw")
+			t.Fatalf("a data block of the cache table is stored raw")
 		}
 		decoded += int64(len(b.Contents))
 	}
@@ -62,152 +58,146 @@ func getAll(t *testing.T, r *reader.Reader, es []entry, seed uint64) {
 	}
 }
 
-// TestArenaBudget checks when a reader of a version 2 table keeps its
-// decoded blocks in an arena: only for compressed blocks (decoded offsets
-// in the hash index), only once the hash index loads, and only when
-// BlockCacheSize holds every decoded block (the default, or a budget of
-// exactly their size; not one byte less, and not with the cache
-// disabled). With an arena, every block is decoded into it at most once
-// and the block cache stays empty, for lookups and scans; without, the
-// block cache is used. Every way, every read is right.
-func TestArenaBudget(t *testing.T) {
-	data, es, decoded := arenaTable(t, 3000)
-	n := len(dataBlocks(t, data))
+// TestCacheBudget reads a compressed table through caches that hold all
+// of its decoded blocks, a few of them, or none: every read is right,
+// the cache never holds more than its capacity, and a cache that holds
+// the table decodes each block once, whether Gets or scans bring it in.
+func TestCacheBudget(t *testing.T) {
+	data, es, decoded := cacheTable(t, 3000)
+	n := int64(len(dataBlocks(t, data)))
 	for _, c := range []struct {
-		name   string
-		budget int64
-		arena  bool
+		name     string
+		capacity int64
 	}{
-		{"default", 0, true},
-		{"exact", decoded, true},
-		{"one byte short", decoded - 1, false},
-		{"small", 4096, false},
-		{"disabled", -1, false},
+		{"fits", 2*decoded + 64<<10},
+		{"small", 8 << 10},
+		{"none", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			wantArena := c.arena && arenaSupported
-			sources(t, data, &reader.Options{BlockCacheSize: c.budget}, func(t *testing.T, r *reader.Reader) {
-				if reader.ArenaInUse(r) {
-					t.Fatal("an arena before the hash index is loaded")
-				}
-				e := es[len(es)/2]
-				if v, err := r.Get([]byte(e.Key)); err != nil || string(v) != e.Value {
-					t.Fatalf("Get(%q) = %q, %v", e.Key, shorten(v), err)
-				}
-				if reader.ArenaInUse(r) != wantArena {
-					t.Fatalf("after a Get, ArenaInUse() = %v, want %v", reader.ArenaInUse(r), wantArena)
-				}
-				if wantArena {
-					if got := reader.ArenaLen(r); int64(got) != decoded {
-						t.Fatalf("arena of %d bytes, the decoded blocks take %d", got, decoded)
+			for _, how := range []string{"New", "Open"} {
+				t.Run(how, func(t *testing.T) {
+					opts := cacheOpts(t, c.capacity)
+					var r *reader.Reader
+					if how == "New" {
+						r = openMem(t, data, opts)
+						defer r.Close()
+					} else {
+						r = openFile(t, data, opts)
 					}
-					// One block decoded; a probe passing another key's
-					// slot with a matching tag may have decoded another.
-					if got := reader.ArenaFilled(r); got < 1 || got > 3 {
-						t.Fatalf("%d blocks in the arena after one Get", got)
+					e := es[len(es)/2]
+					if v, err := r.Get([]byte(e.Key)); err != nil || string(v) != e.Value {
+						t.Fatalf("Get(%q) = %q, %v", e.Key, shorten(v), err)
 					}
-				}
-				getAll(t, r, es, 1)
-				if wantArena {
-					if got := reader.ArenaFilled(r); got != n {
-						t.Fatalf("%d of %d blocks in the arena after a Get of every key", got, n)
+					st := opts.Cache.Stats()
+					// One block read; a probe passing another key's slot with
+					// a matching tag may have read another.
+					if st.Misses < 1 || st.Misses > 3 {
+						t.Fatalf("%d misses after one Get", st.Misses)
 					}
-				}
-				got, err := scan(r)
-				if err != nil || !slices.Equal(got, es) {
-					t.Fatalf("scan: %d of %d entries, %v", len(got), len(es), err)
-				}
-				back, err := scanBack(r)
-				if err != nil || !slices.Equal(back, reversed(es)) {
-					t.Fatalf("backward scan: %d of %d entries, %v", len(back), len(es), err)
-				}
-				if err := r.Verify(); err != nil {
-					t.Fatalf("Verify: %v", err)
-				}
-				cached := reader.CachedBytes(r)
-				switch {
-				case wantArena && cached != 0:
-					t.Fatalf("%d bytes in the block cache beside the arena", cached)
-				case !wantArena && c.budget > 0 && cached == 0:
-					t.Fatal("the block cache holds nothing without an arena")
-				case c.budget > 0 && cached > c.budget:
-					t.Fatalf("%d bytes in a block cache of %d", cached, c.budget)
-				}
-				getAll(t, r, es, 2)
-			})
+					getAll(t, r, es, 1)
+					got, err := scan(r)
+					if err != nil || !slices.Equal(got, es) {
+						t.Fatalf("scan: %d of %d entries, %v", len(got), len(es), err)
+					}
+					back, err := scanBack(r)
+					if err != nil || !slices.Equal(back, reversed(es)) {
+						t.Fatalf("backward scan: %d of %d entries, %v", len(back), len(es), err)
+					}
+					if err := r.Verify(); err != nil {
+						t.Fatalf("Verify: %v", err)
+					}
+					getAll(t, r, es, 2)
+					st = opts.Cache.Stats()
+					switch {
+					case st.Size > st.Capacity:
+						t.Fatalf("cache holds %d bytes, capacity %d", st.Size, st.Capacity)
+					case c.name == "fits" && (st.Misses != n || st.Evictions != 0 || st.Size < decoded):
+						t.Fatalf("a cache that fits the table: %+v for %d blocks of %d decoded bytes", st, n, decoded)
+					case c.name == "small" && (st.Size == 0 || st.Evictions == 0):
+						t.Fatalf("a small cache: %+v", st)
+					case c.name == "none" && (st.Size != 0 || st.Hits != 0):
+						t.Fatalf("an empty cache: %+v", st)
+					}
+					r.Close()
+					if st := opts.Cache.Stats(); st.Size != 0 {
+						t.Fatalf("%d bytes still cached after Close", st.Size)
+					}
+				})
+			}
 		})
 	}
 }
 
-// TestArenaOtherTables: tables whose hash index holds file offsets (every
-// block raw) or that have none (version 1) never get an arena, whatever
-// the budget.
-func TestArenaOtherTables(t *testing.T) {
+// TestCacheOtherTables: raw blocks of a mapped table are read in place and
+// never cached; a version 1 snappy table's blocks are.
+func TestCacheOtherTables(t *testing.T) {
 	es := numbered(1000, func(i int) string { return fmt.Sprintf("value %d %s", i, strings.Repeat("abc", 1+i%40)) })
 	for _, c := range []struct {
-		name string
-		opts builder.Options
+		name   string
+		opts   builder.Options
+		cached bool // when memory-mapped
 	}{
-		{"v2-raw", builder.Options{BlockSize: 1024, Compression: format.NoCompression, HashIndex: true}},
-		{"v1-snappy", builder.Options{BlockSize: 1024, Compression: format.SnappyCompression}},
+		{"v2-raw", builder.Options{BlockSize: 1024, Compression: format.NoCompression, HashIndex: true}, false},
+		{"v1-raw", builder.Options{BlockSize: 1024, Compression: format.NoCompression}, false},
+		{"v1-snappy", builder.Options{BlockSize: 1024, Compression: format.SnappyCompression}, true},
 	} {
 		data, _ := build(t, es, &c.opts)
 		t.Run(c.name, func(t *testing.T) {
-			sources(t, data, nil, func(t *testing.T, r *reader.Reader) {
-				getAll(t, r, es, 3)
-				if reader.ArenaInUse(r) {
-					t.Fatal("an arena for a table without decoded offsets")
+			opts := cacheOpts(t, 1<<20)
+			r := openFile(t, data, opts)
+			getAll(t, r, es, 3)
+			if !r.Mapped() {
+				t.Skip("not memory-mapped here")
+			}
+			if got := opts.Cache.Stats().Size != 0; got != c.cached {
+				t.Fatalf("blocks cached: %v, want %v", got, c.cached)
+			}
+		})
+	}
+}
+
+// TestCachedGetNoAllocs: a lookup through the cache allocates nothing,
+// whether the cache holds the table or thrashes (every Get evicts).
+func TestCachedGetNoAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under the race detector")
+	}
+	data, es, decoded := cacheTable(t, 3000)
+	for _, capacity := range []int64{2 * decoded, 4 << 10} {
+		t.Run(fmt.Sprint(capacity), func(t *testing.T) {
+			sources(t, data, cacheOpts(t, capacity), func(t *testing.T, r *reader.Reader) {
+				buf := make([]byte, 0, 256)
+				for _, e := range es {
+					if _, err := r.GetAppend(buf[:0], []byte(e.Key)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				keys := make([][]byte, len(es))
+				for i, e := range es {
+					keys[i] = []byte(e.Key)
+				}
+				i := 0
+				allocs := testing.AllocsPerRun(1000, func() {
+					i = (i + 7) % len(es)
+					v, err := r.GetAppend(buf[:0], keys[i])
+					if err != nil || string(v) != es[i].Value {
+						t.Fatalf("GetAppend(%q) = %q, %v", es[i].Key, v, err)
+					}
+				})
+				if allocs != 0 {
+					t.Fatalf("GetAppend through a cache of %d bytes allocates %v times per run", capacity, allocs)
 				}
 			})
 		})
 	}
 }
 
-// TestArenaNoAllocs: once warm, a lookup through the arena allocates
-// nothing.
-func TestArenaNoAllocs(t *testing.T) {
-	if raceEnabled {
-		t.Skip("sync.Pool drops items under the race detector")
-	}
-	if !arenaSupported {
-		t.Skip("no arena on " + runtime.GOOS)
-	}
-	data, es, _ := arenaTable(t, 3000)
-	sources(t, data, nil, func(t *testing.T, r *reader.Reader) {
-		buf := make([]byte, 0, 256)
-		for _, e := range es {
-			if _, err := r.GetAppend(buf[:0], []byte(e.Key)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if !reader.ArenaInUse(r) {
-			t.Fatal("no arena")
-		}
-		keys := make([][]byte, len(es))
-		for i, e := range es {
-			keys[i] = []byte(e.Key)
-		}
-		i := 0
-		allocs := testing.AllocsPerRun(1000, func() {
-			i = (i + 7) % len(es)
-			v, err := r.GetAppend(buf[:0], keys[i])
-			if err != nil || string(v) != es[i].Value {
-				t.Fatalf("GetAppend(%q) = %q, %v", es[i].Key, v, err)
-			}
-		})
-		if allocs != 0 {
-			t.Fatalf("GetAppend through the arena allocates %v times per run", allocs)
-		}
-	})
-}
-
-// TestArenaIteratorAcrossSetup opens iterators before the first Get (the
-// first NewIterator sets the arena up, so their scans fill it) and uses
-// them across Gets: they must still read every entry right, forwards,
-// backwards and after seeks.
-func TestArenaIteratorAcrossSetup(t *testing.T) {
-	data, es, _ := arenaTable(t, 3000)
-	sources(t, data, nil, func(t *testing.T, r *reader.Reader) {
+// TestCachedIteratorsAcrossGets opens iterators, and uses them across Gets
+// that thrash a small cache: the blocks the iterators are on stay pinned,
+// and they read every entry right, forwards, backwards and after seeks.
+func TestCachedIteratorsAcrossGets(t *testing.T) {
+	data, es, _ := cacheTable(t, 3000)
+	sources(t, data, cacheOpts(t, 16<<10), func(t *testing.T, r *reader.Reader) {
 		fwd, bwd := r.NewIterator(), r.NewIterator()
 		defer fwd.Close()
 		defer bwd.Close()
@@ -220,21 +210,10 @@ func TestArenaIteratorAcrossSetup(t *testing.T) {
 		for ok := bwd.Last(); ok && len(gotBack) < half; ok = bwd.Prev() {
 			gotBack = append(gotBack, entry{string(bwd.Key()), string(bwd.Value())})
 		}
-		// NewIterator sets the arena up, so that scans fill it for Gets.
-		if reader.ArenaInUse(r) != arenaSupported {
-			t.Fatalf("ArenaInUse() = %v after NewIterator", reader.ArenaInUse(r))
-		}
-		if arenaSupported && reader.CachedBytes(r) != 0 {
-			t.Fatalf("the scans cached %d bytes beside the arena", reader.CachedBytes(r))
-		}
-		// Keys the iterators are on, and others.
+		// Keys the iterators are on, and others, then all: the small cache
+		// evicts constantly.
 		getAll(t, r, es[half-50:half+50], 4)
-		if reader.ArenaInUse(r) != arenaSupported {
-			t.Fatalf("ArenaInUse() = %v after Get", reader.ArenaInUse(r))
-		}
-		if arenaSupported && reader.CachedBytes(r) != 0 {
-			t.Fatalf("%d bytes still cached beside the arena", reader.CachedBytes(r))
-		}
+		getAll(t, r, es, 4)
 		// The iterators carry on where they were.
 		for ok := fwd.Valid(); ok; ok = fwd.Next() {
 			got = append(got, entry{string(fwd.Key()), string(fwd.Value())})
@@ -260,26 +239,28 @@ func TestArenaIteratorAcrossSetup(t *testing.T) {
 				t.Fatalf("Prev after SeekGE(%q): %q, %v", es[i].Key, bwd.Key(), bwd.Err())
 			}
 		}
-		if reader.CachedBytes(r) != 0 && arenaSupported {
-			t.Fatalf("iterators cached %d bytes beside the arena", reader.CachedBytes(r))
-		}
 	})
 }
 
-// TestArenaConcurrentFill starts lookups, scans, seeks and Verify from
-// many goroutines at once on fresh readers, so that the arena's setup and
-// the decoding of each block race (run with -race): every read must be
-// right, and every block end up in the arena.
-func TestArenaConcurrentFill(t *testing.T) {
-	data, es, _ := arenaTable(t, 3000)
+// TestCacheConcurrentFill starts lookups, scans, seeks and Verify from
+// many goroutines at once on fresh readers, so that the reading and
+// caching of each block race (run with -race), through a cache that holds
+// the table and through one that thrashes: every read must be right, and
+// a cache that holds the table ends up with every block.
+func TestCacheConcurrentFill(t *testing.T) {
+	data, es, decoded := cacheTable(t, 3000)
 	n := len(dataBlocks(t, data))
 	rounds := 4
 	if raceEnabled || testing.Short() {
 		rounds = 2
 	}
 	for round := range rounds {
+		capacity := 2*decoded + 64<<10
+		if round%2 == 1 {
+			capacity = 16 << 10
+		}
 		t.Run(fmt.Sprint(round), func(t *testing.T) {
-			sources(t, data, nil, func(t *testing.T, r *reader.Reader) {
+			sources(t, data, cacheOpts(t, capacity), func(t *testing.T, r *reader.Reader) {
 				const workers = 16
 				var start, wg sync.WaitGroup
 				start.Add(1)
@@ -337,15 +318,11 @@ func TestArenaConcurrentFill(t *testing.T) {
 				}
 				start.Done()
 				wg.Wait()
-				if arenaSupported {
-					if !reader.ArenaInUse(r) || reader.ArenaFilled(r) != n {
-						t.Fatalf("ArenaInUse() = %v, %d of %d blocks filled", reader.ArenaInUse(r), reader.ArenaFilled(r), n)
-					}
-					if c := reader.CachedBytes(r); c != 0 {
-						// Blocks put in the cache by scans that fetched
-						// them just before the arena was set up are
-						// allowed; the arena must have taken over since.
-						t.Logf("%d bytes left in the block cache", c)
+				if round%2 == 0 {
+					for i := range n {
+						if !reader.CachedBlock(r, i) {
+							t.Fatalf("block %d of %d is not cached", i, n)
+						}
 					}
 				}
 				getAll(t, r, es, 5)
@@ -354,10 +331,11 @@ func TestArenaConcurrentFill(t *testing.T) {
 	}
 }
 
-// TestArenaReadAtErrors: a read that fails while a block is decoded into
-// the arena fails that lookup only; the block is decoded on a later try.
-func TestArenaReadAtErrors(t *testing.T) {
-	data, es, _ := arenaTable(t, 1000)
+// TestCacheReadAtErrors: a read that fails while a block is read for the
+// cache fails that lookup only; the block is read on a later try, and
+// cached blocks are served without reads.
+func TestCacheReadAtErrors(t *testing.T) {
+	data, es, _ := cacheTable(t, 1000)
 	blocks := dataBlocks(t, data)
 	src := &flakyReaderAt{data: data, failBelow: int64(blocks[len(blocks)/2].Handle.Offset)}
 	r, err := reader.New(src, int64(len(data)), nil)
@@ -368,9 +346,6 @@ func TestArenaReadAtErrors(t *testing.T) {
 	last := es[len(es)-1]
 	if v, err := r.Get([]byte(last.Key)); err != nil || string(v) != last.Value {
 		t.Fatalf("Get(%q) = %q, %v", last.Key, shorten(v), err)
-	}
-	if reader.ArenaInUse(r) != arenaSupported {
-		t.Fatalf("ArenaInUse() = %v", reader.ArenaInUse(r))
 	}
 	src.armed.Store(true)
 	first := es[0]
@@ -387,19 +362,21 @@ func TestArenaReadAtErrors(t *testing.T) {
 	}
 }
 
-// TestArenaCloseWhileReading closes a reader with an arena while lookups
-// and iterators use it: calls in flight finish right, later ones report
-// ErrClosed, and an iterator opened before Close reads on.
-func TestArenaCloseWhileReading(t *testing.T) {
-	data, es, _ := arenaTable(t, 3000)
+// TestCacheCloseWhileReading closes a reader while lookups and iterators
+// use its cached blocks: calls in flight finish right, later ones report
+// ErrClosed, an iterator opened before Close reads on, and once it is
+// closed the reader's blocks have left the cache.
+func TestCacheCloseWhileReading(t *testing.T) {
+	data, es, _ := cacheTable(t, 3000)
 	for _, how := range []string{"New", "Open"} {
 		t.Run(how, func(t *testing.T) {
 			var r *reader.Reader
 			var err error
+			opts := cacheOpts(t, 64<<10)
 			if how == "New" {
-				r, err = reader.New(bytes.NewReader(data), int64(len(data)), nil)
+				r, err = reader.New(bytes.NewReader(data), int64(len(data)), opts)
 			} else {
-				r, err = reader.Open(writeFile(t, t.TempDir(), data), nil)
+				r, err = reader.Open(writeFile(t, t.TempDir(), data), opts)
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -407,9 +384,6 @@ func TestArenaCloseWhileReading(t *testing.T) {
 			e := es[10]
 			if v, err := r.Get([]byte(e.Key)); err != nil || string(v) != e.Value {
 				t.Fatalf("Get(%q) = %q, %v", e.Key, shorten(v), err)
-			}
-			if reader.ArenaInUse(r) != arenaSupported {
-				t.Fatalf("ArenaInUse() = %v", reader.ArenaInUse(r))
 			}
 			early := r.NewIterator()
 			if !early.First() {
@@ -468,17 +442,19 @@ func TestArenaCloseWhileReading(t *testing.T) {
 			if _, err := r.Get([]byte(e.Key)); !errors.Is(err, reader.ErrClosed) {
 				t.Fatalf("Get after Close: %v", err)
 			}
+			if st := opts.Cache.Stats(); st.Size != 0 {
+				t.Fatalf("%d bytes still cached after Close", st.Size)
+			}
 		})
 	}
 }
 
-// TestArenaMaxBlockSize: a table whose properties understate its largest
+// TestCacheMaxBlockSize: a table whose properties understate its largest
 // decoded data block (tag 16, which bounds what a reader decompresses a
-// block to) is corrupt whether or not the reader keeps an arena: Verify
-// reports it, and no read of the block succeeds, with the arena as through
-// the block cache.
-func TestArenaMaxBlockSize(t *testing.T) {
-	orig, es, _ := arenaTable(t, 3000)
+// block to) is corrupt whatever the cache: Verify reports it, and no read
+// of the block succeeds.
+func TestCacheMaxBlockSize(t *testing.T) {
+	orig, es, _ := cacheTable(t, 3000)
 	blocks := dataBlocks(t, orig)
 	var largest int
 	for i, b := range blocks {
@@ -502,9 +478,9 @@ func TestArenaMaxBlockSize(t *testing.T) {
 	}
 	p.MaxBlockSize--
 	data := relayout(orig, orig[f.Filter.Offset:f.Filter.Offset+f.Filter.Length], orig[f.Index.Offset:f.Index.Offset+f.Index.Length], p)
-	for _, budget := range []int64{0, -1, 4096} {
-		t.Run(fmt.Sprint("budget=", budget), func(t *testing.T) {
-			sources(t, data, &reader.Options{BlockCacheSize: budget}, func(t *testing.T, r *reader.Reader) {
+	for _, capacity := range []int64{1 << 20, 0, 4096} {
+		t.Run(fmt.Sprint("capacity=", capacity), func(t *testing.T) {
+			sources(t, data, cacheOpts(t, capacity), func(t *testing.T, r *reader.Reader) {
 				for _, k := range blocks[largest].Keys {
 					if v, err := r.Get([]byte(k)); !errors.Is(err, format.ErrCorrupt) {
 						t.Fatalf("Get(%q) of a key in the oversized block = %q, %v; want ErrCorrupt", k, shorten(v), err)
