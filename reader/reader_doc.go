@@ -8,7 +8,8 @@
 //   - Iterator.Value: valid until the next move or Close, like Key. It may
 //     alias the read-only memory mapping or the reader's decoded blocks:
 //     never write to it, and copy it to keep it. Reading it after the file
-//     shrank can fault (see TestTruncatedWhileMapped).
+//     was truncated can fault the process; Get, which copies under
+//     protection, cannot.
 //   - Get: a new slice owned by the caller, valid for ever, even after
 //     Close.
 //   - GetAppend(dst, key): dst with the value appended, owned by the
