@@ -21,7 +21,25 @@ func IsTempFile(name string) bool {
 // Create returns a Builder writing a table to path. It writes to a
 // temporary file in the same directory; Finish fsyncs that file, renames
 // it to path and fsyncs the directory, so a crash or a failed build never
-// leaves a partial table at path. Abort removes the temporary file.
+// leaves a partial table at path.
+//
+// If a file already exists at path, Finish replaces it atomically, without
+// asking: readers that open path see the old table or the new one, never
+// a mix, and a Reader already open on the old table keeps reading it. Until
+// Finish succeeds the old file is untouched; a failed or aborted build
+// leaves it as it was. Callers that must not replace a table should check
+// for it first (as "sst build" does without -f).
+//
+// Every Builder from Create must end with Finish or Abort: a Builder
+// dropped after an error leaves its temporary file (".NAME.*.sst-tmp",
+// see IsTempFile) behind. Abort removes it, and returns nil after Finish,
+// so
+//
+//	b, err := builder.Create(path, opts)
+//	if err != nil { ... }
+//	defer b.Abort()
+//
+// cleans up on every error path.
 func Create(path string, opts *Options) (*Builder, error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {

@@ -65,6 +65,7 @@ type Reader struct {
 	ra     io.ReaderAt // the source when not memory-mapped
 	file   *os.File    // closed by Close, if we opened it
 	size   int64
+	name   string // the path given to Open, for messages; "" from New
 
 	footer  footer.Footer
 	props   format.Properties
@@ -128,15 +129,18 @@ func (l *lazySection) load(fn func() error) error {
 func Open(path string, opts *Options) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("sstable: open: %w", err)
+		return nil, fmt.Errorf("sstable: %w", err) // "open PATH: ..."
 	}
 	st, err := f.Stat()
+	if err == nil && st.IsDir() {
+		err = errIsDir(path)
+	}
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("sstable: open: %w", err)
+		return nil, fmt.Errorf("sstable: %w", err)
 	}
 	size := st.Size()
-	r := &Reader{size: size}
+	r := &Reader{size: size, name: path}
 	if size >= footer.Size && (opts == nil || !opts.NoMmap) {
 		if data, err := mmapFile(f, size); err == nil {
 			r.mapped = data
@@ -442,7 +446,7 @@ func (r *Reader) free() {
 // returns an error wrapping ErrClosed.
 func (r *Reader) Close() error {
 	if !r.closed.CompareAndSwap(false, true) {
-		return fmt.Errorf("sstable: close: %w", ErrClosed)
+		return &closedTwiceError{name: r.name}
 	}
 	r.dropCached()
 	r.release()

@@ -41,6 +41,7 @@ type buildEntry struct {
 func runBuild(args []string, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("build", flag.ContinueOnError)
 	out := fset.String("o", "", "output table")
+	force := fset.Bool("f", false, "replace OUT if it exists")
 	blockSize := fset.Int("block-size", builder.DefaultBlockSize, "target data block size in bytes")
 	compression := fset.String("compression", "snappy", "snappy or none")
 	bitsPerKey := fset.Int("bits-per-key", builder.DefaultBitsPerKey, "bloom filter bits per key")
@@ -79,13 +80,23 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("build: %w", err)
 	}
+	if outSt, err := os.Stat(*out); err == nil && !st.IsDir() && os.SameFile(st, outSt) {
+		return usagef("build: output %s is the input file", *out)
+	}
+	// OUT is checked before the work starts; a file created at OUT while
+	// the build runs is replaced.
+	if outSt, err := os.Lstat(*out); err == nil {
+		if outSt.IsDir() {
+			return fmt.Errorf("build: %s is a directory, not a table file", *out)
+		}
+		if !*force {
+			return fmt.Errorf("build: %s already exists (use -f to replace it)", *out)
+		}
+	}
 	var entries []buildEntry
 	if st.IsDir() {
 		entries, err = walkInput(input, *out)
 	} else {
-		if outSt, err := os.Stat(*out); err == nil && os.SameFile(st, outSt) {
-			return usagef("build: output %s is the input file", *out)
-		}
 		entries, err = readTextInput(input)
 	}
 	if err != nil {

@@ -21,7 +21,8 @@ func runGet(args []string, stdout, stderr io.Writer) error {
 	if len(pos) < 2 {
 		return usagef("get: want FILE and at least one KEY (usage: sst get FILE KEY...)")
 	}
-	r, err := reader.Open(pos[0], nil)
+	file := pos[0]
+	r, err := reader.Open(file, nil)
 	if err != nil {
 		return fmt.Errorf("get: %w", err)
 	}
@@ -38,13 +39,13 @@ func runGet(args []string, stdout, stderr io.Writer) error {
 			if err := w.Flush(); err != nil {
 				return fmt.Errorf("get: write: %w", err)
 			}
-			fmt.Fprintf(stderr, "sst: key %s not found\n", quoteKey([]byte(k)))
+			report(stderr, fmt.Errorf("get: %s: key %s not found", file, quoteKey([]byte(k))))
 			missing++
 			continue
 		}
 		if err != nil {
 			w.Flush()
-			return fmt.Errorf("get: key %s: %w", quoteKey([]byte(k)), err)
+			return fmt.Errorf("get: %s: key %s: %w", file, quoteKey([]byte(k)), err)
 		}
 		w.Write(value)
 		if len(keys) > 1 {

@@ -7,8 +7,10 @@
 //
 // The commands are:
 //
-//	build -o OUT [-block-size N] [-compression snappy|none] [-bits-per-key N] [-hash-index] INPUT
-//	    Write a table to OUT. INPUT is a directory or a text file. For a
+//	build -o OUT [-f] [-block-size N] [-compression snappy|none] [-bits-per-key N] [-hash-index] INPUT
+//	    Write a table to OUT. An existing OUT is an error unless -f is
+//	    given; with -f the new table replaces it atomically (by rename)
+//	    once it is complete. INPUT is a directory or a text file. For a
 //	    directory, every regular file under it (walked recursively;
 //	    symbolic links, devices and other non-regular files are skipped)
 //	    becomes an entry whose key is its slash-separated path relative to
@@ -37,7 +39,8 @@
 //	    Print the entries with start <= key < end in key order, one per
 //	    line: the key, then (unless -keys-only) a tab and the value. The
 //	    output is raw bytes: keys or values holding tabs or newlines make
-//	    it ambiguous. -limit 0 means no limit.
+//	    it ambiguous. Without -end the scan runs through the last key;
+//	    an empty -end prints nothing. -limit 0 means no limit.
 //
 //	info FILE
 //	    Print the table's properties and its layout: the offset and size
@@ -67,8 +70,10 @@
 // begin with "-".
 //
 // Errors are reported as a single line on standard error beginning with
-// "sst: ". The exit status is 0 on success, 2 for a usage error and 1 for
-// any other error.
+// "sst: " and naming the command and the file. The exit status is 0 on
+// success, 2 for a usage error and 1 for any other error. Running sst with
+// no arguments is a usage error: it prints the usage to standard error and
+// exits 2.
 package main
 
 import (
@@ -84,8 +89,10 @@ const usageText = `sst builds, reads and checks SSTable files.
 
 Usage:
 
-  sst build -o OUT [-block-size N] [-compression snappy|none] [-bits-per-key N] [-hash-index] INPUT
+  sst build -o OUT [-f] [-block-size N] [-compression snappy|none] [-bits-per-key N] [-hash-index] INPUT
         Write a table to OUT from INPUT, a directory or a text file.
+        An existing OUT is an error unless -f is given; with -f it is
+        replaced atomically once the new table is complete.
         Directory: every regular file under INPUT (recursively; symlinks,
         devices and other non-regular files are skipped) is an entry with
         key = its slash-separated path relative to INPUT, value = its bytes.
@@ -96,11 +103,13 @@ Usage:
         Entries are sorted by key; a duplicate key is an error and leaves
         no output file.
           -o OUT             output table (required)
+          -f                 replace OUT if it exists
           -block-size N      target data block size in bytes, 1..1073741824 (default 4096)
           -compression C     data block compression: snappy or none (default snappy)
           -bits-per-key N    bloom filter bits per key, 1..64 (default 10)
           -hash-index        add a hash index (format version 2): Get reads one
-                             slot and one entry; about 8 more bytes per entry
+                             slot and one entry; costs about 1.5 slots of 4 to
+                             8 bytes per entry, and keys are stored whole
 
   sst get FILE KEY...
         Write the value of each KEY to stdout. With one KEY the exact value
@@ -112,7 +121,8 @@ Usage:
         Print entries with start <= key < end in key order, one per line:
         key, TAB, value (raw bytes).
           -start K           first key to print (default: the first key)
-          -end K             stop before this key (default: the last key)
+          -end K             stop before this key (default: none; print
+                             through the last key)
           -limit N           print at most N entries; 0 means no limit (default 0)
           -keys-only         print keys only
 
@@ -151,8 +161,10 @@ Usage:
 Flags may come before or after FILE/INPUT. "--" ends the flags, so that a
 KEY may begin with "-".
 
-Exit status: 0 on success, 2 for a usage error, 1 for any other error
-(including an absent key in get).
+Errors are one line on stderr naming the command and the file.
+Exit status: 0 on success, 2 for a usage error (including no command at
+all, which prints this text to stderr), 1 for any other error (including
+an absent key in get or an existing OUT in build without -f).
 `
 
 // command is one subcommand: it parses its own arguments and returns an
@@ -183,8 +195,10 @@ func run(args []string, stdout, stderr io.Writer) (status int) {
 		}
 	}()
 	if len(args) == 0 {
-		io.WriteString(stdout, usageText)
-		return 0
+		// No command is a usage error: the usage goes to stderr, so that a
+		// script calling "sst $cmd" with an empty $cmd fails loudly.
+		io.WriteString(stderr, usageText)
+		return 2
 	}
 	name := args[0]
 	switch name {

@@ -177,7 +177,7 @@ func TestBuildDirectory(t *testing.T) {
 	// A table written inside INPUT is not an entry of the next build.
 	inner := filepath.Join(in, "self.sst")
 	mustSST(t, "build", "-o", inner, in)
-	out = mustSST(t, "build", "-o", inner, in)
+	out = mustSST(t, "build", "-f", "-o", inner, in)
 	if want := fmt.Sprintf("entries:           %d\n", len(files)); !strings.Contains(out, want) {
 		t.Errorf("rebuild into INPUT: output lacks %q:\n%s", want, out)
 	}
@@ -251,7 +251,7 @@ func TestBuildDuplicateKey(t *testing.T) {
 	}
 	// An existing table at the output path is left alone.
 	writeFile(t, out, []byte("previous"))
-	wantError(t, []string{"build", "-o", out, input}, 1, `duplicate key "dup-key"`)
+	wantError(t, []string{"build", "-f", "-o", out, input}, 1, `duplicate key "dup-key"`)
 	if data, err := os.ReadFile(out); err != nil || string(data) != "previous" {
 		t.Errorf("output replaced by a failed build: %q, %v", data, err)
 	}
@@ -274,7 +274,7 @@ func buildText(t *testing.T, lines ...string) string {
 func TestGetAbsentKey(t *testing.T) {
 	table := buildText(t, "a\tA", "b\tB", "-dash\tD")
 	out, errs, status := sst(t, "get", table, "a", "nope", "b")
-	if status != 1 || out != "A\nB\n" || errs != "sst: key \"nope\" not found\n" {
+	if want := "sst: get: " + table + ": key \"nope\" not found\n"; status != 1 || out != "A\nB\n" || errs != want {
 		t.Errorf("get a nope b: status %d, stdout %q, stderr %q", status, out, errs)
 	}
 	wantError(t, []string{"get", table, "nope"}, 1, `key "nope" not found`)
@@ -353,7 +353,7 @@ func TestScanRange(t *testing.T) {
 }
 
 func TestUsage(t *testing.T) {
-	for _, args := range [][]string{nil, {"help"}, {"-h"}, {"--help"}, {"build", "-h"}} {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"build", "-h"}} {
 		out, errs, status := sst(t, args...)
 		if status != 0 || errs != "" {
 			t.Errorf("sst %q: status %d, stderr %q", args, status, errs)

@@ -68,7 +68,7 @@ func runScan(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("scan: write: %w", err)
 	}
 	if err := it.Err(); err != nil {
-		return fmt.Errorf("scan: %w", err)
+		return fmt.Errorf("scan: %s: %w", pos[0], err)
 	}
 	return nil
 }
