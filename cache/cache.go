@@ -19,7 +19,8 @@ const MaxShards = 16
 
 const minShardBytes = 4 << 20
 
-// ErrInUse is wrapped by the error Close returns while tables are open.
+// ErrInUse is wrapped by the error Close returns while tables are open or
+// blocks are pinned.
 var ErrInUse = errors.New("cache: in use")
 
 // ErrClosed is returned by NewTable on a closed Cache.
@@ -112,8 +113,8 @@ func (c *Cache) Stats() Stats {
 }
 
 // Close releases the cache's memory. It returns an error wrapping ErrInUse
-// while Tables are open (readers still using the cache); the cache then
-// stays usable. Closing twice returns nil.
+// while Tables are open (readers still using the cache) or Handles still
+// pin blocks; the cache then stays usable. Closing twice returns nil.
 func (c *Cache) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -122,6 +123,18 @@ func (c *Cache) Close() error {
 	}
 	if c.closed {
 		return nil
+	}
+	// A closed Table leaves its pinned blocks to their Handles: unmapping
+	// under them would make their bytes fault, or worse, alias whatever
+	// is mapped there next.
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		used := s.used
+		s.mu.Unlock()
+		if used > 0 {
+			return fmt.Errorf("cache: close: blocks still pinned: %w", ErrInUse)
+		}
 	}
 	c.closed = true
 	if c.offHeap {
@@ -262,9 +275,11 @@ func (t *Table) Get(i int) (Handle, bool) {
 		}
 	}
 	// The slot was read before the pin: the entry may since have been
-	// evicted and reused. Only an entry that still holds block i of t,
-	// where the slot says, is the block asked for.
-	if e.table != t || e.slot != int32(i) || e.chunk != uint32(w) {
+	// evicted and reused, even for block i of t again, in the same chunks,
+	// by a Reserve whose caller is still filling it. Once pinned, the
+	// entry cannot be freed, so if the slot still holds w, the entry is
+	// the block published there.
+	if t.slots[i].Load() != w {
 		h := Handle{e: e}
 		h.Release()
 		return Handle{}, false
@@ -328,6 +343,16 @@ func (t *Table) Publish(i int, h Handle, aux uint32) {
 	s.push(q, e)
 	e.refs.Add(1) // the cache's reference
 	t.slots[i].Store(liveWord(e.idx, e.chunk))
+	// Close does not take the lock for a slot it finds empty or a ghost:
+	// if it set closed after the check above, it may have passed slot i
+	// before the Store. Closed, seen after the Store, means it did; drop
+	// the block as Close would have.
+	if t.closed.Load() {
+		s.unlink(e)
+		t.slots[i].Store(0)
+		e.queue = qDetached
+		e.refs.Add(-1) // never the last: h's pin remains
+	}
 }
 
 // Close drops every block of t from the cache. Pinned blocks are freed

@@ -61,16 +61,22 @@ func (s *shard) alloc(k int) (*entry, bool) {
 		}
 	}
 	// Each eviction frees one block; bound the work by the blocks there are.
+	// Without a free entry the search above did not run: search once
+	// the first eviction has freed one.
+	searched := s.free >= 0
 	for budget := s.small.n + s.main.n; budget > 0; budget-- {
 		at, n, ok := s.evictOne()
 		if !ok {
-			return nil, false
-		}
-		if s.free < 0 {
-			continue
+			break
 		}
 		if lo, hi := s.runAround(at, n, k); hi-lo >= k {
 			return s.take(lo, k), true
+		}
+		if !searched && s.used+k <= s.nchunks {
+			searched = true
+			if at := s.findRun(k); at >= 0 {
+				return s.take(at, k), true
+			}
 		}
 	}
 	// Pinned blocks may still split the free chunks into runs too short
@@ -100,8 +106,15 @@ func (s *shard) take(at, k int) *entry {
 func (s *shard) evictOne() (at, n int, ok bool) {
 	// A block is looked at most 5 times: up to 3 trips round the main
 	// queue, a move from small to main, and once more to evict it.
+	// smallPinned counts the pinned blocks seen in the small queue (the
+	// others leave it when seen), mainPinned the pinned blocks seen in a
+	// row in the main queue: once a queue has shown nothing but pinned
+	// blocks, evict from the other one, whatever its size.
+	smallPinned, mainPinned := 0, 0
 	for tries := 5*(s.small.n+s.main.n) + 1; tries > 0; tries-- {
-		if s.small.n > 0 && (s.small.chunks*10 >= s.nchunks || s.main.n == 0) {
+		fromSmall := s.small.n > smallPinned
+		fromMain := s.main.n > mainPinned
+		if fromSmall && (s.small.chunks*10 >= s.nchunks || !fromMain) {
 			e := &s.c.entries[s.small.tail]
 			s.unlink(e)
 			if e.freq.Load() > 0 {
@@ -111,6 +124,7 @@ func (s *shard) evictOne() (at, n int, ok bool) {
 			}
 			if !e.refs.CompareAndSwap(1, 0) { // pinned
 				s.push(&s.small, e)
+				smallPinned++
 				continue
 			}
 			s.clock++
@@ -119,7 +133,7 @@ func (s *shard) evictOne() (at, n int, ok bool) {
 			at, n = s.release(e)
 			return at, n, true
 		}
-		if s.main.n == 0 {
+		if !fromMain {
 			return 0, 0, false
 		}
 		e := &s.c.entries[s.main.tail]
@@ -127,10 +141,12 @@ func (s *shard) evictOne() (at, n int, ok bool) {
 		if f := e.freq.Load(); f > 0 {
 			e.freq.Store(f - 1)
 			s.push(&s.main, e)
+			mainPinned = 0
 			continue
 		}
 		if !e.refs.CompareAndSwap(1, 0) { // pinned
 			s.push(&s.main, e)
+			mainPinned++
 			continue
 		}
 		e.table.slots[e.slot].Store(0)

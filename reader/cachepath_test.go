@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/reader"
@@ -496,4 +497,101 @@ func TestCacheMaxBlockSize(t *testing.T) {
 // footerOf decodes the footer of a table.
 func footerOf(data []byte) (footer.Footer, error) {
 	return footer.Decode(data[len(data)-footer.Size:], int64(len(data)))
+}
+
+// TestManyReadersOneCache runs 16 goroutines of Gets and short scans over
+// 200 readers sharing a 1 MiB cache, so that blocks are evicted
+// constantly (run it with -race, and with -tags sstable_poison, where a
+// block read after it was freed shows up as a wrong value): every value
+// must be right, the cache must stay within its capacity, it cannot be
+// closed while the readers are open, and it holds nothing once they are
+// closed.
+func TestManyReadersOneCache(t *testing.T) {
+	tables, perTable, ops := 200, 400, 4000
+	if testing.Short() || raceEnabled {
+		ops = 1500
+	}
+	c := cache.New(1 << 20)
+	type tbl struct {
+		r  *reader.Reader
+		es []entry
+	}
+	ts := make([]tbl, tables)
+	dir := t.TempDir()
+	for i := range ts {
+		es := numbered(perTable, func(j int) string { return fmt.Sprintf("table %d value %d %s", i, j, strings.Repeat("xyz", 1+j%30)) })
+		opts := &builder.Options{BlockSize: 1024, Compression: format.SnappyCompression, HashIndex: i%2 == 0}
+		if i%4 == 3 {
+			opts.Compression = format.NoCompression
+		}
+		data, _ := build(t, es, opts)
+		var r *reader.Reader
+		var err error
+		if i%3 == 0 {
+			r, err = reader.New(bytes.NewReader(data), int64(len(data)), &reader.Options{Cache: c})
+		} else {
+			r, err = reader.Open(writeFile(t, dir, data), &reader.Options{Cache: c, NoMmap: i%3 == 2})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts[i] = tbl{r, es}
+	}
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 16))
+			buf := make([]byte, 0, 256)
+			for n := range ops {
+				tb := &ts[rng.IntN(len(ts))]
+				j := rng.IntN(len(tb.es))
+				e := tb.es[j]
+				if n%16 == 15 { // a short scan, which pins a block across moves
+					it := tb.r.NewIterator()
+					k := j
+					for ok := it.SeekGE([]byte(e.Key)); ok && k < j+20; ok = it.Next() {
+						if string(it.Key()) != tb.es[k].Key || string(it.Value()) != tb.es[k].Value {
+							t.Errorf("iterator at %q = %q, want %q", it.Key(), shorten(it.Value()), tb.es[k].Key)
+							break
+						}
+						k++
+					}
+					if err := it.Close(); err != nil {
+						t.Error(err)
+					}
+					continue
+				}
+				v, err := tb.r.GetAppend(buf[:0], []byte(e.Key))
+				if err != nil || string(v) != e.Value {
+					t.Errorf("Get(%q) = %q, %v; want %q", e.Key, shorten(v), err, shorten([]byte(e.Value)))
+					return
+				}
+				if _, err := tb.r.GetAppend(buf[:0], []byte(e.Key+"~")); !errors.Is(err, reader.ErrNotFound) {
+					t.Errorf("Get of an absent key: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	st := c.Stats()
+	if st.Size > st.Capacity || st.Evictions == 0 || st.Hits == 0 {
+		t.Errorf("cache stats %+v: want evictions and hits within capacity", st)
+	}
+	if err := c.Close(); !errors.Is(err, cache.ErrInUse) {
+		t.Errorf("Close of a cache with open readers: %v, want ErrInUse", err)
+	}
+	for _, tb := range ts {
+		if err := tb.r.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := c.Stats(); st.Size != 0 {
+		t.Errorf("%d bytes cached after every reader closed", st.Size)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("Close after the readers: %v", err)
+	}
 }
