@@ -711,9 +711,9 @@ func TestHashIndexBitFlipSweep(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	dir := t.TempDir()
 	for _, v := range []struct {
-		name  string
-		c     format.Compression
-		opts  *reader.Options
+		name   string
+		c      format.Compression
+		opts   *reader.Options
 		cached bool // the undamaged table's first block is cached after a Get of its first key
 	}{
 		{"cache", format.SnappyCompression, nil, true},
