@@ -77,9 +77,9 @@ func New(capacity int64) *Cache {
 			c.mem = make([]byte, total)
 		}
 	}
-	// Entry state: one entry per 8 chunks (4 KiB) of budget. When blocks
+	// Entry state: one entry per 4 chunks (2 KiB) of budget. When blocks
 	// are smaller on average, a shard evicts to free an entry.
-	perShard := max(shardChunks/8, 16)
+	perShard := max(shardChunks/4, 16)
 	if shardChunks == 0 {
 		perShard = 0
 	}
@@ -284,8 +284,8 @@ func (t *Table) Get(i int) (Handle, bool) {
 		h.Release()
 		return Handle{}, false
 	}
-	if e.freq.Load() < 3 {
-		e.freq.Add(1)
+	if f := e.freq.Load(); f < 3 {
+		e.freq.CompareAndSwap(f, f+1) // a lost race loses one count, never exceeds 3
 	}
 	c.shards[e.shard].hits.Add(1)
 	off := uintptr(e.chunk) * ChunkSize
@@ -330,6 +330,9 @@ func (t *Table) Publish(i int, h Handle, aux uint32) {
 	s := &t.c.shards[e.shard]
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if e.table != t || e.slot != int32(i) || e.queue != qNone {
+		return // not a Handle from t.Reserve(i, ...), or published already
+	}
 	e.aux = aux
 	old := t.slots[i].Load()
 	if t.closed.Load() || (old != 0 && old&ghostBit == 0) {

@@ -21,9 +21,10 @@
 // cached: Reserve reports false and the caller serves it from its own
 // buffer.
 //
-// Besides the budget, a Cache keeps on the Go heap 64 bytes of entry state
-// per 4 KiB of capacity (1 MiB for 64 MiB), and a Table 8 bytes per block
-// slot.
+// Besides the budget, a Cache keeps on the Go heap 56 bytes of entry state
+// per 2 KiB of capacity (1.75 MiB for 64 MiB): blocks smaller than 2 KiB
+// on average are limited by entries rather than bytes. A Table keeps 8
+// bytes per block slot.
 //
 // # Eviction
 //

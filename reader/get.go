@@ -17,7 +17,8 @@ type scratch struct {
 	data    format.BlockIter
 	raw     []byte       // stored block bytes read through ReadAt
 	decoded []byte       // decoded block contents the cache could not take
-	pin     cache.Handle // the cached block s.data reads, if any
+	pin      cache.Handle // the cached block s.data reads, if any
+	indexPin cache.Handle // the cached index block s.index reads, if any
 }
 
 // setPin makes h the block s holds, releasing the previous one.
@@ -65,10 +66,22 @@ func (r *Reader) mayContain(key []byte) bool {
 	if r.policy == nil || r.loadFilter() != nil {
 		return true
 	}
-	if r.cacheLocal {
-		return filterblock.BloomMayContain(r.filter, key)
+	bits := r.filter
+	var pin cache.Handle
+	if !r.filterKept {
+		var err error
+		if bits, err = r.filterBits(&pin); err != nil {
+			return true
+		}
 	}
-	return r.policy.MayContain(r.filter, key)
+	var ok bool
+	if r.cacheLocal {
+		ok = filterblock.BloomMayContain(bits, key)
+	} else {
+		ok = r.policy.MayContain(bits, key)
+	}
+	pin.Release()
+	return ok
 }
 
 // Get returns a copy of the value stored under key. It consults the filter
@@ -119,12 +132,13 @@ func (r *Reader) getAppend(dst, key []byte) ([]byte, error) {
 	if !r.mayContain(key) {
 		return dst, ErrNotFound
 	}
-	if err := r.loadIndex(); err != nil {
-		return dst, err
-	}
 	s := r.getScratch()
 	defer r.putScratch(s)
-	v, err := r.find(s, key)
+	index, err := r.indexBlock(&s.indexPin)
+	if err != nil {
+		return dst, err
+	}
+	v, err := r.find(s, index, key)
 	if err != nil {
 		return dst, err
 	}
@@ -143,10 +157,18 @@ func (r *Reader) getHashed(dst, key []byte) ([]byte, error) {
 	if err := r.loadHashIndex(); err != nil {
 		return dst, err
 	}
-	probe := r.hidx.Probe(h)
+	x := &r.hidx
+	if !r.hidxKept {
+		return r.getHashedCached(dst, key, h)
+	}
+	probe := x.Probe(h)
 	probe.Prefetch()
 	if r.policy != nil && r.loadFilter() == nil {
-		if r.cacheLocal {
+		if !r.filterKept {
+			if !r.mayContain(key) {
+				return dst, ErrNotFound
+			}
+		} else if r.cacheLocal {
 			if !filterblock.BloomMayContainHash(r.filter, h) {
 				return dst, ErrNotFound
 			}
@@ -154,6 +176,28 @@ func (r *Reader) getHashed(dst, key []byte) ([]byte, error) {
 			return dst, ErrNotFound
 		}
 	}
+	return r.probeHashed(dst, key, x, probe)
+}
+
+// getHashedCached is getHashed for a reader whose hash index is in the
+// cache: it stays pinned for the lookup.
+func (r *Reader) getHashedCached(dst, key []byte, h uint64) ([]byte, error) {
+	var local format.HashIndex
+	var pin cache.Handle
+	x, err := r.hashIndex(&local, &pin)
+	if err != nil {
+		return dst, err
+	}
+	defer pin.Release()
+	if !r.mayContain(key) {
+		return dst, ErrNotFound
+	}
+	return r.probeHashed(dst, key, x, x.Probe(h))
+}
+
+// probeHashed follows the probe sequence of key's hash in the hash index x
+// to the key's entry.
+func (r *Reader) probeHashed(dst, key []byte, x *format.HashIndex, probe format.HashProbe) ([]byte, error) {
 	// A slot of another key whose tag matches may lead into a damaged
 	// block; remember that error, but keep probing, so that damage to one
 	// block does not fail lookups of keys stored elsewhere.
@@ -175,18 +219,18 @@ func (r *Reader) getHashed(dst, key []byte) ([]byte, error) {
 		var pin cache.Handle // the cached block k and v lie in, on the fast path
 		fast := false        // served without the general path below
 		switch {
-		case r.hidx.FileOffsets() && r.mapped != nil:
+		case x.FileOffsets() && r.mapped != nil:
 			k, v, fast, err = r.entryAtFileOffset(i, off)
-		case r.hidx.DecodedOffsets() && r.blocks != nil:
-			k, v, pin, fast, err = r.entryInCachedBlock(i, off)
+		case x.DecodedOffsets() && r.blocks != nil:
+			k, v, pin, fast, err = r.entryInCachedBlock(x, i, off)
 		}
 		if !fast && err == nil {
 			var base uint64 // what the slot's offset is relative to
 			switch {
-			case r.hidx.FileOffsets():
-				base = r.hidx.BlockHandle(i).Offset
-			case r.hidx.DecodedOffsets():
-				base = r.hidx.DecodedStart(i)
+			case x.FileOffsets():
+				base = x.BlockHandle(i).Offset
+			case x.DecodedOffsets():
+				base = x.DecodedStart(i)
 			}
 			if off < base {
 				err = format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "slot names offset %d, before data block %d at %d", off, i, base)
@@ -196,7 +240,7 @@ func (r *Reader) getHashed(dst, key []byte) ([]byte, error) {
 				if s == nil {
 					s = r.getScratch()
 				}
-				k, v, err = r.entryInBlock(s, i, off)
+				k, v, err = r.entryInBlock(s, x, i, off)
 			}
 		}
 		if err != nil {
@@ -220,6 +264,7 @@ func (r *Reader) getHashed(dst, key []byte) ([]byte, error) {
 func (r *Reader) putScratch(s *scratch) {
 	if s != nil {
 		s.pin.Release()
+		s.indexPin.Release()
 		r.scratch.Put(s)
 	}
 }
@@ -230,11 +275,11 @@ func (r *Reader) putScratch(s *scratch) {
 // the entry. The block stays pinned by the returned Handle. ok is false,
 // with no error, when the block is not cached; the caller then takes the
 // general path, which reads and caches it.
-func (r *Reader) entryInCachedBlock(i int, off uint64) (key, value []byte, pin cache.Handle, ok bool, err error) {
+func (r *Reader) entryInCachedBlock(x *format.HashIndex, i int, off uint64) (key, value []byte, pin cache.Handle, ok bool, err error) {
 	if i >= r.blocks.Len() {
 		return nil, nil, pin, false, nil
 	}
-	base := r.hidx.DecodedStart(i)
+	base := x.DecodedStart(i)
 	pin, ok = r.blocks.Get(i)
 	if !ok {
 		return nil, nil, pin, false, nil
@@ -250,7 +295,7 @@ func (r *Reader) entryInCachedBlock(i int, off uint64) (key, value []byte, pin c
 	}
 	off -= base
 	format.Prefetch(b[off:], entryPrefetchBytes)
-	key, value, err = format.EntryIn(b[:end:end], int64(r.hidx.BlockHandle(i).Offset), uint32(off))
+	key, value, err = format.EntryIn(b[:end:end], int64(x.BlockHandle(i).Offset), uint32(off))
 	return key, value, pin, true, err
 }
 
@@ -268,7 +313,7 @@ func (r *Reader) entryAtFileOffset(i int, off uint64) (key, value []byte, ok boo
 	// cache lines; ask for all of them now rather than for the value's
 	// lines only once the header has arrived.
 	format.Prefetch(r.mapped[off:], entryPrefetchBytes)
-	h := r.hidx.BlockHandle(i)
+	h := r.hidx.BlockHandle(i) // file offsets are used only when mapped, when the reader keeps the hash index
 	if i < len(r.verified) {
 		st := r.verified[i].Load()
 		end := uint64(st & entriesUnknown)
@@ -290,8 +335,8 @@ const entryPrefetchBytes = 192
 // entryInBlock decodes the entry at offset off of data block i's decoded
 // contents, reading, checking and caching the block as needed. The key
 // and value may alias s's buffers.
-func (r *Reader) entryInBlock(s *scratch, i int, off uint64) (key, value []byte, err error) {
-	h := r.hidx.BlockHandle(i)
+func (r *Reader) entryInBlock(s *scratch, x *format.HashIndex, i int, off uint64) (key, value []byte, err error) {
+	h := x.BlockHandle(i)
 	entries, ok := r.mappedEntries(i, h)
 	if !ok {
 		contents, err := r.dataBlock(s, i, h)
@@ -329,9 +374,9 @@ func (r *Reader) mappedEntries(i int, h format.BlockHandle) ([]byte, bool) {
 
 // find looks key up in the index and its data block. The value it returns
 // aliases the mapping or s's buffers.
-func (r *Reader) find(s *scratch, key []byte) ([]byte, error) {
+func (r *Reader) find(s *scratch, index, key []byte) ([]byte, error) {
 	idx := &s.index
-	if err := idx.Init(format.SectionIndex, int64(r.footer.Index.Offset), r.index); err != nil {
+	if err := idx.Init(format.SectionIndex, int64(r.footer.Index.Offset), index); err != nil {
 		return nil, err
 	}
 	if !idx.SeekGE(key) {

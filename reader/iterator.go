@@ -38,10 +38,12 @@ func (it *Iterator) init() (err error) {
 		defer restoreFault(protect())
 		defer r.recoverFault(&err)
 	}
-	if err := r.loadIndex(); err != nil {
+	// The iterator keeps the index block pinned until Close.
+	index, err := r.indexBlock(&it.s.indexPin)
+	if err != nil {
 		return err
 	}
-	return it.s.index.Init(format.SectionIndex, int64(r.footer.Index.Offset), r.index)
+	return it.s.index.Init(format.SectionIndex, int64(r.footer.Index.Offset), index)
 }
 
 // loadBlock loads the data block of the current index entry into s.data.
@@ -232,6 +234,7 @@ func (it *Iterator) Close() error {
 	it.closed = true
 	it.loaded = false
 	it.s.setPin(cache.Handle{})
+	it.s.indexPin.Release()
 	if it.scan {
 		it.r.endScan()
 	}

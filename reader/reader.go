@@ -5,6 +5,7 @@
 package reader
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -74,11 +75,20 @@ type Reader struct {
 	policy      filterblock.Policy // nil when the table's policy is unknown
 	cacheLocal  bool               // policy is the built-in Bloom: probe without an interface call
 	filterState lazySection
-	filter      []byte // filter bits, valid once filterState is loaded
+	filter      []byte // filter bits, if filterKept
+	filterOff   int    // where the filter bits start in the filter section's contents
+	filterHead  []byte // the section's bytes before them: name and padding
 	indexState  lazySection
-	index       []byte // index block contents, valid once loaded
+	index       []byte // index block contents, if indexKept
 	hashState   lazySection
-	hidx        format.HashIndex // valid once hashState is loaded (Version2 tables)
+	hidx        format.HashIndex // the hash index of a Version2 table, if hidxKept
+
+	// Whether the reader keeps a section itself, once it has loaded: a
+	// mapped reader's sections are slices of the mapping; an unmapped
+	// reader's are in the cache (Reader.sections), read again if evicted,
+	// unless they are too large for it: the reader then keeps them on the
+	// Go heap.
+	indexKept, filterKept, hidxKept bool
 	blocksOnce  sync.Once        // sets up verified and blocks
 	verified    []atomic.Uint32  // per data block: checksum checked, stored raw, end of entries (mapped files; see blockChecked)
 	cache       *cache.Cache     // where decoded blocks live
@@ -306,44 +316,36 @@ func (r *Reader) readBlock(section string, h format.BlockHandle, buf []byte) ([]
 	return r.read(section, int64(h.Offset), int(h.Length)+format.BlockTrailerLen, buf)
 }
 
-// loadRawSection reads and checks a raw (uncompressed) block at h.
-func (r *Reader) loadRawSection(section string, h format.BlockHandle) ([]byte, error) {
-	raw, err := r.readBlock(section, h, nil)
-	if err != nil {
-		return nil, err
-	}
-	stored, typ, err := format.CheckBlock(section, int64(h.Offset), raw)
-	if err != nil {
-		return nil, err
-	}
-	if typ != format.BlockTypeRaw {
-		return nil, format.Corruptf(section, int64(h.End())-format.BlockTrailerLen, "must be stored raw, has compression type %d", typ)
-	}
-	return stored, nil
-}
-
 func (r *Reader) loadIndex() error {
 	return r.indexState.load(func() error {
-		contents, err := r.loadRawSection(format.SectionIndex, r.footer.Index)
+		contents, pin, err := r.readSection(slotIndex, format.SectionIndex, r.footer.Index, r.checkIndex)
 		if err != nil {
 			return err
 		}
-		var it format.BlockIter
-		if err := it.Init(format.SectionIndex, int64(r.footer.Index.Offset), contents); err != nil {
-			return err
+		if !pin.Cached() {
+			r.index, r.indexKept = contents, true
 		}
-		// One restart per index entry, so one per data block.
-		if n := it.NumRestarts(); uint64(n) != r.props.NumDataBlocks {
-			return format.Corruptf(format.SectionIndex, int64(r.footer.Index.Offset), "%d entries for %d data blocks", n, r.props.NumDataBlocks)
-		}
-		r.index = contents
+		pin.Release()
 		r.initBlocks()
 		return nil
 	})
 }
 
+// checkIndex checks the index block's structure: one restart per entry,
+// one entry per data block.
+func (r *Reader) checkIndex(contents []byte) error {
+	var it format.BlockIter
+	if err := it.Init(format.SectionIndex, int64(r.footer.Index.Offset), contents); err != nil {
+		return err
+	}
+	if n := it.NumRestarts(); uint64(n) != r.props.NumDataBlocks {
+		return format.Corruptf(format.SectionIndex, int64(r.footer.Index.Offset), "%d entries for %d data blocks", n, r.props.NumDataBlocks)
+	}
+	return nil
+}
+
 // initBlocks sets up the per-data-block state: the checksum-checked bits
-// and the block cache. init bounded NumDataBlocks by the data size.
+// and the cache table. init bounded NumDataBlocks by the data size.
 func (r *Reader) initBlocks() {
 	r.blocksOnce.Do(func() {
 		n := int(r.props.NumDataBlocks)
@@ -358,40 +360,76 @@ func (r *Reader) initBlocks() {
 	})
 }
 
+// hashIndexHandle is the hash index section's block handle.
+func (r *Reader) hashIndexHandle() format.BlockHandle {
+	return format.BlockHandle{Offset: r.props.DataSize, Length: r.props.HashIndexSize - format.BlockTrailerLen}
+}
+
 // loadHashIndex loads and checks the hash index of a Version2 table.
 func (r *Reader) loadHashIndex() error {
 	return r.hashState.load(func() error {
-		h := format.BlockHandle{Offset: r.props.DataSize, Length: r.props.HashIndexSize - format.BlockTrailerLen}
-		contents, err := r.loadRawSection(format.SectionHashIndex, h)
+		contents, pin, err := r.readSection(slotHashIndex, format.SectionHashIndex, r.hashIndexHandle(), r.checkHashIndex)
 		if err != nil {
 			return err
 		}
-		x, err := format.DecodeHashIndex(contents, int64(h.Offset), r.props.DataSize, r.props.NumDataBlocks)
-		if err != nil {
-			return err
+		if !pin.Cached() {
+			// Checked by readSection; cannot fail.
+			r.hidx, _ = r.decodeHashIndex(contents)
+			r.hidxKept = true
 		}
-		r.hidx = x
+		pin.Release()
 		r.initBlocks()
 		return nil
 	})
 }
 
+func (r *Reader) decodeHashIndex(contents []byte) (format.HashIndex, error) {
+	return format.DecodeHashIndex(contents, int64(r.props.DataSize), r.props.DataSize, r.props.NumDataBlocks)
+}
+
+func (r *Reader) checkHashIndex(contents []byte) error {
+	_, err := r.decodeHashIndex(contents)
+	return err
+}
+
 func (r *Reader) loadFilter() error {
 	return r.filterState.load(func() error {
-		contents, err := r.loadRawSection(format.SectionFilter, r.footer.Filter)
+		contents, pin, err := r.readSection(slotFilter, format.SectionFilter, r.footer.Filter, r.checkFilter)
 		if err != nil {
 			return err
 		}
-		name, filter, err := filterblock.DecodeSection(contents, r.footer.Filter.Offset)
-		if err != nil {
-			return err
+		// Checked by readSection; cannot fail. The filter starts at the
+		// same offset in every later read of the section.
+		_, filter, _ := filterblock.DecodeSection(contents, r.footer.Filter.Offset)
+		r.filterOff = len(contents) - len(filter)
+		r.filterHead = bytes.Clone(contents[:r.filterOff])
+		if !pin.Cached() {
+			r.filter, r.filterKept = filter, true
 		}
-		if name != r.props.FilterPolicy {
-			return format.Corruptf(format.SectionFilter, int64(r.footer.Filter.Offset), "filter section names policy %q, properties name %q", name, r.props.FilterPolicy)
-		}
-		r.filter = filter
+		pin.Release()
 		return nil
 	})
+}
+
+// checkFilter checks the filter section's structure and policy name. A
+// section read again after eviction must start with the same bytes as on
+// its first load (its name and padding), which checks it without
+// allocating.
+func (r *Reader) checkFilter(contents []byte) error {
+	if r.filterState.done.Load() {
+		if len(contents) < r.filterOff || !bytes.Equal(contents[:r.filterOff], r.filterHead) {
+			return format.Corruptf(format.SectionFilter, int64(r.footer.Filter.Offset), "filter section changed since it was first read")
+		}
+		return nil
+	}
+	name, _, err := filterblock.DecodeSection(contents, r.footer.Filter.Offset)
+	if err != nil {
+		return err
+	}
+	if name != r.props.FilterPolicy {
+		return format.Corruptf(format.SectionFilter, int64(r.footer.Filter.Offset), "filter section names policy %q, properties name %q", name, r.props.FilterPolicy)
+	}
+	return nil
 }
 
 // beginScan advises the kernel that the mapping is read sequentially while

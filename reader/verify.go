@@ -34,20 +34,26 @@ func (r *Reader) verify() error {
 	if err := r.loadFilter(); err != nil {
 		return err
 	}
-	if err := r.loadIndex(); err != nil {
+	s := scratch{}
+	defer s.setPin(cache.Handle{})
+	defer s.indexPin.Release()
+	index, err := r.indexBlock(&s.indexPin)
+	if err != nil {
 		return err
 	}
 	hashed := r.props.HashIndexSize != 0
+	var x *format.HashIndex
 	if hashed {
-		if err := r.loadHashIndex(); err != nil {
+		var local format.HashIndex
+		var pin cache.Handle
+		defer pin.Release()
+		if x, err = r.hashIndex(&local, &pin); err != nil {
 			return err
 		}
 	}
-	s := scratch{}
-	defer s.setPin(cache.Handle{})
 	idx := &s.index
 	indexOff := int64(r.footer.Index.Offset)
-	if err := idx.Init(format.SectionIndex, indexOff, r.index); err != nil {
+	if err := idx.Init(format.SectionIndex, indexOff, index); err != nil {
 		return err
 	}
 	p := &r.props
@@ -72,11 +78,11 @@ func (r *Reader) verify() error {
 			return format.Corruptf(format.SectionIndex, indexOff, "data block %d starts at %d, previous block ends at %d", blocks, h.Offset, nextOffset)
 		}
 		nextOffset = h.End()
-		if hashed && blocks < uint64(r.hidx.NumBlocks()) && r.hidx.BlockHandle(int(blocks)) != h {
-			return format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "data block %d is at %+v, the hash index says %+v", blocks, h, r.hidx.BlockHandle(int(blocks)))
+		if hashed && blocks < uint64(x.NumBlocks()) && x.BlockHandle(int(blocks)) != h {
+			return format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "data block %d is at %+v, the hash index says %+v", blocks, h, x.BlockHandle(int(blocks)))
 		}
-		if hashed && r.hidx.DecodedOffsets() && blocks < uint64(r.hidx.NumBlocks()) {
-			if n := r.hidx.DecodedStart(int(blocks)+1) - r.hidx.DecodedStart(int(blocks)); n != uint64(len(contents)) {
+		if hashed && x.DecodedOffsets() && blocks < uint64(x.NumBlocks()) {
+			if n := x.DecodedStart(int(blocks)+1) - x.DecodedStart(int(blocks)); n != uint64(len(contents)) {
 				return format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "data block %d decodes to %d bytes, the hash index says %d", blocks, len(contents), n)
 			}
 		}
@@ -104,7 +110,7 @@ func (r *Reader) verify() error {
 				return format.Corruptf(format.SectionFilter, int64(r.footer.Filter.Offset), "filter does not match key %q", k)
 			}
 			if hashed {
-				if err := r.verifyHashed(k, int(blocks), d.Offset(), contents, h); err != nil {
+				if err := r.verifyHashed(x, k, int(blocks), d.Offset(), contents, h); err != nil {
 					return err
 				}
 			}
@@ -144,8 +150,8 @@ func (r *Reader) verify() error {
 		return format.Corruptf(format.SectionProperties, propsOff, "%d key and %d value bytes, properties say %d and %d", keyBytes, valueBytes, p.RawKeyBytes, p.RawValueBytes)
 	case entries > 0 && !bytes.Equal(prevKey, p.LargestKey):
 		return format.Corruptf(format.SectionProperties, propsOff, "largest key %q, table ends with %q", p.LargestKey, prevKey)
-	case hashed && r.hidx.Occupied() != entries:
-		return format.Corruptf(format.SectionHashIndex, int64(p.DataSize), "%d occupied slots for %d entries", r.hidx.Occupied(), entries)
+	case hashed && x.Occupied() != entries:
+		return format.Corruptf(format.SectionHashIndex, int64(p.DataSize), "%d occupied slots for %d entries", x.Occupied(), entries)
 	}
 	return nil
 }
@@ -153,7 +159,7 @@ func (r *Reader) verify() error {
 // verifyHashed checks that the entry with key k at byte offset off of data
 // block i (contents, at handle h) stands alone and that the hash index
 // leads to it.
-func (r *Reader) verifyHashed(k []byte, i, off int, contents []byte, h format.BlockHandle) error {
+func (r *Reader) verifyHashed(x *format.HashIndex, k []byte, i, off int, contents []byte, h format.BlockHandle) error {
 	ek, _, err := format.EntryAt(contents, int64(h.Offset), uint32(off))
 	if err != nil {
 		return err
@@ -161,7 +167,7 @@ func (r *Reader) verifyHashed(k []byte, i, off int, contents []byte, h format.Bl
 	if !bytes.Equal(ek, k) {
 		return format.Corruptf(format.SectionDataBlock, int64(h.Offset), "entry at block offset %d does not decode alone", off)
 	}
-	probe := r.hidx.Probe(format.KeyHash(k))
+	probe := x.Probe(format.KeyHash(k))
 	for {
 		b, o, ok, err := probe.Next()
 		if err != nil {
@@ -172,10 +178,10 @@ func (r *Reader) verifyHashed(k []byte, i, off int, contents []byte, h format.Bl
 		}
 		want := uint64(off)
 		switch {
-		case r.hidx.FileOffsets():
+		case x.FileOffsets():
 			want += h.Offset
-		case r.hidx.DecodedOffsets():
-			want += r.hidx.DecodedStart(i)
+		case x.DecodedOffsets():
+			want += x.DecodedStart(i)
 		}
 		if b == i && o == want {
 			return nil
