@@ -13,10 +13,10 @@ import (
 
 // scratch holds per-call buffers, pooled so lookups do not allocate.
 type scratch struct {
-	index   format.BlockIter
-	data    format.BlockIter
-	raw     []byte       // stored block bytes read through ReadAt
-	decoded []byte       // decoded block contents the cache could not take
+	index    format.BlockIter
+	data     format.BlockIter
+	raw      []byte       // stored block bytes read through ReadAt
+	decoded  []byte       // decoded block contents the cache could not take
 	pin      cache.Handle // the cached block s.data reads, if any
 	indexPin cache.Handle // the cached index block s.index reads, if any
 }

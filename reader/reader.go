@@ -89,11 +89,11 @@ type Reader struct {
 	// unless they are too large for it: the reader then keeps them on the
 	// Go heap.
 	indexKept, filterKept, hidxKept bool
-	blocksOnce  sync.Once        // sets up verified and blocks
-	verified    []atomic.Uint32  // per data block: checksum checked, stored raw, end of entries (mapped files; see blockChecked)
-	cache       *cache.Cache     // where decoded blocks live
-	sections    *cache.Table     // the index, filter and hash index of an unmapped reader; registers the reader with cache from Open to Close
-	blocks      *cache.Table     // data block i is slot i; nil until the index or hash index is loaded
+	blocksOnce                      sync.Once       // sets up verified and blocks
+	verified                        []atomic.Uint32 // per data block: checksum checked, stored raw, end of entries (mapped files; see blockChecked)
+	cache                           *cache.Cache    // where decoded blocks live
+	sections                        *cache.Table    // the index, filter and hash index of an unmapped reader; registers the reader with cache from Open to Close
+	blocks                          *cache.Table    // data block i is slot i; nil until the index or hash index is loaded
 
 	scans  atomic.Int32 // full scans in progress; the mapping is advised sequential while > 0
 	refs   atomic.Int64 // 1 for the owner + 1 per call in flight or open iterator
