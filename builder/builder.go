@@ -377,6 +377,18 @@ func (b *Builder) finish() error {
 		sectionPool.Put(&hashSection) // written out: bufio copies or writes through
 	}
 
+	// A policy whose construction can fail (BinaryFuse8) may have built
+	// another policy's filter; the table names the one built.
+	if fr, ok := b.filter.(filterblock.FallbackReporter); ok {
+		if used := fr.GeneratedPolicy(); used.Name() != b.policy.Name() {
+			b.policy = used
+			b.props.FilterPolicy = used.Name()
+			b.props.FilterBitsPerKey = 0
+			if s, ok := used.(filterblock.Sized); ok {
+				b.props.FilterBitsPerKey = s.BitsPerKey()
+			}
+		}
+	}
 	section := filterblock.AppendSection(nil, b.offset, b.policy.Name(), filter)
 	var f footer.Footer
 	f.Filter = b.writeBlock(section, format.NoCompression)

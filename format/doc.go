@@ -129,8 +129,10 @@
 // "sstkit.CacheLocalBloom.xxh64"). The padding, 0 to 63 zero bytes, makes
 // the filter start at a file offset that is a multiple of 64, so each
 // 64-byte line of the default filter sits in one cache line of a mapped
-// file. The filter's encoding belongs to the policy; the default one is
-// described in package filterblock:
+// file. The filter's encoding belongs to the policy and is specified in
+// package filterblock (the binary fuse filter "sstkit.BinaryFuse8.xxh64"
+// is a 16-byte header then one fingerprint byte per slot); the default
+// one is:
 //
 //	+---------------------------------+--------+
 //	| L lines of 64 bytes (512 bits)  | k byte |
