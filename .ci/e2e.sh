@@ -35,8 +35,20 @@ if "$sst" get "$work/gosrc.sst" "no/such/file.go" 2>/dev/null; then
 fi
 echo "e2e: $(wc -l < "$work/want.txt") files listed exactly; $n values byte-identical"
 
-# The same with a hash index (format version 2): uncompressed and snappy.
-for comp in none snappy; do
+# zstd: at most 0.85 of the snappy table's size (issue 12), and readable.
+"$sst" build -compression zstd -filter fuse8 -o "$work/gosrc-zstd.sst" "$src" > /dev/null
+"$sst" verify "$work/gosrc-zstd.sst"
+snappy_size=$(stat -c %s "$work/gosrc.sst")
+zstd_size=$(stat -c %s "$work/gosrc-zstd.sst")
+if ((zstd_size * 100 > snappy_size * 85)); then
+  echo "e2e: zstd table $zstd_size bytes, more than 0.85 of snappy's $snappy_size" >&2
+  exit 1
+fi
+"$sst" scan -keys-only "$work/gosrc-zstd.sst" | cmp -s - "$work/want.txt"
+echo "e2e: zstd table $zstd_size bytes, $((zstd_size * 1000 / snappy_size))/1000 of snappy's $snappy_size"
+
+# The same with a hash index (format version 2): uncompressed, snappy and zstd.
+for comp in none snappy zstd; do
   t="$work/gosrc-hash-$comp.sst"
   "$sst" build -hash-index -compression "$comp" -o "$t" "$src" > /dev/null
   "$sst" verify "$t"

@@ -48,6 +48,11 @@ type Options struct {
 	// Compression selects data block compression; DefaultCompression means
 	// snappy.
 	Compression format.Compression
+	// CompressionLevel selects the zstd encoder's level when Compression
+	// is ZstdCompression (format.LevelDefault when zero); it is ignored
+	// otherwise. Higher levels build more slowly and give smaller tables;
+	// they decode at about the same speed.
+	CompressionLevel format.CompressionLevel
 	// Filter is the filter policy built over every key of the table.
 	Filter filterblock.Policy
 	// HashIndex adds a hash index section (format Version2): a slot per
@@ -79,7 +84,8 @@ type Builder struct {
 	offset uint64    // bytes written so far
 
 	blockSize int
-	compress  bool
+	compress  format.Compression // NoCompression, SnappyCompression or ZstdCompression
+	level     format.CompressionLevel
 	policy    filterblock.Policy
 	filter    filterblock.Generator
 
@@ -88,7 +94,7 @@ type Builder struct {
 
 	hashIndex     bool
 	hashAdder     filterblock.HashAdder // b.filter, when it takes hashes
-	anyCompressed bool                  // a data block was stored snappy-compressed
+	anyCompressed bool                  // a data block was stored compressed
 	hidx          format.HashIndexWriter
 	blockOffsets  []uint64 // file offset of each data block, with HashIndex
 	decodedStart  []uint64 // offset of each block's contents in their concatenation, with HashIndex
@@ -126,13 +132,19 @@ func New(w io.Writer, opts *Options) *Builder {
 	}
 	switch o.Compression {
 	case format.DefaultCompression, format.SnappyCompression:
-		b.compress = true
-		b.props.Compression = format.SnappyCompression
+		b.compress = format.SnappyCompression
 	case format.NoCompression:
-		b.props.Compression = format.NoCompression
+		b.compress = format.NoCompression
+	case format.ZstdCompression:
+		b.compress = format.ZstdCompression
+		if o.CompressionLevel < format.LevelDefault || o.CompressionLevel > format.LevelBest {
+			b.err = fmt.Errorf("sstable: builder: unknown compression level %v", o.CompressionLevel)
+		}
+		b.level = o.CompressionLevel
 	default:
 		b.err = fmt.Errorf("sstable: builder: unknown compression %v", o.Compression)
 	}
+	b.props.Compression = b.compress
 	b.blockSize = o.BlockSize
 	b.data.RestartInterval = o.RestartInterval
 	b.index.RestartInterval = 1
@@ -238,21 +250,37 @@ func (b *Builder) flushDataBlock() {
 	b.data.Reset()
 }
 
-// writeBlock writes contents, snappy-compressed when compress is set and
-// compression saves at least 12.5%, followed by the block trailer.
-func (b *Builder) writeBlock(contents []byte, compress bool) format.BlockHandle {
-	h, _ := b.writeBlockType(contents, compress)
+// writeBlock writes contents, compressed with c when compression saves at
+// least 12.5%, followed by the block trailer.
+func (b *Builder) writeBlock(contents []byte, c format.Compression) format.BlockHandle {
+	h, _ := b.writeBlockType(contents, c)
 	return h
 }
 
+// withinExpansion reports whether a block of decoded bytes stored in
+// stored bytes stays within the ratio readers assume of a data block
+// (snappy's worst case, 22·stored + 16 bytes; format
+// package documentation, Block trailer).
+func withinExpansion(decoded, stored int) bool { return decoded <= 22*stored+16 }
+
 // writeBlockType is writeBlock, also returning the block type written.
-func (b *Builder) writeBlockType(contents []byte, compress bool) (format.BlockHandle, byte) {
+func (b *Builder) writeBlockType(contents []byte, c format.Compression) (format.BlockHandle, byte) {
 	stored, typ := contents, format.BlockTypeRaw
-	if compress {
-		b.compressBuf = snappy.Encode(b.compressBuf[:cap(b.compressBuf)], contents)
-		if len(b.compressBuf) < len(contents)-len(contents)/8 {
-			stored, typ = b.compressBuf, format.BlockTypeSnappy
+	if c == format.ZstdCompression {
+		b.compressBuf = format.AppendZstd(b.compressBuf[:0], contents, b.level)
+		typ = format.BlockTypeZstd
+		if !withinExpansion(len(contents), len(b.compressBuf)) {
+			c = format.SnappyCompression // too repetitive for readers' bound; see format's docs
 		}
+	}
+	if c == format.SnappyCompression {
+		b.compressBuf = snappy.Encode(b.compressBuf[:cap(b.compressBuf)], contents)
+		typ = format.BlockTypeSnappy
+	}
+	if c != format.NoCompression && len(b.compressBuf) < len(contents)-len(contents)/8 {
+		stored = b.compressBuf
+	} else {
+		typ = format.BlockTypeRaw
 	}
 	h := format.BlockHandle{Offset: b.offset, Length: uint64(len(stored))}
 	var trailer [format.BlockTrailerLen]byte
@@ -319,7 +347,9 @@ func (b *Builder) finish() error {
 	if b.hashIndex {
 		offsets := append(b.blockOffsets, b.offset)
 		// With every block raw, slots can hold entries' file offsets;
-		// otherwise offsets in the concatenated decoded blocks.
+		// otherwise offsets in the concatenated decoded blocks, with a
+		// table of each block's decoded start, which take a reader from
+		// a slot to the entry in its cached, decoded block.
 		b.hidx.FileOffsets = !b.anyCompressed
 		if b.anyCompressed {
 			b.hidx.DecodedStarts = append(b.decodedStart, b.decodedTotal)
@@ -339,20 +369,32 @@ func (b *Builder) finish() error {
 	filter := b.filter.Generate(nil)
 	<-hashDone
 	if b.hashIndex {
-		b.writeBlock(hashSection, false)
+		b.writeBlock(hashSection, format.NoCompression)
 		b.props.HashIndexSize = b.offset - b.props.DataSize
 		sectionPool.Put(&hashSection) // written out: bufio copies or writes through
 	}
 
+	// A policy whose construction can fail (BinaryFuse8) may have built
+	// another policy's filter; the table names the one built.
+	if fr, ok := b.filter.(filterblock.FallbackReporter); ok {
+		if used := fr.GeneratedPolicy(); used.Name() != b.policy.Name() {
+			b.policy = used
+			b.props.FilterPolicy = used.Name()
+			b.props.FilterBitsPerKey = 0
+			if s, ok := used.(filterblock.Sized); ok {
+				b.props.FilterBitsPerKey = s.BitsPerKey()
+			}
+		}
+	}
 	section := filterblock.AppendSection(nil, b.offset, b.policy.Name(), filter)
 	var f footer.Footer
-	f.Filter = b.writeBlock(section, false)
+	f.Filter = b.writeBlock(section, format.NoCompression)
 	b.props.FilterSize = f.Filter.Length + format.BlockTrailerLen
 
-	f.Index = b.writeBlock(b.index.Finish(), false)
+	f.Index = b.writeBlock(b.index.Finish(), format.NoCompression)
 	b.props.IndexSize = f.Index.Length + format.BlockTrailerLen
 
-	f.Properties = b.writeBlock(format.AppendProperties(nil, &b.props), false)
+	f.Properties = b.writeBlock(format.AppendProperties(nil, &b.props), format.NoCompression)
 	f.Version = b.props.FormatVersion
 	b.write(f.Append(nil))
 	if b.err != nil {

@@ -228,7 +228,7 @@ func TestPropertyAddOrder(t *testing.T) {
 		b := builder.New(&buf, &builder.Options{
 			BlockSize:       rapid.IntRange(64, 512).Draw(t, "blockSize"),
 			RestartInterval: rapid.IntRange(1, 8).Draw(t, "restartInterval"),
-			Compression:     rapid.SampledFrom([]format.Compression{format.NoCompression, format.SnappyCompression}).Draw(t, "compression"),
+			Compression:     rapid.SampledFrom([]format.Compression{format.NoCompression, format.SnappyCompression, format.ZstdCompression}).Draw(t, "compression"),
 		})
 		var accepted []pair
 		for i, k := range keys {
@@ -316,7 +316,7 @@ func TestEmptyTable(t *testing.T) {
 
 func TestEmptyKeyAndValues(t *testing.T) {
 	ps := []pair{{"", ""}, {"\x00", "x"}, {"a", ""}, {"b", "bee"}, {"c", ""}}
-	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
+	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression, format.ZstdCompression} {
 		t.Run(c.String(), func(t *testing.T) {
 			data, bp := buildPairs(t, ps, &builder.Options{Compression: c, BlockSize: 64, RestartInterval: 2})
 			got, props := readBack(t, data)
@@ -365,7 +365,7 @@ func TestValueLargerThanBlockSize(t *testing.T) {
 		{"e", randomString(rng, 129)},
 		{"f", "tail"},
 	}
-	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
+	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression, format.ZstdCompression} {
 		t.Run(c.String(), func(t *testing.T) {
 			data, props := buildPairs(t, ps, &builder.Options{BlockSize: 128, Compression: c})
 			got, _ := readBack(t, data)
@@ -543,6 +543,8 @@ func TestCompressionChoice(t *testing.T) {
 		{"incompressible/none", random, format.NoCompression, format.BlockTypeRaw},
 		{"compressible/snappy", text, format.SnappyCompression, format.BlockTypeSnappy},
 		{"compressible/none", text, format.NoCompression, format.BlockTypeRaw},
+		{"incompressible/zstd", random, format.ZstdCompression, format.BlockTypeRaw},
+		{"compressible/zstd", text, format.ZstdCompression, format.BlockTypeZstd},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -563,14 +565,78 @@ func TestCompressionChoice(t *testing.T) {
 				if b.Type != tc.typ {
 					t.Fatalf("block %d stored with type %d, want %d", i, b.Type, tc.typ)
 				}
-				if b.Type == format.BlockTypeSnappy && b.Handle.Length > uint64(len(b.Contents))*7/8 {
+				if b.Type != format.BlockTypeRaw && b.Handle.Length > uint64(len(b.Contents))*7/8 {
 					t.Fatalf("block %d compressed from %d to only %d bytes", i, len(b.Contents), b.Handle.Length)
 				}
 			}
-			if tc.typ == format.BlockTypeSnappy && props.DataSize > raw/2 {
+			if tc.typ != format.BlockTypeRaw && props.DataSize > raw/2 {
 				t.Fatalf("compressible data: %d data bytes for %d raw bytes", props.DataSize, raw)
 			}
 		})
+	}
+}
+
+// TestZstdLevels builds the same entries at every zstd level: each table
+// reads back, records zstd, and the best level is no larger than the
+// fastest. An unknown level is an error.
+func TestZstdLevels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	words := strings.Fields("the quick brown fox jumps over a lazy dog while seven wizards quietly hex jovial frogs")
+	ps := pairs(2000, func(i int) string {
+		var b strings.Builder
+		for range 10 + rng.IntN(30) {
+			b.WriteString(words[rng.IntN(len(words))])
+			b.WriteByte(' ')
+		}
+		return b.String()
+	})
+	snappyData, _ := buildPairs(t, ps, &builder.Options{Compression: format.SnappyCompression})
+	size := map[format.CompressionLevel]int{}
+	for _, l := range []format.CompressionLevel{format.LevelFastest, format.LevelDefault, format.LevelBetter, format.LevelBest} {
+		data, props := buildPairs(t, ps, &builder.Options{Compression: format.ZstdCompression, CompressionLevel: l})
+		got, rp := readBack(t, data)
+		if diff := cmp.Diff(ps, got); diff != "" {
+			t.Fatalf("level %v (-want +got):\n%s", l, diff)
+		}
+		if props.Compression != format.ZstdCompression || rp.Compression != format.ZstdCompression {
+			t.Fatalf("level %v: compression %v (builder), %v (reader)", l, props.Compression, rp.Compression)
+		}
+		for i, b := range blocksOf(t, data) {
+			if b.Type != format.BlockTypeZstd {
+				t.Fatalf("level %v: block %d has type %d", l, i, b.Type)
+			}
+		}
+		size[l] = len(data)
+		if size[l] >= len(snappyData) {
+			t.Errorf("level %v: %d bytes, snappy %d", l, size[l], len(snappyData))
+		}
+	}
+	if size[format.LevelBest] > size[format.LevelFastest] {
+		t.Errorf("best level %d bytes, fastest %d", size[format.LevelBest], size[format.LevelFastest])
+	}
+	var buf bytes.Buffer
+	b := builder.New(&buf, &builder.Options{Compression: format.ZstdCompression, CompressionLevel: 9})
+	if err := b.Add([]byte("k"), nil); err == nil || !strings.Contains(err.Error(), "compression level") {
+		t.Fatalf("Add with level 9: %v", err)
+	}
+}
+
+// TestZstdExpansionBound: a block zstd would shrink more than 22-fold (a
+// reader's bound on decoded size, see package format) is stored as snappy,
+// and the table reads back.
+func TestZstdExpansionBound(t *testing.T) {
+	ps := []pair{{"a", strings.Repeat("z", 1<<20)}, {"b", "x"}}
+	data, props := buildPairs(t, ps, &builder.Options{Compression: format.ZstdCompression})
+	got, _ := readBack(t, data)
+	if diff := cmp.Diff(ps, got); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	bs := blocksOf(t, data)
+	if bs[0].Type != format.BlockTypeSnappy {
+		t.Fatalf("1 MiB of one byte stored as type %d, want snappy", bs[0].Type)
+	}
+	if props.MaxBlockSize > 22*props.DataSize+16 {
+		t.Fatalf("max block size %d for %d data bytes", props.MaxBlockSize, props.DataSize)
 	}
 }
 
@@ -654,7 +720,7 @@ func TestAbortNew(t *testing.T) {
 }
 
 func TestUnknownCompression(t *testing.T) {
-	for _, c := range []format.Compression{format.Compression(3), format.Compression(99), format.Compression(-1)} {
+	for _, c := range []format.Compression{format.Compression(4), format.Compression(99), format.Compression(-1)} {
 		t.Run(c.String(), func(t *testing.T) {
 			var buf bytes.Buffer
 			b := builder.New(&buf, &builder.Options{Compression: c})
@@ -1039,7 +1105,7 @@ func TestBuilderProperties(t *testing.T) {
 }
 
 func BenchmarkAdd(b *testing.B) {
-	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
+	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression, format.ZstdCompression} {
 		b.Run(c.String(), func(b *testing.B) {
 			value := make([]byte, 100)
 			for i := range value {

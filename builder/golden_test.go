@@ -32,7 +32,16 @@ var goldenTables = []struct {
 	{"none.sst", builder.Options{BlockSize: 512, RestartInterval: 16, Compression: format.NoCompression, Filter: filterblock.Bloom(10)}, true},
 	{"empty.sst", builder.Options{}, false},
 	{"hashindex.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10), HashIndex: true}, true},
+	// zstd.sst pins the block encoding of github.com/klauspost/compress
+	// at the version in go.mod: a new version may encode differently
+	// (any valid frame decodes the same), which calls for -update.
+	{"zstd.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.ZstdCompression, Filter: filterblock.Bloom(10)}, true},
+	{"fuse.sst", builder.Options{BlockSize: 512, RestartInterval: 16, Compression: format.NoCompression, Filter: filterblock.BinaryFuse8()}, true},
 }
+
+// goldenReaderOpts let readers of the golden tables use the binary fuse
+// filter, which package reader does not know by default.
+var goldenReaderOpts = &reader.Options{Filters: []filterblock.Policy{filterblock.BinaryFuse8()}}
 
 type kv struct{ Key, Value string }
 
@@ -92,7 +101,7 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("builder output differs from %s at byte offset %d (built %d bytes, golden %d bytes)", path, i, len(got), len(want))
 			}
 
-			r, err := reader.Open(path, nil)
+			r, err := reader.Open(path, goldenReaderOpts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,6 +134,15 @@ func TestGolden(t *testing.T) {
 			}
 			if p := r.Properties(); p.NumEntries != uint64(len(wantEntries)) {
 				t.Fatalf("NumEntries = %d, want %d", p.NumEntries, len(wantEntries))
+			}
+			if p := r.Properties(); g.opts.Filter != nil && (p.FilterPolicy != g.opts.Filter.Name() || p.FilterUnknown) ||
+				g.opts.Compression != format.DefaultCompression && p.Compression != g.opts.Compression {
+				t.Fatalf("filter policy %q (unknown %v), compression %v; built with %s, %v", p.FilterPolicy, p.FilterUnknown, p.Compression, g.opts.Filter.Name(), g.opts.Compression)
+			}
+			for _, e := range wantEntries {
+				if !r.MayContain([]byte(e.Key)) {
+					t.Fatalf("MayContain(%q) = false", e.Key)
+				}
 			}
 			wantVersion := format.Version1
 			if g.opts.HashIndex {

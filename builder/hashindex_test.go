@@ -177,7 +177,7 @@ func TestHashIndexTable(t *testing.T) {
 	for i := range 3000 {
 		ps = append(ps, pair{fmt.Sprintf("%c/key/%07d", 'a'+i/1000, i*13), randomString(rng, rng.IntN(40)) + strings.Repeat("v", rng.IntN(200))})
 	}
-	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
+	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression, format.ZstdCompression} {
 		for _, bs := range []int{64, 4096} {
 			for _, ri := range []int{1, 16} {
 				t.Run(fmt.Sprintf("%v/block%d/restart%d", c, bs, ri), func(t *testing.T) {
@@ -188,7 +188,7 @@ func TestHashIndexTable(t *testing.T) {
 						t.Fatalf("%d data blocks of 64 bytes for %d entries", x.NumBlocks(), len(ps))
 					}
 					// The values compress, so both kinds of slot occur.
-					if x.FileOffsets() != (c == format.NoCompression) || x.DecodedOffsets() != (c == format.SnappyCompression) {
+					if x.FileOffsets() != (c == format.NoCompression) || x.DecodedOffsets() != (c != format.NoCompression) {
 						t.Fatalf("FileOffsets() = %v, DecodedOffsets() = %v under %v", x.FileOffsets(), x.DecodedOffsets(), c)
 					}
 					// The reader agrees on properties and contents.

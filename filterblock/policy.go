@@ -1,6 +1,22 @@
 // Package filterblock holds the filter policies a table can carry and the
 // encoding of the filter section. A filter answers "may this key be in the
 // table?" with no false negatives: false means certainly absent.
+//
+// Each policy stores its name in the filter section and owns its filter's
+// encoding, specified in its constructor's documentation:
+//
+//   - Bloom, "sstkit.CacheLocalBloom.xxh64" (the default): a cache-local
+//     Bloom filter, 64-byte lines then a k byte.
+//   - BinaryFuse8, "sstkit.BinaryFuse8.xxh64": a binary fuse filter with
+//     8-bit fingerprints, a 16-byte header (seed, segment length, segment
+//     count) then the fingerprints; 0.39% false positives at about 9 bits
+//     per key. Its construction can fail, and then falls back to Bloom(10):
+//     the table records the policy actually built.
+//   - LevelDBBloom, "leveldb.BuiltinBloomFilter2": LevelDB's filter, for
+//     compatibility.
+//
+// Bloom and BinaryFuse8 hash each key once with XXH64 (seed 0), so a
+// builder that has the hash already passes it through HashAdder.
 package filterblock
 
 // Policy builds and queries filters. Its Name is stored in each table so a

@@ -55,7 +55,7 @@ func CheckBlock(section string, off int64, buf []byte) (stored []byte, typ byte,
 	if got := BlockChecksum(stored, typ); got != want {
 		return nil, 0, Corruptf(section, off, "checksum mismatch: trailer at offset %d says %#08x, %d stored bytes give %#08x", off+int64(n), want, n, got)
 	}
-	if typ != BlockTypeRaw && typ != BlockTypeSnappy {
+	if typ != BlockTypeRaw && typ != BlockTypeSnappy && typ != BlockTypeZstd {
 		return nil, 0, Corruptf(section, off+int64(n), "unknown block compression type %d", typ)
 	}
 	return stored, typ, nil
@@ -65,12 +65,20 @@ func CheckBlock(section string, off int64, buf []byte) (stored []byte, typ byte,
 // costliest tag, a 3-byte copy, produces at most 64 bytes.
 const maxSnappyExpansion = 22
 
+// snappyDecodedLen is snappy.DecodedLen.
+func snappyDecodedLen(stored []byte) (int, error) { return snappy.DecodedLen(stored) }
+
 // DecodeBlock returns the contents of a checked stored block of type typ.
-// Raw blocks are returned as is (aliasing stored); snappy blocks are
-// decoded into dst's spare capacity or a new buffer. The decoded length
-// snappy claims is checked against maxLen and against snappy's maximum
-// expansion before anything is allocated, so a lying length field cannot
-// cause a large allocation. Errors wrap ErrCorrupt.
+// Raw blocks are returned as is (aliasing stored); snappy and zstd blocks
+// are decoded into dst's spare capacity, with no allocation when it holds
+// the decoded length (DecodedLen), or else into a new buffer of exactly
+// that length. The decoded length the block claims (snappy's length
+// varint, the zstd frame's content size) is checked against maxLen, and
+// for snappy against its maximum expansion, before anything is allocated
+// or decoded, so a lying length field cannot cause a large allocation; a
+// zstd frame without a content size is refused, and the decoder never
+// writes past the bounded buffer (a "zstd bomb" is an error, not an
+// allocation). Errors wrap ErrCorrupt.
 func DecodeBlock(section string, off int64, stored []byte, typ byte, maxLen int, dst []byte) ([]byte, error) {
 	switch typ {
 	case BlockTypeRaw:
@@ -91,6 +99,15 @@ func DecodeBlock(section string, off int64, stored []byte, typ byte, maxLen int,
 			return nil, Corruptf(section, off, "bad snappy data (%v)", err)
 		}
 		return out, nil
+	case BlockTypeZstd:
+		n, err := zstdDecodedLen(stored)
+		if err != nil {
+			return nil, Corruptf(section, off, "%v", err)
+		}
+		if n > maxLen {
+			return nil, Corruptf(section, off, "zstd block claims %d decoded bytes from %d stored bytes (limit %d)", n, len(stored), maxLen)
+		}
+		return decodeZstd(section, off, stored, n, dst)
 	}
 	return nil, Corruptf(section, off, "unknown block compression type %d", typ)
 }

@@ -64,15 +64,15 @@ func TestBlockChecksumVectors(t *testing.T) {
 
 func TestAppendTrailer(t *testing.T) {
 	stored := []byte("some stored block bytes")
-	for _, typ := range []byte{format.BlockTypeRaw, format.BlockTypeSnappy} {
+	for _, typ := range []byte{format.BlockTypeRaw, format.BlockTypeSnappy, format.BlockTypeZstd} {
 		got := format.AppendTrailer([]byte("prefix"), stored, typ)
 		want := binary.LittleEndian.AppendUint32([]byte{'p', 'r', 'e', 'f', 'i', 'x', typ}, format.BlockChecksum(stored, typ))
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("AppendTrailer type %d (-want +got):\n%s", typ, diff)
 		}
 	}
-	if format.BlockTypeRaw != 0 || format.BlockTypeSnappy != 1 {
-		t.Errorf("block types raw=%d snappy=%d, documented 0 and 1", format.BlockTypeRaw, format.BlockTypeSnappy)
+	if format.BlockTypeRaw != 0 || format.BlockTypeSnappy != 1 || format.BlockTypeZstd != 2 {
+		t.Errorf("block types raw=%d snappy=%d zstd=%d, documented 0, 1 and 2", format.BlockTypeRaw, format.BlockTypeSnappy, format.BlockTypeZstd)
 	}
 }
 
@@ -82,7 +82,7 @@ func checkedBlock(stored []byte, typ byte) []byte {
 
 func TestCheckBlockOK(t *testing.T) {
 	for _, stored := range [][]byte{nil, []byte("x"), bytes.Repeat([]byte("abc"), 100)} {
-		for _, typ := range []byte{format.BlockTypeRaw, format.BlockTypeSnappy} {
+		for _, typ := range []byte{format.BlockTypeRaw, format.BlockTypeSnappy, format.BlockTypeZstd} {
 			buf := checkedBlock(stored, typ)
 			got, gotTyp, err := format.CheckBlock(format.SectionDataBlock, 100, buf)
 			if err != nil {
@@ -109,7 +109,7 @@ func TestCheckBlockErrors(t *testing.T) {
 	}{
 		{"empty", nil, off, "shorter than"},
 		{"4 bytes", []byte{0, 1, 2, 3}, off, "shorter than"},
-		{"unknown type", checkedBlock(stored, 2), off + int64(len(stored)), "compression type"},
+		{"unknown type", checkedBlock(stored, 3), off + int64(len(stored)), "compression type"},
 		{"unknown type 0xff", checkedBlock(stored, 0xff), off + int64(len(stored)), "compression type"},
 		{"bad crc", append(bytes.Clone(stored), 0, 1, 2, 3, 4), off, "checksum"},
 		{"trailer only, bad crc", []byte{0, 0, 0, 0, 0}, off, "checksum"},
@@ -131,7 +131,7 @@ func TestCheckBlockErrors(t *testing.T) {
 // trailer; each flip must be reported as a corruption at the block's offset.
 func TestCheckBlockDetectsBitFlips(t *testing.T) {
 	const off = 777
-	for _, typ := range []byte{format.BlockTypeRaw, format.BlockTypeSnappy} {
+	for _, typ := range []byte{format.BlockTypeRaw, format.BlockTypeSnappy, format.BlockTypeZstd} {
 		buf := checkedBlock([]byte("a small block: 0123456789abcdef"), typ)
 		for i := range buf {
 			for b := 0; b < 8; b++ {
@@ -259,7 +259,7 @@ func TestDecodeBlockCorrupt(t *testing.T) {
 		{"truncated body", good[:len(good)-3], format.BlockTypeSnappy},
 		{"body longer than header says", append(bytes.Clone(good), 0x00, 'x'), format.BlockTypeSnappy},
 		{"copy before start", []byte{10, 0x01 | 4<<2, 0x05}, format.BlockTypeSnappy},
-		{"unknown type", good, 2},
+		{"unknown type", good, 3},
 	}
 	for _, c := range cases {
 		got, err := format.DecodeBlock(format.SectionDataBlock, 99, c.stored, c.typ, 1<<20, nil)

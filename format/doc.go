@@ -46,15 +46,30 @@
 //	+------+----------------------+
 //	 1 byte        4 bytes
 //
-// type is 0 for raw bytes and 1 for snappy (the block format of
-// github.com/golang/snappy). The CRC is CRC-32C (Castagnoli) of the stored
+// type is 0 for raw bytes, 1 for snappy (the block format of
+// github.com/golang/snappy) and 2 for zstd (as in LevelDB). The CRC is CRC-32C (Castagnoli) of the stored
 // bytes followed by the type byte, masked as LevelDB does:
 // ((crc >> 15) | (crc << 17)) + 0xa282ead8 (mod 2^32). A block handle
 // (offset, length) gives the stored bytes only; the trailer follows at
-// offset+length. Data blocks are snappy-compressed by default and stored
-// raw when compression saves less than 12.5%. The hash index, filter
+// offset+length. Data blocks are snappy-compressed by default, or
+// zstd-compressed when the builder is asked to, and stored raw when
+// compression saves less than 12.5%. The hash index, filter
 // section, index block and properties block are always stored raw, so a
 // memory-mapped reader uses them in place.
+//
+// A zstd block is exactly one Zstandard frame (RFC 8878) whose header
+// records the frame content size (single-segment frames always do); a
+// writer omits the frame checksum, which the trailer's CRC makes
+// redundant. A reader takes the content size as the decoded length,
+// refuses a frame without one, checks it against the largest-block
+// property (tag 16) before decoding, and never decodes past it, so a frame
+// claiming or producing more ("a zstd bomb") is a corruption, as is one
+// decoding to fewer bytes than it claims. Readers of this package bound
+// tag 16 by 22·DataSize+16 (snappy's worst expansion), so a writer stores
+// a zstd block that would decode to more than 22 times its stored size
+// plus 16 bytes as snappy instead (only extremely repetitive blocks
+// compress that well). The zstd level is a writer's choice and is not
+// recorded.
 //
 // # Data block
 //
@@ -114,8 +129,10 @@
 // "sstkit.CacheLocalBloom.xxh64"). The padding, 0 to 63 zero bytes, makes
 // the filter start at a file offset that is a multiple of 64, so each
 // 64-byte line of the default filter sits in one cache line of a mapped
-// file. The filter's encoding belongs to the policy; the default one is
-// described in package filterblock:
+// file. The filter's encoding belongs to the policy and is specified in
+// package filterblock (the binary fuse filter "sstkit.BinaryFuse8.xxh64"
+// is a 16-byte header then one fingerprint byte per slot); the default
+// one is:
 //
 //	+---------------------------------+--------+
 //	| L lines of 64 bytes (512 bits)  | k byte |
@@ -206,7 +223,7 @@
 //	tag 8:  data size (bytes, trailers included)
 //	tag 9:  index size (bytes, trailer included)
 //	tag 10: filter size (bytes, trailer included)
-//	tag 11: compression (1 none, 2 snappy)
+//	tag 11: compression (1 none, 2 snappy, 3 zstd)
 //	tag 12: filter policy name
 //	tag 13: filter bits per key, in 1/1000 bits
 //	tag 14: target block size (bytes)

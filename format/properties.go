@@ -34,7 +34,7 @@ type Properties struct {
 	DataSize         uint64      // bytes of all data blocks, trailers included
 	IndexSize        uint64      // bytes of the index block, trailer included
 	FilterSize       uint64      // bytes of the filter section, trailer included
-	Compression      Compression // NoCompression or SnappyCompression
+	Compression      Compression // NoCompression, SnappyCompression or ZstdCompression
 	FilterPolicy     string      // filter policy name; "" when the table has no filter
 	FilterBitsPerKey float64     // the policy's configured bits per key (stored in 1/1000 bits)
 	BlockSize        uint64      // target data block size the builder used, bytes
@@ -184,7 +184,7 @@ func DecodeProperties(src []byte, off int64) (Properties, error) {
 		case propFilterSize:
 			p.FilterSize = num
 		case propCompression:
-			if c := Compression(num); c != NoCompression && c != SnappyCompression {
+			if c := Compression(num); c != NoCompression && c != SnappyCompression && c != ZstdCompression {
 				return p, Corruptf(SectionProperties, recOff, "unknown compression %d", num)
 			}
 			p.Compression = Compression(num)

@@ -64,7 +64,7 @@ func drawProperties(t *rapid.T) format.Properties {
 		DataSize:        u64.Draw(t, "dataSize"),
 		IndexSize:       u64.Draw(t, "indexSize"),
 		FilterSize:      u64.Draw(t, "filterSize"),
-		Compression:     rapid.SampledFrom([]format.Compression{format.DefaultCompression, format.NoCompression, format.SnappyCompression}).Draw(t, "compression"),
+		Compression:     rapid.SampledFrom([]format.Compression{format.DefaultCompression, format.NoCompression, format.SnappyCompression, format.ZstdCompression}).Draw(t, "compression"),
 		BlockSize:       u64.Draw(t, "blockSize"),
 		RestartInterval: u64.Draw(t, "restartInterval"),
 		MaxBlockSize:    u64.Draw(t, "maxBlockSize"),
@@ -241,7 +241,7 @@ func TestPropertiesBadRecords(t *testing.T) {
 		{"overlong integer", join(v1, rec(2, bytes.Repeat([]byte{0xff}, 11))), off + 3, "bad integer"},
 		{"format version above 32 bits", rec(1, num(1<<32)), off, "format version"},
 		{"compression 0 (default)", join(v1, ent0, rec(11, num(0))), off + 6, "compression"},
-		{"compression 3", join(v1, ent0, rec(11, num(3))), off + 6, "compression"},
+		{"compression 4", join(v1, ent0, rec(11, num(4))), off + 6, "compression"},
 		{"length past the end", join(v1, []byte{2, 5, 1}), off + 3, "claims"},
 		{"unterminated tag", join(v1, []byte{0x80}), off + 3, "tag varint"},
 		{"missing length", join(v1, []byte{2}), off + 3, "length varint"},
@@ -352,6 +352,7 @@ func TestCompressionString(t *testing.T) {
 		format.DefaultCompression: "default",
 		format.NoCompression:      "none",
 		format.SnappyCompression:  "snappy",
+		format.ZstdCompression:    "zstd",
 		7:                         "Compression(7)",
 		-1:                        "Compression(-1)",
 	} {
@@ -359,8 +360,8 @@ func TestCompressionString(t *testing.T) {
 			t.Errorf("Compression(%d).String() = %q, want %q", int(c), got, want)
 		}
 	}
-	// The documented property values: 1 none, 2 snappy.
-	if format.NoCompression != 1 || format.SnappyCompression != 2 {
-		t.Errorf("NoCompression = %d, SnappyCompression = %d; documented 1 and 2", format.NoCompression, format.SnappyCompression)
+	// The documented property values: 1 none, 2 snappy, 3 zstd.
+	if format.NoCompression != 1 || format.SnappyCompression != 2 || format.ZstdCompression != 3 {
+		t.Errorf("NoCompression = %d, SnappyCompression = %d, ZstdCompression = %d; documented 1, 2 and 3", format.NoCompression, format.SnappyCompression, format.ZstdCompression)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/golang/snappy"
+	"github.com/klauspost/compress/zstd"
 	"github.com/sstkit/sstable/format"
 )
 
@@ -39,6 +40,11 @@ func addBlockSeeds(f *testing.F, withData, withIndex, withSnappy bool) {
 	f.Add([]byte{0, 1, 1, 'k', 'v', 0, 0, 0, 0, 1, 0, 0, 0}) // one entry
 	f.Add(snappy.Encode(nil, bytes.Repeat([]byte("snappy!"), 40)))
 	f.Add(binary.AppendUvarint(nil, 1<<30)) // a snappy header claiming 1 GiB
+	f.Add(format.AppendZstd(nil, bytes.Repeat([]byte("zstd! "), 40), format.LevelDefault))
+	f.Add(format.AppendZstd(nil, []byte{0, 1, 1, 'k', 'v', 0, 0, 0, 0, 1, 0, 0, 0}, format.LevelFastest))
+	// A zstd frame claiming 1 GiB (single segment, 8-byte content size)
+	// with one RLE block of 100 bytes.
+	f.Add([]byte{0x28, 0xb5, 0x2f, 0xfd, 0xe0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0x23, 0x03, 0, 'a'})
 }
 
 // blockEntry is a copied BlockIter position.
@@ -216,12 +222,62 @@ func checkStoredBlock(t *testing.T, stored []byte) {
 	if out, err := format.DecodeBlock(format.SectionDataBlock, 0, stored, format.BlockTypeRaw, 0, nil); err != nil || !bytes.Equal(out, stored) {
 		t.Fatalf("DecodeBlock raw: %v", err)
 	}
-	if _, err := format.DecodeBlock(format.SectionDataBlock, 0, stored, 2, 1<<20, nil); err == nil {
-		t.Fatal("DecodeBlock accepted compression type 2")
+	if _, err := format.DecodeBlock(format.SectionDataBlock, 0, stored, 3, 1<<20, nil); err == nil {
+		t.Fatal("DecodeBlock accepted compression type 3")
 	} else {
-		wantErr(t, "DecodeBlock type 2", err, format.ErrCorrupt)
+		wantErr(t, "DecodeBlock type 3", err, format.ErrCorrupt)
+	}
+
+	checkZstdBlock(t, stored)
+}
+
+// checkZstdBlock decodes stored as a zstd block: with a small limit into a
+// buffer of that capacity (success must not allocate), and with a 1 MiB
+// limit and no buffer, where the allocation must stay within the limit
+// plus the decoder's per-block working memory, whatever the frame claims.
+// What decodes must agree with DecodedLen and with the library's own
+// decoder.
+func checkZstdBlock(t *testing.T, stored []byte) {
+	const small = 256
+	dst := make([]byte, 0, small)
+	out, err := format.DecodeBlock(format.SectionDataBlock, 0, stored, format.BlockTypeZstd, small, dst)
+	wantErr(t, "DecodeBlock zstd", err, format.ErrCorrupt)
+	if err == nil {
+		if len(out) > small {
+			t.Fatalf("DecodeBlock zstd returned %d bytes, limit %d", len(out), small)
+		}
+		if len(out) > 0 && &out[:1][0] != &dst[:1][0] {
+			t.Fatal("DecodeBlock zstd allocated although dst had room")
+		}
+	}
+	n, lenErr := format.DecodedLen(stored, format.BlockTypeZstd)
+	wantErr(t, "DecodedLen zstd", lenErr, format.ErrCorrupt)
+	var before, after runtime.MemStats
+	measure := lenErr == nil && n > 1<<16
+	if measure {
+		runtime.ReadMemStats(&before)
+	}
+	out, err = format.DecodeBlock(format.SectionDataBlock, 0, stored, format.BlockTypeZstd, 1<<20, nil)
+	wantErr(t, "DecodeBlock zstd", err, format.ErrCorrupt)
+	if measure {
+		runtime.ReadMemStats(&after)
+		if grown := after.TotalAlloc - before.TotalAlloc; grown > 3<<20 {
+			t.Fatalf("DecodeBlock zstd of %d bytes claiming %d allocated %d bytes", len(stored), n, grown)
+		}
+	}
+	if err == nil {
+		if lenErr != nil || n != len(out) {
+			t.Fatalf("DecodeBlock zstd returned %d bytes, DecodedLen %d, %v", len(out), n, lenErr)
+		}
+		want, err := zstdRef.DecodeAll(stored, nil)
+		if err != nil || !bytes.Equal(out, want) {
+			t.Fatalf("DecodeBlock zstd disagrees with the library's decoder (err %v)", err)
+		}
 	}
 }
+
+// zstdRef is a plain decoder of the zstd library, as a reference.
+var zstdRef, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
 
 // FuzzIndex decodes arbitrary bytes as an index block: every entry's value
 // must be a block handle or be rejected by DecodeHandle.

@@ -10,17 +10,24 @@
 //     First/Next, Last/Prev, SeekGE of keys drawn from the input). BlockIter
 //     takes contents directly, so this is the checksum-less path: the block
 //     decoder sees garbage whose checksum would pass. The bytes also go to
-//     format.CheckBlock and to format.DecodeBlock as a snappy block with a
-//     small length limit, measuring the bytes allocated.
+//     format.CheckBlock and to format.DecodeBlock as a snappy block and as a
+//     zstd block with small length limits, measuring the bytes allocated;
+//     what zstd decodes must agree with DecodedLen and the library.
 //   - FuzzIndex: the bytes as an index block; every entry's value goes to
 //     format.DecodeHandle.
 //   - FuzzFooter: footer.Decode with several file sizes, on the bytes as
 //     given and with magic and checksum repaired (and once more with a
 //     known version, 1 or 2), so the handle checks are reached.
 //   - FuzzFilter: filterblock.DecodeSection at several file offsets, then
-//     filterblock.BloomMayContain, Bloom(10).MayContain and
-//     LevelDBBloom(10).MayContain on the filter with keys from the input;
-//     filters built from those keys must match them all.
+//     filterblock.BloomMayContain, Bloom(10).MayContain,
+//     LevelDBBloom(10).MayContain and BinaryFuse8().MayContain on the
+//     filter with keys from the input; filters built from those keys must
+//     match them all.
+//   - FuzzBinaryFuse: BinaryFuse8 filters built from 64-bit hashes taken
+//     from the input, duplicates included, through HashAdder: every hash
+//     must match, and the filter must follow its documented layout (or be
+//     the Bloom filter it fell back to); the input probed as a filter must
+//     not panic.
 //   - FuzzProperties: format.DecodeProperties; on success the re-encoding by
 //     format.AppendProperties must decode to an equal value.
 //   - FuzzHashIndex: format.DecodeHashIndex with the file offset, data size
@@ -44,10 +51,12 @@
 //     that passes Verify must behave like the sorted map its forward scan
 //     describes.
 //   - FuzzRoundTrip: the bytes decode into builder options (format version
-//     2, with a hash index, among them) and a sorted key/value set; the
-//     table built from them must read back exactly.
+//     2, with a hash index, zstd and the binary fuse filter among them) and
+//     a sorted key/value set; the table built from them must read back
+//     exactly.
 //
-// The seeds are small tables built in the seed functions (snappy and raw,
+// The seeds are small tables built in the seed functions (snappy, zstd and
+// raw, Bloom and binary fuse filters,
 // several block sizes, format versions 1 and 2), the golden tables in
 // ../testdata/golden when present, the sections of both (split with
 // footer.Decode), and the corpus files in testdata/fuzz/FuzzX. Plain

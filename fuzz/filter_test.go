@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"testing"
 
@@ -46,11 +47,14 @@ func FuzzFilter(f *testing.F) {
 		probeFilter(t, contents, keys)
 
 		// No false negatives from a filter built over the keys, at
-		// several sizes, by both built-in policies.
-		for i, bits := range []int{0, 1, 10, 23, 0, 1, 10, 23} {
+		// several sizes, by the three policies.
+		for i, bits := range []int{0, 1, 10, 23, 0, 1, 10, 23, 0} {
 			p := filterblock.Bloom(bits)
 			if i >= 4 {
 				p = filterblock.LevelDBBloom(bits)
+			}
+			if i == 8 {
+				p = filterblock.BinaryFuse8()
 			}
 			g := p.NewGenerator()
 			for _, k := range keys {
@@ -58,7 +62,7 @@ func FuzzFilter(f *testing.F) {
 			}
 			filter := g.Generate(nil)
 			for _, k := range keys {
-				if !p.MayContain(filter, k) || (i < 4 && !filterblock.BloomMayContain(filter, k)) {
+				if !p.MayContain(filter, k) || (i < 4 && !filterblock.BloomMayContain(filter, k)) || (i == 8 && !filterblock.FuseMayContain(filter, k)) {
 					t.Fatalf("%s(%d) filter of %d keys does not match %q", p.Name(), bits, len(keys), k)
 				}
 			}
@@ -77,6 +81,7 @@ func FuzzFilter(f *testing.F) {
 var (
 	bloom10   = filterblock.Bloom(10)
 	leveldb10 = filterblock.LevelDBBloom(10)
+	fuse      = filterblock.BinaryFuse8()
 )
 
 // probeFilter queries filter with keys through both entry points of Bloom,
@@ -96,6 +101,19 @@ func probeFilter(t *testing.T, filter []byte, keys [][]byte) {
 		if !malformed && n == 0 && got {
 			t.Fatalf("filter without lines matched %q", k)
 		}
+		// BinaryFuse8: never panics; under its 16-byte header matches
+		// everything, and so does a header whose fields do not describe
+		// the fingerprints that follow.
+		fm := fuse.MayContain(filter, k)
+		if fm != filterblock.FuseMayContain(filter, k) {
+			t.Fatalf("BinaryFuse8().MayContain and FuseMayContain disagree")
+		}
+		if len(filter) < 16 && !fm {
+			t.Fatalf("%d-byte filter rejected by BinaryFuse8", len(filter))
+		}
+		if len(filter) >= 16 && !fm && !fuseWellFormed(filter) {
+			t.Fatalf("malformed fuse filter %x rejected %q", filter[:16], k)
+		}
 		// LevelDB's layout: bits, then k; under 2 bytes matches nothing,
 		// k over 30 everything.
 		ldb := leveldb10.MayContain(filter, k)
@@ -103,4 +121,67 @@ func probeFilter(t *testing.T, filter []byte, keys [][]byte) {
 			t.Fatalf("LevelDB policy on a %d-byte filter ending %x: %v", len(filter), filter[max(len(filter)-1, 0):], ldb)
 		}
 	}
+}
+
+// fuseWellFormed reports whether filter follows BinaryFuse8's documented
+// layout, the empty set's 16-byte header included (written independently
+// of package filterblock).
+func fuseWellFormed(filter []byte) bool {
+	segLen := binary.LittleEndian.Uint32(filter[8:])
+	segCount := binary.LittleEndian.Uint32(filter[12:])
+	n := uint64(len(filter) - 16)
+	if segLen == 0 && segCount == 0 && n == 0 {
+		return true
+	}
+	return segLen != 0 && segLen&(segLen-1) == 0 && segLen <= 1<<18 && segCount != 0 &&
+		n == (uint64(segCount)+2)*uint64(segLen) && n < 1<<32
+}
+
+// FuzzBinaryFuse builds BinaryFuse8 filters from hashes taken from the
+// input (so duplicates and adversarial values occur, which distinct keys
+// rarely give), through HashAdder as a builder does: every hash must
+// match, and the filter follows its documented layout or, if the
+// construction fell back, is a Bloom filter that matches every hash. The
+// input is also probed as a filter, which must never panic.
+func FuzzBinaryFuse(f *testing.F) {
+	f.Add([]byte{}, uint16(0))
+	f.Add([]byte("0123456789abcdef0123456789abcdef"), uint16(3))
+	f.Add(bytes.Repeat([]byte{7}, 800), uint16(50))
+	for _, p := range seedParts(f) {
+		if p.filter != nil {
+			f.Add(p.filter, uint16(len(p.filter)))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, dups uint16) {
+		var hashes []uint64
+		for i := 0; i+8 <= len(data); i += 8 {
+			hashes = append(hashes, binary.LittleEndian.Uint64(data[i:]))
+		}
+		// Repeat some hashes: the construction must cope with duplicates.
+		for i := 0; i < int(dups%512) && len(hashes) > 0; i++ {
+			hashes = append(hashes, hashes[i%len(hashes)])
+		}
+		g := fuse.NewGenerator()
+		for _, h := range hashes {
+			g.(filterblock.HashAdder).AddHash(h)
+		}
+		filter := g.Generate(nil)
+		used := g.(filterblock.FallbackReporter).GeneratedPolicy()
+		for _, h := range hashes {
+			ok := filterblock.FuseMayContainHash(filter, h)
+			if used.Name() == filterblock.BloomName {
+				ok = filterblock.BloomMayContainHash(filter, h)
+			}
+			if !ok {
+				t.Fatalf("%s filter of %d hashes does not match %#x", used.Name(), len(hashes), h)
+			}
+		}
+		if used.Name() == filterblock.BinaryFuse8Name && !fuseWellFormed(filter) {
+			t.Fatalf("built filter breaks the documented layout: %x", filter[:16])
+		}
+		probeFilter(t, data, keysFrom(data, 8))
+		for _, h := range hashes {
+			filterblock.FuseMayContainHash(data, h)
+		}
+	})
 }

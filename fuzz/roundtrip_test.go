@@ -24,8 +24,9 @@ type roundTripInput struct {
 //
 //	byte 0: block size = 1 + 16·b (so 1 to 4081 bytes)
 //	byte 1: restart interval = b & 31 (0 means the default, 16)
-//	byte 2: bits 0-1 compression (0 default, 1 none, 2 snappy, 3 none);
-//	        bits 2-5 filter bits per key (0 means 10); bit 6 read via mmap;
+//	byte 2: bits 0-1 compression (0 default, 1 none, 2 snappy, 3 zstd);
+//	        bits 2-5 filter bits per key (0 means 10, 15 the binary fuse
+//	        filter BinaryFuse8); bit 6 read via mmap;
 //	        bit 7 hash index (format version 2)
 //	then records: shared, klen, vlen bytes, then the key's new bytes and the
 //	value. The key is the first shared%(len(prev)+1) bytes of the previous
@@ -52,8 +53,11 @@ func decodeRoundTrip(data []byte) roundTripInput {
 	in.opts.BlockSize = 1 + 16*int(next())
 	in.opts.RestartInterval = int(next() & 31)
 	b := next()
-	in.opts.Compression = []format.Compression{format.DefaultCompression, format.NoCompression, format.SnappyCompression, format.NoCompression}[b&3]
+	in.opts.Compression = []format.Compression{format.DefaultCompression, format.NoCompression, format.SnappyCompression, format.ZstdCompression}[b&3]
 	in.opts.Filter = filterblock.Bloom(int(b >> 2 & 15))
+	if b>>2&15 == 15 {
+		in.opts.Filter = filterblock.BinaryFuse8()
+	}
 	in.mmap = b&64 != 0
 	in.opts.HashIndex = b&128 != 0
 
@@ -110,6 +114,11 @@ func FuzzRoundTrip(f *testing.F) {
 	f.Add(encodeRoundTrip([3]byte{4, 2, 1 | 64 | 128}, kvs))
 	f.Add(encodeRoundTrip([3]byte{0, 1, 2 | 128}, kvs[:5]))
 	f.Add([]byte{0, 0, 128})
+	// zstd, and the binary fuse filter, each with and without a hash index.
+	f.Add(encodeRoundTrip([3]byte{4, 2, 3}, kvs))
+	f.Add(encodeRoundTrip([3]byte{4, 2, 3 | 128}, kvs))
+	f.Add(encodeRoundTrip([3]byte{0, 0, 15 << 2}, kvs))
+	f.Add(encodeRoundTrip([3]byte{0, 0, 3 | 15<<2 | 64 | 128}, kvs))
 	f.Add([]byte{255, 31, 3, 0, 0, 0})
 	f.Add([]byte{1, 3, 2, 0, 5, 0x85, 'a', 'b', 'c', 'd', 'e', 'z', 3, 4, 0x90, 'f', 'g', 'h', 'i', 'y'})
 	f.Add([]byte{})
@@ -160,7 +169,7 @@ func FuzzRoundTrip(f *testing.F) {
 			FilterSize:       p.FilterSize,
 			Compression:      format.SnappyCompression,
 			FilterPolicy:     filterblock.BloomName,
-			FilterBitsPerKey: in.opts.Filter.(filterblock.Sized).BitsPerKey(),
+			FilterBitsPerKey: 0,
 			BlockSize:        uint64(in.opts.BlockSize),
 			RestartInterval:  uint64(in.opts.RestartInterval),
 			MaxBlockSize:     p.MaxBlockSize,
@@ -178,8 +187,22 @@ func FuzzRoundTrip(f *testing.F) {
 			t.Fatalf("footer version %d, filter at %d; properties: version %d, data size %d, hash index size %d",
 				f.Version, f.Filter.Offset, p.FormatVersion, p.DataSize, p.HashIndexSize)
 		}
-		if in.opts.Compression == format.NoCompression {
-			wantProps.Compression = format.NoCompression
+		if in.opts.Compression == format.NoCompression || in.opts.Compression == format.ZstdCompression {
+			wantProps.Compression = in.opts.Compression
+		}
+		if s, ok := in.opts.Filter.(filterblock.Sized); ok {
+			wantProps.FilterBitsPerKey = s.BitsPerKey()
+		} else {
+			// BinaryFuse8 has no bits per key; it records Bloom's if its
+			// construction fell back.
+			wantProps.FilterPolicy = filterblock.BinaryFuse8Name
+		}
+		if len(in.kvs) > 0 {
+			for _, e := range in.kvs {
+				if !r.MayContain(e.Key) {
+					t.Fatalf("%s: MayContain(%q) = false", p.FilterPolicy, e.Key)
+				}
+			}
 		}
 		if wantProps.RestartInterval == 0 {
 			wantProps.RestartInterval = builder.DefaultRestartInterval

@@ -95,6 +95,11 @@ func makeSeedTables() ([]seedTable, error) {
 		{"hash-default-odd", odd, &builder.Options{HashIndex: true}},
 		{"hash-raw-128-leveldb", numbered[:20], &builder.Options{BlockSize: 128, Compression: format.NoCompression, Filter: filterblock.LevelDBBloom(8), HashIndex: true}},
 		{"hash-empty", nil, &builder.Options{HashIndex: true}},
+		// zstd blocks and the binary fuse filter.
+		{"zstd-256", repetitive, &builder.Options{BlockSize: 256, Compression: format.ZstdCompression}},
+		{"zstd-fuse-odd", odd, &builder.Options{Compression: format.ZstdCompression, Filter: filterblock.BinaryFuse8()}},
+		{"hash-zstd-256-fuse", repetitive, &builder.Options{BlockSize: 256, Compression: format.ZstdCompression, Filter: filterblock.BinaryFuse8(), HashIndex: true}},
+		{"fuse-empty", nil, &builder.Options{Filter: filterblock.BinaryFuse8()}},
 	}
 	for _, s := range steps {
 		if err := add(s.name, s.kvs, s.opts); err != nil {

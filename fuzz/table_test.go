@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/reader"
 )
@@ -45,6 +46,10 @@ func FuzzTable(f *testing.F) {
 	})
 }
 
+// readerOpts lets readers recognise the binary fuse filter, which the
+// reader does not know by default, so its filters are probed too.
+var readerOpts = &reader.Options{Filters: []filterblock.Policy{filterblock.BinaryFuse8()}}
+
 // checkFile opens data (see openTable) and checks the reader. It reports
 // whether the table passed Verify.
 func checkFile(t *testing.T, data []byte, path string) bool {
@@ -70,9 +75,9 @@ func openTable(t *testing.T, data []byte, path string) *reader.Reader {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		r, err = reader.Open(path, nil)
+		r, err = reader.Open(path, readerOpts)
 	} else {
-		r, err = reader.New(bytes.NewReader(data), int64(len(data)), nil)
+		r, err = reader.New(bytes.NewReader(data), int64(len(data)), readerOpts)
 	}
 	wantErr(t, "Open", err, format.ErrCorrupt)
 	if err != nil {

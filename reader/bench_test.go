@@ -121,7 +121,7 @@ func benchReaders(b *testing.B, f func(b *testing.B, r *reader.Reader)) {
 // benchReadersV is benchReaders on the version 2 tables (with a hash
 // index) if hash is set.
 func benchReadersV(b *testing.B, hash bool, f func(b *testing.B, r *reader.Reader)) {
-	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
+	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression, format.ZstdCompression} {
 		b.Run(c.String(), func(b *testing.B) {
 			r, err := reader.Open(benchTable(b, c, hash), nil)
 			if err != nil {

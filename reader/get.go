@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"math"
 
-	"github.com/golang/snappy"
-
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/format"
@@ -479,14 +477,8 @@ func (r *Reader) dataBlock(s *scratch, i int, h format.BlockHandle) ([]byte, err
 // its header is bad or claims more than maxLen bytes (decoding then
 // reports the error).
 func decodedLen(stored []byte, typ byte, maxLen int) int {
-	n := len(stored)
-	if typ == format.BlockTypeSnappy {
-		var err error
-		if n, err = snappy.DecodedLen(stored); err != nil || n < 0 {
-			return 0
-		}
-	}
-	if n > maxLen {
+	n, err := format.DecodedLen(stored, typ)
+	if err != nil || n < 0 || n > maxLen {
 		return 0
 	}
 	return n

@@ -34,7 +34,7 @@ const maxPropertiesLen = 1 << 20
 // Options configure a Reader. A nil *Options means the defaults.
 type Options struct {
 	// Filters lists filter policies to recognise by name, besides the
-	// built-in filterblock.Bloom and filterblock.LevelDBBloom; an entry
+	// built-in filterblock.Bloom, LevelDBBloom and BinaryFuse8; an entry
 	// here takes precedence over a built-in policy of the same name. A
 	// table whose policy is not known is read as if it had no filter:
 	// MayContain returns true, FilterKnown returns false, and
@@ -281,6 +281,8 @@ func lookupPolicy(name string, opts *Options) (p filterblock.Policy, builtin boo
 		return filterblock.Bloom(0), true
 	case filterblock.LevelDBName:
 		return filterblock.LevelDBBloom(0), false
+	case filterblock.BinaryFuse8Name:
+		return filterblock.BinaryFuse8(), false
 	}
 	return nil, false
 }

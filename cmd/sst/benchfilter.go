@@ -48,17 +48,27 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 }
 
 // benchPolicy is a policy under test and the false positive rate theory
-// predicts for it.
+// predicts for it. A fixed policy's size is not set in bits per key: it is
+// measured once per distribution, and its row shows the bits per key it
+// took.
 type benchPolicy struct {
 	name   string
 	new    func(bitsPerKey int) filterblock.Policy
 	theory func(bitsPerKey float64, k int) float64
+	fixed  bool
 }
 
 var benchPolicies = []benchPolicy{
-	{"bloom", filterblock.Bloom, filterblock.CacheLocalFPR},
-	{"leveldb", filterblock.LevelDBBloom, filterblock.StandardFPR},
+	{"bloom", filterblock.Bloom, filterblock.CacheLocalFPR, false},
+	{"leveldb", filterblock.LevelDBBloom, filterblock.StandardFPR, false},
+	// BinaryFuse8: 8-bit fingerprints, so 2^-8 false positives
+	// whatever the size (Graf and Lemire, 2022); 3 fingerprints per probe.
+	{"fuse8", func(int) filterblock.Policy { return filterblock.BinaryFuse8() }, func(float64, int) float64 { return 1.0 / 256 }, true},
 }
+
+// fuseProbes is the number of fingerprints a BinaryFuse8 probe reads,
+// shown in the k column.
+const fuseProbes = 3
 
 // keyFunc appends key number i of a stream to dst. Streams are read in
 // order from i = 0, which lets random streams ignore i.
@@ -156,7 +166,8 @@ func probeBatch(p filterblock.Policy, filter []byte, b *keyBatch) int {
 // filterResult is one row of the table.
 type filterResult struct {
 	policy   string
-	bits     int
+	bits     float64 // configured, or measured for a fixed policy
+	fixed    bool
 	k        int
 	dist     string
 	fpr      float64 // measured, as a fraction
@@ -229,7 +240,7 @@ func runBenchFilter(args []string, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("bench filter", flag.ContinueOnError)
 	n := fset.Int("keys", 1_000_000, "keys per filter")
 	bitsFlag := fset.String("bits", "6,8,10,12,16,20", "bits per key")
-	policyFlag := fset.String("policy", "bloom,leveldb", "policies")
+	policyFlag := fset.String("policy", "bloom,leveldb,fuse8", "policies")
 	distFlag := fset.String("dist", "random16,decimal,prefix12,prefix100,seq64", "key distributions")
 	plotPath := fset.String("plot", "", "plot file, .svg or .png")
 	pos, err := parseArgs(fset, args)
@@ -275,22 +286,44 @@ func runBenchFilter(args []string, stdout, stderr io.Writer) error {
 	}
 
 	started := time.Now()
-	total := len(policies) * len(bits) * len(dists)
+	total := 0
+	for _, bp := range policies {
+		if bp.fixed {
+			total += len(dists)
+		} else {
+			total += len(bits) * len(dists)
+		}
+	}
 	var results []filterResult
 	var batch keyBatch
 	for _, bp := range policies {
-		for _, b := range bits {
+		for bi, b := range bits {
+			if bp.fixed && bi > 0 {
+				break
+			}
 			p := bp.new(b)
-			k := p.(filterblock.Probed).Probes()
+			k := fuseProbes
+			if pp, ok := p.(filterblock.Probed); ok {
+				k = pp.Probes()
+			}
 			for _, d := range dists {
 				if el := time.Since(started); el >= progressAfter {
-					fmt.Fprintf(stderr, "bench filter: %d/%d %s %d bits/key %s (%s elapsed)\n",
-						len(results)+1, total, bp.name, b, d.name, el.Round(time.Second))
+					what := fmt.Sprintf("%d bits/key", b)
+					if bp.fixed {
+						what = "(own size)"
+					}
+					fmt.Fprintf(stderr, "bench filter: %d/%d %s %s %s (%s elapsed)\n",
+						len(results)+1, total, bp.name, what, d.name, el.Round(time.Second))
 				}
 				filter, fp, build, probe := measureFilter(p, d, *n, &batch)
+				bpk := float64(b)
+				if bp.fixed {
+					bpk = float64(8*len(filter)) / float64(*n)
+				}
 				results = append(results, filterResult{
 					policy:   bp.name,
-					bits:     b,
+					bits:     bpk,
+					fixed:    bp.fixed,
 					k:        k,
 					dist:     d.name,
 					fpr:      float64(fp) / float64(*n),
@@ -355,8 +388,12 @@ func writeFilterTable(w io.Writer, results []filterResult) {
 		if r.theory > 0 {
 			ratio = fmt.Sprintf("%.2f", r.fpr/r.theory)
 		}
+		bits := strconv.FormatFloat(r.bits, 'f', -1, 64)
+		if r.fixed {
+			bits = fmt.Sprintf("%.2f", r.bits)
+		}
 		rows = append(rows, []string{
-			r.policy, strconv.Itoa(r.bits), strconv.Itoa(r.k), r.dist,
+			r.policy, bits, strconv.Itoa(r.k), r.dist,
 			fmt.Sprintf("%.4f", 100*r.fpr), fmt.Sprintf("%.4f", 100*r.theory), ratio,
 			fmt.Sprintf("%.3f", r.bytesKey), fmt.Sprintf("%.1f", r.nsProbe), fmt.Sprintf("%.1f", r.nsBuild),
 		})
@@ -413,7 +450,7 @@ func filterPlot(results []filterResult, policies []benchPolicy, n int) *plot {
 	}
 	var dists []string
 	for _, r := range results {
-		pl.xMin, pl.xMax = min(pl.xMin, float64(r.bits)), max(pl.xMax, float64(r.bits))
+		pl.xMin, pl.xMax = min(pl.xMin, math.Floor(r.bits)), max(pl.xMax, math.Ceil(r.bits))
 		if !slices.Contains(dists, r.dist) {
 			dists = append(dists, r.dist)
 		}
@@ -423,7 +460,7 @@ func filterPlot(results []filterResult, policies []benchPolicy, n int) *plot {
 			s := series{name: bp.name + " " + d, color: distColors[di%len(distColors)], marker: pi}
 			for _, r := range results {
 				if r.policy == bp.name && r.dist == d {
-					s.points = append(s.points, point{float64(r.bits), 100 * r.fpr})
+					s.points = append(s.points, point{r.bits, 100 * r.fpr})
 				}
 			}
 			pl.series = append(pl.series, s)
@@ -432,7 +469,10 @@ func filterPlot(results []filterResult, policies []benchPolicy, n int) *plot {
 	for pi, bp := range policies {
 		s := series{name: bp.name + " theory", color: theoryColor, dash: theoryDash[pi%len(theoryDash)], marker: -1}
 		for b := int(pl.xMin); b <= int(pl.xMax); b++ {
-			k := bp.new(b).(filterblock.Probed).Probes()
+			k := fuseProbes
+			if pp, ok := bp.new(b).(filterblock.Probed); ok {
+				k = pp.Probes()
+			}
 			s.points = append(s.points, point{float64(b), 100 * bp.theory(float64(b), k)})
 		}
 		pl.series = append(pl.series, s)

@@ -79,11 +79,11 @@ func TestBenchFilter(t *testing.T) {
 	svg := filepath.Join(dir, "fpr.svg")
 	rows := benchRows(t, "bench", "filter", "-keys", "20000", "-bits", "10", "-plot", svg)
 	dists := []string{"random16", "decimal", "prefix12", "prefix100", "seq64"}
-	if len(rows) != 2*len(dists) {
-		t.Errorf("got %d rows, want %d: %v", len(rows), 2*len(dists), rows)
+	if len(rows) != 3*len(dists) {
+		t.Errorf("got %d rows, want %d: %v", len(rows), 3*len(dists), rows)
 	}
 	for _, d := range dists {
-		for _, p := range []string{"bloom", "leveldb"} {
+		for _, p := range []string{"bloom", "leveldb", "fuse8"} {
 			if _, ok := rows[p+" "+d]; !ok {
 				t.Errorf("no row for %s %s", p, d)
 			}
@@ -91,6 +91,11 @@ func TestBenchFilter(t *testing.T) {
 		// Theory: 0.96% at 10 bits per key.
 		if fpr := rows["bloom "+d]; fpr >= 2 {
 			t.Errorf("bloom %s: FPR %.4f%%, want < 2%%", d, fpr)
+		}
+		// BinaryFuse8: 2^-8 = 0.39%; 20000 probes give a standard
+		// deviation of 0.044%.
+		if fpr := rows["fuse8 "+d]; fpr >= 0.6 {
+			t.Errorf("fuse8 %s: FPR %.4f%%, want < 0.6%%", d, fpr)
 		}
 	}
 
@@ -122,10 +127,10 @@ func TestBenchFilter(t *testing.T) {
 		}
 	}
 	// A measured line per policy and distribution, a theory line per policy.
-	if want := 2*len(dists) + 2; lines != want {
+	if want := 3*len(dists) + 3; lines != want {
 		t.Errorf("%s has %d lines, want %d", svg, lines, want)
 	}
-	for _, name := range []string{"bloom random16", "leveldb seq64", "bloom theory", "leveldb theory", "bits per key"} {
+	for _, name := range []string{"bloom random16", "leveldb seq64", "bloom theory", "leveldb theory", "fuse8 decimal", "fuse8 theory", "bits per key"} {
 		if !bytes.Contains(data, []byte(">"+name+"<")) {
 			t.Errorf("%s lacks the text %q", svg, name)
 		}

@@ -43,7 +43,9 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	out := fset.String("o", "", "output table")
 	force := fset.Bool("f", false, "replace OUT if it exists")
 	blockSize := fset.Int("block-size", builder.DefaultBlockSize, "target data block size in bytes")
-	compression := fset.String("compression", "snappy", "snappy or none")
+	compression := fset.String("compression", "snappy", "snappy, zstd or none")
+	level := fset.String("compression-level", "default", "zstd level: fastest, default, better or best")
+	filterName := fset.String("filter", "bloom", "filter policy: bloom or fuse8 (binary fuse, 8-bit fingerprints)")
 	bitsPerKey := fset.Int("bits-per-key", builder.DefaultBitsPerKey, "bloom filter bits per key")
 	hashIndex := fset.Bool("hash-index", false, "add a hash index (format version 2) for faster Get")
 	pos, err := parseArgs(fset, args)
@@ -70,8 +72,20 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 		opts.Compression = format.SnappyCompression
 	case "none":
 		opts.Compression = format.NoCompression
+	case "zstd":
+		opts.Compression = format.ZstdCompression
 	default:
-		return usagef("build: unknown -compression %q (want snappy or none)", *compression)
+		return usagef("build: unknown -compression %q (want snappy, zstd or none)", *compression)
+	}
+	if opts.CompressionLevel, err = format.ParseCompressionLevel(*level); err != nil {
+		return usagef("build: unknown -compression-level %q (want fastest, default, better or best)", *level)
+	}
+	switch *filterName {
+	case "bloom":
+	case "fuse8":
+		opts.Filter = filterblock.BinaryFuse8()
+	default:
+		return usagef("build: unknown -filter %q (want bloom or fuse8)", *filterName)
 	}
 	input := pos[0]
 
@@ -121,7 +135,11 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "bytes in:          %d (%s; keys %d, values %d)\n", in, humanBytes(in), props.RawKeyBytes, props.RawValueBytes)
 	fmt.Fprintf(stdout, "bytes out:         %d (%s)\n", size, humanBytes(size))
 	fmt.Fprintf(stdout, "compression ratio: %.3f (in/out, %s)\n", float64(in)/float64(size), props.Compression)
-	fmt.Fprintf(stdout, "filter size:       %d (%s, %g bits/key)\n", props.FilterSize, humanBytes(props.FilterSize), props.FilterBitsPerKey)
+	filterBits := fmt.Sprintf("%g bits/key", props.FilterBitsPerKey)
+	if props.FilterBitsPerKey == 0 && props.NumEntries > 0 { // a policy not sized in bits per key
+		filterBits = fmt.Sprintf("%s, %.2f bits/key", props.FilterPolicy, 8*float64(props.FilterSize)/float64(props.NumEntries))
+	}
+	fmt.Fprintf(stdout, "filter size:       %d (%s, %s)\n", props.FilterSize, humanBytes(props.FilterSize), filterBits)
 	fmt.Fprintf(stdout, "elapsed:           %s\n", elapsed.Round(time.Millisecond))
 	return nil
 }

@@ -7,7 +7,7 @@
 //
 // The commands are:
 //
-//	build -o OUT [-f] [-block-size N] [-compression snappy|none] [-bits-per-key N] [-hash-index] INPUT
+//	build -o OUT [-f] [-block-size N] [-compression snappy|zstd|none] [-compression-level L] [-bits-per-key N] [-filter bloom|fuse8] [-hash-index] INPUT
 //	    Write a table to OUT. An existing OUT is an error unless -f is
 //	    given; with -f the new table replaces it atomically (by rename)
 //	    once it is complete. INPUT is a directory or a text file. For a
@@ -21,8 +21,11 @@
 //	    the "\n" or "\r\n" line ending is stripped. Entries are sorted by
 //	    key; a duplicate key is an error and leaves no file behind.
 //	    -block-size is the target data block size in bytes, 1 to 2^30
-//	    (default 4096); -compression is snappy (the default) or none;
+//	    (default 4096); -compression is snappy (the default), zstd or none;
+//	    -compression-level is zstd's level: fastest, default, better or best;
 //	    -bits-per-key sets the bloom filter size, 1 to 64 (default 10);
+//	    -filter fuse8 uses a binary fuse filter (about 9 bits per key,
+//	    0.39% false positives) instead of the bloom filter;
 //	    -hash-index adds a hash index (format version 2) for faster point
 //	    lookups. On success build prints the entry count, bytes in (keys plus
 //	    values), bytes out (file size), compression ratio, filter size and
@@ -89,7 +92,7 @@ const usageText = `sst builds, reads and checks SSTable files.
 
 Usage:
 
-  sst build -o OUT [-f] [-block-size N] [-compression snappy|none] [-bits-per-key N] [-hash-index] INPUT
+  sst build -o OUT [-f] [-block-size N] [-compression snappy|zstd|none] [-compression-level L] [-bits-per-key N] [-filter bloom|fuse8] [-hash-index] INPUT
         Write a table to OUT from INPUT, a directory or a text file.
         An existing OUT is an error unless -f is given; with -f it is
         replaced atomically once the new table is complete.
@@ -105,8 +108,10 @@ Usage:
           -o OUT             output table (required)
           -f                 replace OUT if it exists
           -block-size N      target data block size in bytes, 1..1073741824 (default 4096)
-          -compression C     data block compression: snappy or none (default snappy)
+          -compression C     data block compression: snappy, zstd or none (default snappy)
+          -compression-level L  zstd level: fastest, default, better or best (default default)
           -bits-per-key N    bloom filter bits per key, 1..64 (default 10)
+          -filter F          filter policy: bloom or fuse8, a binary fuse filter (default bloom)
           -hash-index        add a hash index (format version 2): Get reads one
                              slot and one entry; costs about 1.5 slots of 4 to
                              8 bytes per entry, and keys are stored whole

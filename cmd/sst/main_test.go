@@ -377,7 +377,9 @@ func TestUsage(t *testing.T) {
 		{[]string{"build", input}, "-o"},
 		{[]string{"build", "-o", out}, "INPUT"},
 		{[]string{"build", "-o", out, input, input}, "INPUT"},
-		{[]string{"build", "-o", out, "-compression", "zstd", input}, `"zstd"`},
+		{[]string{"build", "-o", out, "-compression", "lz4", input}, `"lz4"`},
+		{[]string{"build", "-o", out, "-compression", "zstd", "-compression-level", "max", input}, `"max"`},
+		{[]string{"build", "-o", out, "-filter", "cuckoo", input}, `"cuckoo"`},
 		{[]string{"build", "-o", out, "-block-size", "0", input}, "-block-size"},
 		{[]string{"build", "-o", out, "-bits-per-key", "0", input}, "-bits-per-key"},
 		{[]string{"build", "-o", out, "-bits-per-key", "many", input}, "bits-per-key"},
@@ -492,6 +494,55 @@ func TestWriteTableAborts(t *testing.T) {
 // TestBuildHashIndex builds with -hash-index and checks that the table is
 // format version 2, that info shows the hash index section, and that get,
 // scan and verify work on it.
+// TestBuildZstdFuse builds a table with zstd blocks and the binary fuse
+// filter, and reads it back through every command.
+func TestBuildZstdFuse(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "in.txt")
+	var in strings.Builder
+	want := map[string]string{}
+	for i := range 2000 {
+		k, v := fmt.Sprintf("key%05d", i), fmt.Sprintf("value %d, the square of %d, in a sentence of words", i*i, i)
+		want[k] = v
+		fmt.Fprintf(&in, "%s\t%s\n", k, v)
+	}
+	writeFile(t, input, []byte(in.String()))
+	snappyTable := filepath.Join(dir, "snappy.sst")
+	mustSST(t, "build", "-o", snappyTable, input)
+	for _, hash := range []bool{false, true} {
+		table := filepath.Join(dir, fmt.Sprint("zstd", hash, ".sst"))
+		args := []string{"build", "-compression", "zstd", "-compression-level", "best", "-filter", "fuse8", "-o", table, input}
+		if hash {
+			args = append(args[:1], append([]string{"-hash-index"}, args[1:]...)...)
+		}
+		out := mustSST(t, args...)
+		if !strings.Contains(out, "zstd)") || !regexp.MustCompile(`sstkit\.BinaryFuse8\.xxh64, \d+\.\d+ bits/key`).MatchString(out) {
+			t.Errorf("build output:\n%s", out)
+		}
+		info := mustSST(t, "info", table)
+		for _, re := range []string{`(?m)^\s*compression:\s+zstd$`, `(?m)^\s*filter policy:\s+sstkit\.BinaryFuse8\.xxh64$`} {
+			if !regexp.MustCompile(re).MatchString(info) {
+				t.Errorf("info does not match %s:\n%s", re, info)
+			}
+		}
+		for _, k := range []string{"key00000", "key01234", "key01999"} {
+			if got := mustSST(t, "get", table, k); got != want[k] {
+				t.Errorf("get %q = %q, want %q", k, got, want[k])
+			}
+		}
+		wantError(t, []string{"get", table, "key99999"}, 1, "key99999")
+		if a, b := mustSST(t, "scan", table), mustSST(t, "scan", snappyTable); a != b {
+			t.Errorf("zstd and snappy tables scan differently")
+		}
+		mustSST(t, "verify", table)
+		zs, _ := os.Stat(table)
+		ss, _ := os.Stat(snappyTable)
+		if zs.Size() >= ss.Size() {
+			t.Errorf("zstd table %d bytes, snappy %d", zs.Size(), ss.Size())
+		}
+	}
+}
+
 func TestBuildHashIndex(t *testing.T) {
 	dir := t.TempDir()
 	input := filepath.Join(dir, "in.txt")

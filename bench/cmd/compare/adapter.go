@@ -1,13 +1,29 @@
 package main
 
-// compression names the two data block codecs every implementation is run
-// with.
+// compression names a data block codec the implementations are run with.
 type compression string
 
 const (
 	snappyComp compression = "snappy"
 	noneComp   compression = "none"
+	// zstdComp: ours uses github.com/klauspost/compress/zstd (pure Go,
+	// default level); Pebble v1.1.5 uses github.com/DataDog/zstd (cgo,
+	// the reference C library at level 3) when built with cgo, and
+	// klauspost's otherwise. goleveldb has no zstd and is skipped.
+	zstdComp compression = "zstd"
 )
+
+// limited is implemented by implementations that lack some compressions;
+// the harness skips those.
+type limited interface {
+	supports(c compression) bool
+}
+
+// supports reports whether im can build tables with c.
+func supports(im impl, c compression) bool {
+	l, ok := im.(limited)
+	return !ok || l.supports(c)
+}
 
 // Shared table shape, given to every implementation.
 const (

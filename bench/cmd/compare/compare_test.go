@@ -20,8 +20,11 @@ func TestAdaptersReturnRightValues(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for _, name := range []string{"ours", "pebble", "goleveldb", "ours-v1", "ours-default", "pebble-2lvl"} {
-		for _, c := range []compression{snappyComp, noneComp} {
+		for _, c := range []compression{snappyComp, noneComp, zstdComp} {
 			im := newImpl(name)
+			if !supports(im, c) {
+				continue
+			}
 			path := im.tablePath(dir, c)
 			if err := im.build(path, d, c); err != nil {
 				t.Fatalf("%s %s: build: %v", name, c, err)
@@ -100,8 +103,12 @@ func TestCompareSmoke(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
 		t.Fatalf("JSON output: %v\n%s", err, stdout.String())
 	}
-	if res.Entries != 20000 || res.Reps != 1 || len(res.Runs) != 6 {
-		t.Fatalf("entries %d, reps %d, %d runs; want 20000, 1, 6", res.Entries, res.Reps, len(res.Runs))
+	// Three implementations with snappy and none; goleveldb has no zstd.
+	if res.Entries != 20000 || res.Reps != 1 || len(res.Runs) != 8 {
+		t.Fatalf("entries %d, reps %d, %d runs; want 20000, 1, 8", res.Entries, res.Reps, len(res.Runs))
+	}
+	if res.find("goleveldb", "zstd") != nil || res.find("pebble", "zstd") == nil || res.find("ours", "zstd") == nil {
+		t.Fatalf("zstd runs: %+v", res.Runs)
 	}
 	for _, run := range res.Runs {
 		m := run.Median
@@ -123,6 +130,10 @@ func TestCompareSmoke(t *testing.T) {
 	// The markdown report.
 	var md bytes.Buffer
 	writeMarkdown(&md, &res)
+	_, zstdSection, _ := strings.Cut(md.String(), "### zstd")
+	if zstdSection == "" || strings.Contains(zstdSection, "goleveldb") || !strings.Contains(zstdSection, "ours/pebble") {
+		t.Errorf("zstd section of the report:\n%s", zstdSection)
+	}
 	for _, want := range []string{"### snappy", "### none", "| Get hit, ns/op |", "ours/pebble", "ours/goleveldb"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())

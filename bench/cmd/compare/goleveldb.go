@@ -41,6 +41,9 @@ type goleveldbImpl struct{}
 
 func (goleveldbImpl) name() string { return "goleveldb" }
 
+// supports: goleveldb's table writer has snappy and none only.
+func (goleveldbImpl) supports(c compression) bool { return c != zstdComp }
+
 func (goleveldbImpl) tablePath(dir string, c compression) string {
 	return filepath.Join(dir, "goleveldb-"+string(c)+".ldb")
 }

@@ -52,7 +52,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	large := fs.Bool("large", false, "10M-entry variant (overrides -entries)")
 	lookups := fs.Int("lookups", 1_000_000, "present and absent lookups per repetition (at most -entries)")
 	reps := fs.Int("reps", 3, "repetitions; each measures every implementation once, interleaved")
-	comps := fs.String("compression", "snappy,none", "comma-separated compressions to run: snappy, none")
+	comps := fs.String("compression", "snappy,none,zstd", "comma-separated compressions to run: snappy, none, zstd (goleveldb has no zstd and is skipped)")
 	impls := fs.String("impls", "ours,pebble,goleveldb", "comma-separated implementations to run: ours, pebble, goleveldb; also ours-v1 (tables without the hash index, format version 1), ours-default (reader.Open with nil options: 64 MiB block cache) and pebble-2lvl (Pebble with its default two-level index)")
 	jsonOut := fs.Bool("json", false, "print results as JSON instead of markdown")
 	chart := fs.String("chart", "", "write an SVG bar chart of the Get and build figures to `FILE`")
@@ -89,7 +89,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("compression %q named twice", c)
 		}
 		switch compression(c) {
-		case snappyComp, noneComp:
+		case snappyComp, noneComp, zstdComp:
 			cfg.comps = append(cfg.comps, compression(c))
 		default:
 			return fmt.Errorf("unknown compression %q", c)
@@ -214,6 +214,9 @@ func run(cfg config, progress io.Writer, started func()) (*results, error) {
 	idx := map[string]int{}
 	for _, c := range cfg.comps {
 		for _, im := range impls {
+			if !supports(im, c) {
+				continue
+			}
 			idx[im.name()+"/"+string(c)] = len(res.Runs)
 			res.Runs = append(res.Runs, runResult{Impl: im.name(), Compression: string(c)})
 		}
@@ -229,6 +232,9 @@ func run(cfg config, progress io.Writer, started func()) (*results, error) {
 			// 1551 MB/s in second place and 894 MB/s in first).
 			for k := range impls {
 				im := impls[(k+rep+ci)%len(impls)]
+				if !supports(im, c) {
+					continue
+				}
 				s, err := measure(im, c, d, dir, rep == 0, cfg.keep)
 				if err != nil {
 					return nil, fmt.Errorf("%s, %s, rep %d: %w", im.name(), c, rep+1, err)

@@ -15,7 +15,7 @@ import (
 // ours is this module, configured as its README shows:
 //
 //   - builder.New over an *os.File with builder.Options{BlockSize: 4096,
-//     Compression: snappy or none, Filter: filterblock.Bloom(10),
+//     Compression: snappy, zstd or none, Filter: filterblock.Bloom(10),
 //     HashIndex: true}: the defaults (4 KiB blocks, restart interval 16,
 //     snappy, whole-table cache-local Bloom filter at 10 bits/key) with the
 //     compression switched for the uncompressed run, plus the hash index
@@ -59,9 +59,12 @@ func (o ours) build(path string, d *dataset, c compression) error {
 		Filter:    filterblock.Bloom(bitsPerKey),
 		HashIndex: o.hashIndex,
 	}
-	if c == noneComp {
+	switch c {
+	case noneComp:
 		opts.Compression = format.NoCompression
-	} else {
+	case zstdComp:
+		opts.Compression = format.ZstdCompression
+	default:
 		opts.Compression = format.SnappyCompression
 	}
 	b := builder.New(f, opts)

@@ -123,8 +123,11 @@ func (p *pebbleImpl) build(path string, d *dataset, c compression) error {
 		TableFormat:          sstable.TableFormatRocksDBv2,
 		IndexBlockSize:       p.indexBlockSize,
 	}
-	if c == noneComp {
+	switch c {
+	case noneComp:
 		opts.Compression = sstable.NoCompression
+	case zstdComp:
+		opts.Compression = sstable.ZstdCompression
 	}
 	w := sstable.NewWriter(&bufWritable{f: f, bw: bufio.NewWriterSize(f, 256<<10)}, opts)
 	for i := 0; i < d.n; i++ {
