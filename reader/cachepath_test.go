@@ -599,3 +599,46 @@ func TestManyReadersOneCache(t *testing.T) {
 		t.Errorf("Close after the readers: %v", err)
 	}
 }
+
+// TestNoMmap: Open with NoMmap reads the file with pread, never maps it,
+// and keeps everything it holds, raw blocks and sections included, in its
+// cache, which empties on Close.
+func TestNoMmap(t *testing.T) {
+	es := numbered(2000, func(i int) string { return fmt.Sprintf("value %d %s", i, strings.Repeat("abc", 1+i%40)) })
+	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
+		for _, hash := range []bool{false, true} {
+			data, _ := build(t, es, &builder.Options{BlockSize: 1024, Compression: c, HashIndex: hash})
+			t.Run(fmt.Sprintf("%v/hash=%v", c, hash), func(t *testing.T) {
+				opts := cacheOpts(t, 1<<20)
+				opts.NoMmap = true
+				r, err := reader.Open(writeFile(t, t.TempDir(), data), opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Mapped() {
+					t.Fatal("Open with NoMmap mapped the file")
+				}
+				getAll(t, r, es, 8)
+				if got, err := scan(r); err != nil || !slices.Equal(got, es) {
+					t.Fatalf("scan: %d of %d entries, %v", len(got), len(es), err)
+				}
+				if err := r.Verify(); err != nil {
+					t.Fatal(err)
+				}
+				st := opts.Cache.Stats()
+				if st.Size == 0 || st.Size > st.Capacity || st.Hits == 0 {
+					t.Fatalf("cache %+v after reads of an unmapped reader", st)
+				}
+				if !reader.CachedBlock(r, 0) {
+					t.Fatal("block 0 is not cached")
+				}
+				if err := r.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if st := opts.Cache.Stats(); st.Size != 0 {
+					t.Fatalf("%d bytes cached after Close", st.Size)
+				}
+			})
+		}
+	}
+}

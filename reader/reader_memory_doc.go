@@ -1,0 +1,21 @@
+// # Memory
+//
+// Decoded data blocks live in a cache.Cache (Options.Cache, or the
+// process-wide DefaultCache of DefaultCacheSize bytes), shared by any
+// number of readers and bounded by its capacity, off the Go heap. A
+// memory-mapped reader reads raw data blocks and its index block, filter
+// and hash index in place from the mapping: those pages are the OS page
+// cache's, not the cache's. A reader without a mapping (New, or Open with
+// Options.NoMmap) keeps those sections in the cache too, unless one is
+// larger than a cache shard (Capacity / Shards bytes), which the reader
+// then keeps on the Go heap.
+//
+// Besides the cache, a Reader holds about 1 KiB, its smallest and largest
+// keys (from the properties), and 12 bytes per data block: an 8-byte cache
+// slot and, for a mapped file, 4 bytes recording which blocks' checksums
+// have been checked.
+//
+// A Get or an iterator pins each cached block it reads until it is done
+// with it (for an iterator, until it moves to another block or is
+// closed), so that eviction never frees a block in use.
+package reader
