@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+
+	"github.com/sstkit/sstable/format"
 )
 
 // ChunkSize is the allocation unit, in bytes: a block of n bytes holds
@@ -255,6 +257,20 @@ func (t *Table) Cache() *Cache { return t.c }
 
 // Len returns the number of slots.
 func (t *Table) Len() int { return len(t.slots) }
+
+// GetAt is Get for a caller about to read the block's bytes from offset
+// off: it starts loading their first cache lines before it pins the
+// block, so that the two memory accesses overlap rather than follow one
+// another. off is only a hint; an offset past the block prefetches
+// nothing useful but does no harm.
+func (t *Table) GetAt(i, off int) (Handle, bool) {
+	if w := t.slots[i].Load(); w != 0 && w&ghostBit == 0 && off >= 0 {
+		if p := int(uint32(w))*ChunkSize + off; p < len(t.c.mem) {
+			format.Prefetch(t.c.mem[p:], 192)
+		}
+	}
+	return t.Get(i)
+}
 
 // Get returns block i pinned, if cached. Release the Handle when done.
 // i must be in [0, Len()).
