@@ -1,0 +1,514 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/bloom"
+	"github.com/cockroachdb/pebble/objstorage"
+	"github.com/cockroachdb/pebble/objstorage/objstorageprovider"
+	pebblesst "github.com/cockroachdb/pebble/sstable"
+	"github.com/cockroachdb/pebble/vfs"
+	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/cache"
+	"github.com/sstkit/sstable/filterblock"
+	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/reader"
+	ldbcache "github.com/syndtr/goleveldb/leveldb/cache"
+	"github.com/syndtr/goleveldb/leveldb/filter"
+	"github.com/syndtr/goleveldb/leveldb/opt"
+	"github.com/syndtr/goleveldb/leveldb/storage"
+	ldbtable "github.com/syndtr/goleveldb/leveldb/table"
+	"github.com/syndtr/goleveldb/leveldb/util"
+)
+
+// compression names the two data block codecs every implementation is run
+// with.
+type compression string
+
+const (
+	snappyComp compression = "snappy"
+	noneComp   compression = "none"
+)
+
+// impl is one implementation: it builds table t of a workload into a
+// directory and opens all of a directory's tables with one shared cache.
+// Every implementation is configured as in cmd/compare (see the comments
+// there); only the caches differ: one cache for all the tables here.
+type impl interface {
+	name() string
+	build(dir string, t int, w workload, c compression) error
+	open(dir string, w workload, cacheBytes int64) (store, error)
+}
+
+// store is the open tables of one directory.
+type store interface {
+	// getter returns a lookup state for one goroutine.
+	getter() getter
+	// cacheStats reports the shared cache's counters; ok is false if the
+	// implementation has none of the kind. evictions is -1 when the
+	// implementation does not count them.
+	cacheStats() (st cacheStats, ok bool)
+	close() error
+}
+
+type cacheStats struct {
+	Capacity  int64 `json:"capacity"`
+	Size      int64 `json:"size"`
+	Hits      int64 `json:"hits"`
+	Misses    int64 `json:"misses"`
+	Evictions int64 `json:"evictions"` // -1: not counted
+}
+
+// getter looks keys up on behalf of one goroutine. The value is valid
+// until the next call.
+type getter interface {
+	get(t int, key []byte) (v []byte, found bool, err error)
+	close() error
+}
+
+var implNames = []string{"ours", "ours-v1", "pebble", "goleveldb"}
+
+func newImpl(name string) impl {
+	switch name {
+	case "ours":
+		return ours{hashIndex: true}
+	case "ours-v1":
+		return ours{suffix: "-v1"} // no hash index: format version 1
+	case "pebble":
+		return pebbleImpl{}
+	case "goleveldb":
+		return goleveldbImpl{}
+	}
+	return nil
+}
+
+// tableName is table t's file name, as a Pebble DB names table files
+// (000001.sst for t = 0).
+func tableName(t int, ext string) string { return fmt.Sprintf("%06d.%s", t+1, ext) }
+
+// addEntries adds table t's entries in order through add.
+func addEntries(w workload, t int, add func(k, v []byte) error) error {
+	var k [keyLen]byte
+	var v [valueLen]byte
+	for j := 0; j < w.entries; j++ {
+		w.presentKey(k[:], t, j)
+		w.value(v[:], t, j)
+		if err := add(k[:], v[:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ---- ours -------------------------------------------------------------
+
+// ours is this module, built as cmd/compare builds it (builder.New over an
+// *os.File, BlockSize 4096, snappy or none, filterblock.Bloom(10), with
+// or without the hash index) and read with reader.Open(path,
+// &reader.Options{Cache: c}), c one cache.Cache for all the readers.
+// Lookups are GetAppend into a per-goroutine buffer.
+type ours struct {
+	suffix    string
+	hashIndex bool
+}
+
+func (o ours) name() string { return "ours" + o.suffix }
+
+func (o ours) build(dir string, t int, w workload, c compression) error {
+	f, err := os.Create(filepath.Join(dir, tableName(t, "sst")))
+	if err != nil {
+		return err
+	}
+	opts := &builder.Options{
+		BlockSize:   blockSize,
+		Compression: format.SnappyCompression,
+		Filter:      filterblock.Bloom(bitsPerKey),
+		HashIndex:   o.hashIndex,
+	}
+	if c == noneComp {
+		opts.Compression = format.NoCompression
+	}
+	b := builder.New(f, opts)
+	if err := addEntries(w, t, b.Add); err != nil {
+		f.Close()
+		return err
+	}
+	if err := b.Finish(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func (o ours) open(dir string, w workload, cacheBytes int64) (store, error) {
+	s := &oursStore{c: cache.New(cacheBytes)}
+	for t := 0; t < w.tables; t++ {
+		r, err := reader.Open(filepath.Join(dir, tableName(t, "sst")), &reader.Options{Cache: s.c})
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		s.rs = append(s.rs, r)
+	}
+	return s, nil
+}
+
+type oursStore struct {
+	c  *cache.Cache
+	rs []*reader.Reader
+}
+
+func (s *oursStore) getter() getter {
+	return &oursGetter{rs: s.rs, buf: make([]byte, 0, valueLen)}
+}
+
+func (s *oursStore) cacheStats() (cacheStats, bool) {
+	st := s.c.Stats()
+	return cacheStats{Capacity: st.Capacity, Size: st.Size, Hits: st.Hits, Misses: st.Misses, Evictions: st.Evictions}, true
+}
+
+func (s *oursStore) close() error {
+	var err error
+	for _, r := range s.rs {
+		if cerr := r.Close(); err == nil {
+			err = cerr
+		}
+	}
+	s.rs = nil
+	if cerr := s.c.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+type oursGetter struct {
+	rs  []*reader.Reader
+	buf []byte
+}
+
+func (g *oursGetter) get(t int, key []byte) ([]byte, bool, error) {
+	v, err := g.rs[t].GetAppend(g.buf[:0], key)
+	if err != nil {
+		if errors.Is(err, reader.ErrNotFound) {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	g.buf = v
+	return v, true, nil
+}
+
+func (g *oursGetter) close() error { return nil }
+
+// ---- Pebble -----------------------------------------------------------
+
+// pebbleImpl is Pebble v1.1.5's sstable package, written and read as
+// cmd/compare does (WriterOptions{BlockSize 4096, restart interval 16,
+// Snappy or None, bloom 10 as a whole-table filter, TableFormatRocksDBv2,
+// one-level index}, the comparer whose Split makes the whole key the
+// prefix), the 200 files opened through one objstorage provider over
+// their directory as a DB opens its tables, with one pebble.NewCache
+// shared by all the readers.
+//
+// Keeping files apart in the shared cache: Pebble's block cache is keyed
+// by (cache ID, file number, block offset). A DB takes one ID for itself
+// (Cache.NewID) and passes it with each table's file number through a
+// private reader option (internal/private.SSTableCacheOpts, not
+// importable). sstable.NewReader without that option, as here, takes a
+// fresh Cache.NewID() for every reader, with file number 0: each reader
+// is its own namespace, so blocks of different files at the same offset
+// never collide, and the capacity is shared.
+//
+// Lookups: each goroutine has its own iterator per table, created on its
+// first lookup there (iterators are not safe for concurrent use), and
+// looks up with SeekPrefixGE(key, key, 0), which consults the filter,
+// then an exact-key check; the value is read in place (LazyValue.Value).
+type pebbleImpl struct{}
+
+func (pebbleImpl) name() string { return "pebble" }
+
+// pebbleFileTypeTable is base.FileTypeTable (internal/base is not
+// importable). OpenForReading checks the type against the provider's
+// listing, so a wrong value fails loudly.
+const pebbleFileTypeTable = 2
+
+var pebbleComparer = func() *pebblesst.Comparer {
+	c := *pebblesst.DefaultComparer
+	c.Split = func(k []byte) int { return len(k) }
+	return &c
+}()
+
+var pebbleFilter = bloom.FilterPolicy(bitsPerKey)
+
+// bufWritable is an objstorage.Writable over an *os.File with a 256 KiB
+// buffer; Finish flushes and closes without fsync.
+type bufWritable struct {
+	f  *os.File
+	bw *bufio.Writer
+}
+
+func (w *bufWritable) Write(p []byte) error {
+	_, err := w.bw.Write(p)
+	return err
+}
+
+func (w *bufWritable) Finish() error {
+	err := w.bw.Flush()
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (w *bufWritable) Abort() { w.f.Close() }
+
+var _ objstorage.Writable = (*bufWritable)(nil)
+
+func (pebbleImpl) build(dir string, t int, w workload, c compression) error {
+	f, err := os.Create(filepath.Join(dir, tableName(t, "sst")))
+	if err != nil {
+		return err
+	}
+	opts := pebblesst.WriterOptions{
+		BlockRestartInterval: 16,
+		BlockSize:            blockSize,
+		Comparer:             pebbleComparer,
+		Compression:          pebblesst.SnappyCompression,
+		FilterPolicy:         pebbleFilter,
+		FilterType:           pebblesst.TableFilter,
+		TableFormat:          pebblesst.TableFormatRocksDBv2,
+		IndexBlockSize:       1<<31 - 1, // one index block, like ours
+	}
+	if c == noneComp {
+		opts.Compression = pebblesst.NoCompression
+	}
+	wr := pebblesst.NewWriter(&bufWritable{f: f, bw: bufio.NewWriterSize(f, 256<<10)}, opts)
+	if err := addEntries(w, t, wr.Set); err != nil {
+		wr.Close()
+		return err
+	}
+	return wr.Close()
+}
+
+func (pebbleImpl) open(dir string, w workload, cacheBytes int64) (store, error) {
+	prov, err := objstorageprovider.Open(objstorageprovider.DefaultSettings(vfs.Default, dir))
+	if err != nil {
+		return nil, err
+	}
+	s := &pebbleStore{prov: prov, cache: pebble.NewCache(cacheBytes)}
+	for t := 0; t < w.tables; t++ {
+		readable, err := prov.OpenForReading(context.Background(), pebbleFileTypeTable,
+			pebble.FileNum(t+1).DiskFileNum(), objstorage.OpenOptions{MustExist: true})
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		r, err := pebblesst.NewReader(readable, pebblesst.ReaderOptions{
+			Cache:    s.cache,
+			Comparer: pebbleComparer,
+			Filters:  map[string]pebblesst.FilterPolicy{pebbleFilter.Name(): pebbleFilter},
+		})
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		s.rs = append(s.rs, r)
+	}
+	return s, nil
+}
+
+type pebbleStore struct {
+	prov  objstorage.Provider
+	cache *pebble.Cache
+	rs    []*pebblesst.Reader
+}
+
+func (s *pebbleStore) getter() getter {
+	return &pebbleGetter{rs: s.rs, its: make([]pebblesst.Iterator, len(s.rs))}
+}
+
+func (s *pebbleStore) cacheStats() (cacheStats, bool) {
+	m := s.cache.Metrics()
+	return cacheStats{Capacity: s.cache.MaxSize(), Size: m.Size, Hits: m.Hits, Misses: m.Misses, Evictions: -1}, true
+}
+
+func (s *pebbleStore) close() error {
+	var err error
+	for _, r := range s.rs {
+		if cerr := r.Close(); err == nil {
+			err = cerr
+		}
+	}
+	s.rs = nil
+	s.cache.Unref()
+	if cerr := s.prov.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+type pebbleGetter struct {
+	rs  []*pebblesst.Reader
+	its []pebblesst.Iterator // its[t]: created by the first lookup in table t
+}
+
+func (g *pebbleGetter) get(t int, key []byte) ([]byte, bool, error) {
+	it := g.its[t]
+	if it == nil {
+		var err error
+		it, err = g.rs[t].NewIter(nil, nil)
+		if err != nil {
+			return nil, false, err
+		}
+		g.its[t] = it
+	}
+	k, lv := it.SeekPrefixGE(key, key, 0 /* base.SeekGEFlagsNone */)
+	if k == nil {
+		return nil, false, it.Error()
+	}
+	if !bytes.Equal(k.UserKey, key) {
+		return nil, false, nil
+	}
+	v, _, err := lv.Value(nil)
+	if err != nil {
+		return nil, false, err
+	}
+	return v, true, nil
+}
+
+func (g *pebbleGetter) close() error {
+	var err error
+	for i, it := range g.its {
+		if it != nil {
+			if cerr := it.Close(); err == nil {
+				err = cerr
+			}
+			g.its[i] = nil
+		}
+	}
+	return err
+}
+
+// ---- goleveldb --------------------------------------------------------
+
+// goleveldbImpl is goleveldb's leveldb/table package, written and read as
+// cmd/compare does (bloom 10, snappy or none, 4 KiB blocks; pread, no
+// mmap; Find(key, true, nil), which consults the filter, and an exact-key
+// check), with one cache.NewCache(cache.NewLRU(cacheBytes)) shared by all
+// the readers, each reading through its own NamespaceGetter (NS = table
+// number, as goleveldb's DB uses the file number), and one buffer pool,
+// as the DB shares one.
+type goleveldbImpl struct{}
+
+func (goleveldbImpl) name() string { return "goleveldb" }
+
+func goleveldbOptions(c compression) *opt.Options {
+	o := &opt.Options{
+		Filter:      filter.NewBloomFilter(bitsPerKey),
+		Compression: opt.SnappyCompression,
+		BlockSize:   blockSize,
+	}
+	if c == noneComp {
+		o.Compression = opt.NoCompression
+	}
+	return o
+}
+
+func (goleveldbImpl) build(dir string, t int, w workload, c compression) error {
+	f, err := os.Create(filepath.Join(dir, tableName(t, "ldb")))
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 256<<10)
+	wr := ldbtable.NewWriter(bw, goleveldbOptions(c), nil, 0)
+	if err := addEntries(w, t, wr.Append); err != nil {
+		f.Close()
+		return err
+	}
+	if err := wr.Close(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func (goleveldbImpl) open(dir string, w workload, cacheBytes int64) (store, error) {
+	s := &goleveldbStore{
+		cache: ldbcache.NewCache(ldbcache.NewLRU(int(cacheBytes))),
+		bpool: util.NewBufferPool(blockSize + 5),
+	}
+	opts := goleveldbOptions(snappyComp) // reading ignores Compression
+	for t := 0; t < w.tables; t++ {
+		f, err := os.Open(filepath.Join(dir, tableName(t, "ldb")))
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			s.close()
+			return nil, err
+		}
+		r, err := ldbtable.NewReader(f, st.Size(), storage.FileDesc{Type: storage.TypeTable, Num: int64(t + 1)},
+			&ldbcache.NamespaceGetter{Cache: s.cache, NS: uint64(t + 1)}, s.bpool, opts)
+		if err != nil {
+			f.Close()
+			s.close()
+			return nil, err
+		}
+		s.rs = append(s.rs, r)
+	}
+	return s, nil
+}
+
+type goleveldbStore struct {
+	cache *ldbcache.Cache
+	bpool *util.BufferPool
+	rs    []*ldbtable.Reader
+}
+
+func (s *goleveldbStore) getter() getter { return goleveldbGetter{rs: s.rs} }
+
+func (s *goleveldbStore) cacheStats() (cacheStats, bool) {
+	st := s.cache.GetStats()
+	return cacheStats{Capacity: int64(s.cache.Capacity()), Size: st.Size, Hits: st.HitCount, Misses: st.MissCount, Evictions: -1}, true
+}
+
+func (s *goleveldbStore) close() error {
+	for _, r := range s.rs {
+		r.Release() // closes the file
+	}
+	s.rs = nil
+	s.cache.Close(true)
+	return nil
+}
+
+type goleveldbGetter struct{ rs []*ldbtable.Reader }
+
+func (g goleveldbGetter) get(t int, key []byte) ([]byte, bool, error) {
+	rkey, v, err := g.rs[t].Find(key, true, nil)
+	if err != nil {
+		if errors.Is(err, ldbtable.ErrNotFound) {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	if !bytes.Equal(rkey, key) {
+		return nil, false, nil
+	}
+	return v, true, nil
+}
+
+func (goleveldbGetter) close() error { return nil }

@@ -1,0 +1,387 @@
+// Command manytables measures point lookups over many tables that share
+// one block cache: by default 200 tables of 50,000 entries each (16-byte
+// keys, 100-byte values as in cmd/compare), 16 goroutines of random Gets
+// for 20 s after 2 s of warm-up, half present keys and half absent ones, a random table each
+// time, with one 64 MiB cache for all the tables. The decoded tables
+// (about 1.1 GiB) are 17 times the cache, so the cache thrashes: that is
+// the workload.
+//
+//	cd bench && go run ./cmd/manytables [-tables N] [-entries N] [-duration D]
+//	    [-warmup D] [-goroutines N] [-cache SIZE] [-impls LIST] [-compression LIST]
+//	    [-dir DIR] [-keep] [-json] [-cpuprofile DIR]
+//
+// It runs ours with the hash index (ours) and without it (ours-v1),
+// Pebble v1.1.5's sstable package and goleveldb's table package, each with
+// snappy and with no compression, configured as in cmd/compare. For each
+// (implementation, compression) the parent builds the tables in a
+// temporary directory (the build is timed for information only), then
+// re-executes itself as a child process that opens all the tables with
+// one shared cache and runs the lookups, so that each child's memory
+// figures are its own: peak RssAnon (resident memory minus file-mapped
+// pages) and peak HeapInuse, sampled every 50 ms, and allocations per
+// Get. Every value is checked byte for byte, and every absent key must
+// miss. Keys and values are recomputed from (table, entry) on demand, so
+// no process holds the key set.
+//
+// Progress goes to stderr, the markdown report (or -json) to stdout.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+func main() {
+	if err := mainErr(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(2)
+		}
+		fmt.Fprintln(os.Stderr, "manytables:", err)
+		os.Exit(1)
+	}
+}
+
+// config is one run's parameters.
+type config struct {
+	tables, entries, goroutines int
+	duration, warmup            time.Duration
+	cacheBytes                  int64
+	impls                       []string
+	comps                       []compression
+	dir                         string // parent of the temporary directory
+	keep                        bool
+	cpuprofile                  string // directory for the children's CPU profiles
+}
+
+// sizeFlag is a byte count given as 67108864, 64MiB, 512KiB or 1GiB.
+type sizeFlag int64
+
+func (s *sizeFlag) String() string { return formatSize(int64(*s)) }
+
+func (s *sizeFlag) Set(v string) error {
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}} {
+		if n, ok := strings.CutSuffix(v, u.suffix); ok {
+			v, mult = n, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n <= 0 {
+		return fmt.Errorf("bad size %q", v)
+	}
+	*s = sizeFlag(n * mult)
+	return nil
+}
+
+func formatSize(n int64) string {
+	switch {
+	case n%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", n>>30)
+	case n%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", n>>20)
+	case n%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", n>>10)
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func mainErr(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("manytables", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	tables := fs.Int("tables", 200, "number of tables")
+	entries := fs.Int("entries", 50_000, "entries per table")
+	duration := fs.Duration("duration", 20*time.Second, "timed lookups per implementation and compression")
+	warmup := fs.Duration("warmup", 2*time.Second, "untimed lookups before the timed ones, in each child (values checked too)")
+	goroutines := fs.Int("goroutines", 16, "goroutines doing lookups")
+	cacheSize := sizeFlag(64 << 20)
+	fs.Var(&cacheSize, "cache", "shared block cache budget (bytes, or with KiB, MiB, GiB)")
+	impls := fs.String("impls", strings.Join(implNames, ","), "comma-separated implementations: ours (hash index), ours-v1 (no hash index), pebble, goleveldb")
+	comps := fs.String("compression", "snappy,none", "comma-separated compressions: snappy, none")
+	dir := fs.String("dir", "", "where to create the temporary directory (default: os.TempDir())")
+	keep := fs.Bool("keep", false, "keep the temporary directory and its tables")
+	jsonOut := fs.Bool("json", false, "print the rows as JSON instead of markdown")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of each child's timed run to `DIR`/IMPL-COMPRESSION.pprof (allocs/Get then include the profiler's)")
+	child := fs.String("child", "", "internal: run as a measuring child process with this JSON spec")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: go run ./cmd/manytables [flags]\n")
+		fs.VisitAll(func(f *flag.Flag) {
+			if f.Name == "child" {
+				return
+			}
+			name, usage := flag.UnquoteUsage(f)
+			fmt.Fprintf(fs.Output(), "  -%s %s\n    \t%s (default %s)\n", f.Name, name, usage, f.DefValue)
+		})
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *child != "" {
+		var spec childSpec
+		if err := json.Unmarshal([]byte(*child), &spec); err != nil {
+			return fmt.Errorf("-child: %w", err)
+		}
+		return runChild(spec, stdout, stderr)
+	}
+
+	cfg := config{tables: *tables, entries: *entries, goroutines: *goroutines, duration: *duration, warmup: *warmup,
+		cacheBytes: int64(cacheSize), dir: *dir, keep: *keep, cpuprofile: *cpuprofile}
+	if cfg.tables < 1 || cfg.tables > maxTables || cfg.entries < 1 || cfg.entries > maxEntries {
+		return fmt.Errorf("-tables must be in [1, %d] and -entries in [1, %d]", maxTables, maxEntries)
+	}
+	if cfg.goroutines < 1 || cfg.duration <= 0 || cfg.warmup < 0 {
+		return fmt.Errorf("-goroutines and -duration must be positive, -warmup not negative")
+	}
+	for _, c := range strings.Split(*comps, ",") {
+		c := compression(strings.TrimSpace(c))
+		if c != snappyComp && c != noneComp {
+			return fmt.Errorf("unknown compression %q", c)
+		}
+		if slices.Contains(cfg.comps, c) {
+			return fmt.Errorf("compression %q named twice", c)
+		}
+		cfg.comps = append(cfg.comps, c)
+	}
+	for _, name := range strings.Split(*impls, ",") {
+		name = strings.TrimSpace(name)
+		if newImpl(name) == nil {
+			return fmt.Errorf("unknown implementation %q (want some of %s)", name, strings.Join(implNames, ", "))
+		}
+		if slices.Contains(cfg.impls, name) {
+			return fmt.Errorf("implementation %q named twice", name)
+		}
+		cfg.impls = append(cfg.impls, name)
+	}
+
+	rep, err := run(cfg, stderr)
+	if err != nil {
+		return err
+	}
+	rep.Command = strings.TrimSpace("go run ./cmd/manytables " + strings.Join(args, " "))
+	bw := bufio.NewWriter(stdout)
+	if *jsonOut {
+		enc := json.NewEncoder(bw)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		writeMarkdown(bw, rep)
+	}
+	return bw.Flush()
+}
+
+// row is one (implementation, compression): its build and its child's
+// measurements.
+type row struct {
+	BuildSec     float64 `json:"build_sec"`
+	FileBytes    int64   `json:"file_bytes"`
+	BuildWorkers int     `json:"build_workers"`
+	childResult
+}
+
+// report is a whole run.
+type report struct {
+	Command    string  `json:"command"`
+	CPU        string  `json:"cpu"`
+	Cores      int     `json:"cores"`
+	GoVersion  string  `json:"go_version"`
+	Cgo        bool    `json:"cgo"`
+	Tables     int     `json:"tables"`
+	Entries    int     `json:"entries"`
+	Goroutines int     `json:"goroutines"`
+	Duration   string  `json:"duration"`
+	Warmup     string  `json:"warmup"`
+	CacheBytes int64   `json:"cache_bytes"`
+	ElapsedSec float64 `json:"elapsed_sec"`
+	Rows       []row   `json:"rows"`
+}
+
+func (r *report) find(im, c string) *row {
+	for i := range r.Rows {
+		if r.Rows[i].Impl == im && r.Rows[i].Compression == c {
+			return &r.Rows[i]
+		}
+	}
+	return nil
+}
+
+// run builds and measures every (compression, implementation) in turn.
+func run(cfg config, progress io.Writer) (*report, error) {
+	t0 := time.Now()
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(progress, "[%6.1fs] %s\n", time.Since(t0).Seconds(), fmt.Sprintf(format, args...))
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(cfg.dir, "sstmanytables-")
+	if err != nil {
+		return nil, err
+	}
+	if cfg.keep {
+		logf("tables in %s (kept)", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	w := newWorkload(cfg.tables, cfg.entries)
+	rep := &report{CPU: cpuName(), Cores: runtime.NumCPU(), GoVersion: runtime.Version(), Cgo: cgoEnabled,
+		Tables: cfg.tables, Entries: cfg.entries, Goroutines: cfg.goroutines, Duration: cfg.duration.String(), Warmup: cfg.warmup.String(),
+		CacheBytes: cfg.cacheBytes}
+	logf("%d tables × %d entries (%.0f MiB of keys and values), %d goroutines × %v (after %v of warm-up), shared cache %s",
+		cfg.tables, cfg.entries, mib(int64(cfg.tables)*w.rawBytes()), cfg.goroutines, cfg.duration, cfg.warmup, formatSize(cfg.cacheBytes))
+	for ci, c := range cfg.comps {
+		for ii, name := range cfg.impls {
+			sub := filepath.Join(dir, name+"-"+string(c))
+			r := row{}
+			r.BuildWorkers = max(1, min(runtime.NumCPU(), 4))
+			start := time.Now()
+			r.FileBytes, err = buildAll(newImpl(name), sub, w, c, r.BuildWorkers)
+			if err != nil {
+				return nil, fmt.Errorf("%s/%s: build: %w", name, c, err)
+			}
+			r.BuildSec = time.Since(start).Seconds()
+			logf("%s/%s: built %d tables, %.1f MiB, in %.1fs (%d workers, fsync included)",
+				name, c, cfg.tables, mib(r.FileBytes), r.BuildSec, r.BuildWorkers)
+			spec := childSpec{Impl: name, Compression: c, Dir: sub, Tables: cfg.tables, Entries: cfg.entries,
+				Duration: cfg.duration, Warmup: cfg.warmup, Goroutines: cfg.goroutines, CacheBytes: cfg.cacheBytes,
+				Seed: uint64(ci*len(cfg.impls)+ii) + 1}
+			if cfg.cpuprofile != "" {
+				if err := os.MkdirAll(cfg.cpuprofile, 0o755); err != nil {
+					return nil, err
+				}
+				spec.CPUProfile, err = filepath.Abs(filepath.Join(cfg.cpuprofile, name+"-"+string(c)+".pprof"))
+				if err != nil {
+					return nil, err
+				}
+			}
+			r.childResult, err = runChildProcess(exe, spec, progress)
+			if err != nil {
+				return nil, fmt.Errorf("%s/%s: %w", name, c, err)
+			}
+			logf("%s/%s: %.0f Gets/s, peak RssAnon %.1f MiB, peak HeapInuse %.1f MiB, %.3f allocs/Get, %d errors, %d wrong",
+				name, c, r.GetsPerSec, mib(r.RssAnonPeak), mib(r.HeapInusePeak), r.AllocsPer, r.Errors, r.Wrong)
+			rep.Rows = append(rep.Rows, r)
+			if !cfg.keep {
+				if err := os.RemoveAll(sub); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	rep.ElapsedSec = time.Since(t0).Seconds()
+	logf("done in %.1fs", rep.ElapsedSec)
+	return rep, nil
+}
+
+// buildAll builds the workload's tables into dir with workers goroutines,
+// fsyncs each file, and returns their total size.
+func buildAll(im impl, dir string, w workload, c compression, workers int) (int64, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	next := make(chan int)
+	errc := make(chan error, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range next {
+				if err := im.build(dir, t, w, c); err != nil {
+					errc <- fmt.Errorf("table %d: %w", t, err)
+					for range next {
+					}
+					return
+				}
+			}
+		}()
+	}
+	for t := 0; t < w.tables; t++ {
+		next <- t
+	}
+	close(next)
+	wg.Wait()
+	close(errc)
+	if err := <-errc; err != nil {
+		return 0, err
+	}
+	// fsync, so that write-back of this build does not run during the
+	// measurement. The pages stay in the page cache.
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, e := range ents {
+		f, err := os.Open(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return 0, err
+		}
+		err = f.Sync()
+		st, serr := f.Stat()
+		f.Close()
+		if err == nil {
+			err = serr
+		}
+		if err != nil {
+			return 0, err
+		}
+		total += st.Size()
+	}
+	return total, nil
+}
+
+// runChildProcess re-executes exe as a child measuring spec and returns
+// the JSON line it printed. The child's stderr goes to progress.
+func runChildProcess(exe string, spec childSpec, progress io.Writer) (childResult, error) {
+	var res childResult
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return res, err
+	}
+	cmd := exec.Command(exe, "-child", string(b))
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd.Stderr = progress
+	out, err := cmd.Output()
+	if err != nil {
+		return res, fmt.Errorf("child: %w", err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	if err := json.Unmarshal(lines[len(lines)-1], &res); err != nil {
+		return res, fmt.Errorf("child output %q: %w", out, err)
+	}
+	return res, nil
+}
+
+func cpuName() string {
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if name, ok := strings.CutPrefix(line, "model name"); ok {
+				return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":"))
+			}
+		}
+	}
+	return "unknown"
+}
