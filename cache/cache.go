@@ -21,6 +21,9 @@ const MaxShards = 16
 
 const minShardBytes = 4 << 20
 
+// shardRun is how many neighbouring blocks of a table map to one shard.
+const shardRun = 32
+
 // ErrInUse is wrapped by the error Close returns while tables are open or
 // blocks are pinned.
 var ErrInUse = errors.New("cache: in use")
@@ -164,8 +167,11 @@ func (c *Cache) NewTable(n int) (*Table, error) {
 
 // shardOf maps block i of table id to a shard. A block always maps to the
 // same shard, so its ghost timestamp is comparable with that shard's clock.
+// Runs of shardRun neighbouring blocks share a shard: a scan that fills
+// the cache then lays them out one after another in that shard's memory,
+// where the next scan reads them as a stream, as it reads the file.
 func (c *Cache) shardOf(id uint64, i int) *shard {
-	h := (id<<32 ^ uint64(i)) * 0x9e3779b97f4a7c15
+	h := (id<<32 ^ uint64(i/shardRun)) * 0x9e3779b97f4a7c15
 	return &c.shards[h>>c.shift&uint64(len(c.shards)-1)]
 }
 

@@ -278,8 +278,7 @@ func (r *Reader) entryInCachedBlock(x *format.HashIndex, i int, off uint64) (key
 		return nil, nil, pin, false, nil
 	}
 	base := x.DecodedStart(i)
-	pin, ok = r.blocks.GetAt(i, int(off-base)) // off < base gives a negative hint, ignored
-
+	pin, ok = r.blocks.GetAt(i, int(off-base)) // off < base gives a hint past the block, ignored
 	if !ok {
 		return nil, nil, pin, false, nil
 	}
