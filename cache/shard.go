@@ -178,6 +178,9 @@ func (s *shard) release(e *entry) (at, n int) {
 	}
 	s.setBits(at, n, false)
 	s.used -= n
+	// The next search for free chunks starts here: when the shard is full,
+	// the chunks just freed are usually the ones the next block takes.
+	s.cursor = at
 	e.table, e.queue = nil, qNone
 	e.next = s.free
 	s.free = e.idx
