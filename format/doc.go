@@ -192,9 +192,9 @@
 // length of the largest offset, and the smallest width (at most 8) leaving
 // at least 8 tag bits. It sets the file-offsets flag when every data block
 // is stored raw, and the decoded-offsets flag otherwise, when the offsets
-// fit: a reader that keeps the decoded blocks back to back (or maps the
-// file, for raw blocks) then loads the entry straight from the slot's
-// value.
+// fit: a reader then goes from the slot's value straight to the entry, in
+// the mapped file for raw blocks, or, subtracting the block's decoded
+// start, in its cached decoded block.
 //
 // A reader trusts a slot only as far as its checksum: a slot crafted to
 // point into the middle of a value whose bytes happen to encode an entry

@@ -419,7 +419,7 @@ func (h *hashSection) keyAt(t *testing.T, key string) (int, int) {
 // craftedReaders opens data every way a lookup can meet a hash index slot:
 // reader.New with the default block cache, with none and with one smaller
 // than the decoded blocks (so that a compressed table's blocks cannot go
-// in an arena), and reader.Open (memory-mapped), fresh or after a full scan
+// in the cache), and reader.Open (memory-mapped), fresh or after a full scan
 // has checked (and cached) every block through the index block, or with
 // the small cache. Verify runs first or last. f gets each reader, with
 // verifyFirst; the reader is closed afterwards.
@@ -459,10 +459,9 @@ func craftedReaders(t *testing.T, data []byte, f func(t *testing.T, r *reader.Re
 	}
 }
 
-// smallCacheSize is a block cache budget that holds a few blocks of the
+// smallCacheSize is a cache capacity that holds a few blocks of the
 // crafted tables (512-byte blocks) but not all of their decoded blocks,
-// so that a reader of a compressed table uses the block cache, not an
-// arena.
+// so that blocks are evicted and read again.
 const smallCacheSize = 2048
 
 // TestHashIndexCrafted rewrites slots of a version 2 table's hash index,
@@ -554,9 +553,9 @@ func hashIndexCrafted(t *testing.T, c format.Compression) {
 		}, []string{a}, false, []string{format.SectionHashIndex, format.SectionDataBlock}, ""})
 	}
 	// decodedOnly names the cases that rewrite decoded starts, which only
-	// tables with compressed blocks have. Their damage an iterator may
-	// meet too: a reader with an arena serves iterators from it, and a
-	// block whose decoded start is wrong cannot go in it.
+	// tables with compressed blocks have. Lookups subtract a block's
+	// decoded start from a slot's offset, so a wrong start sends them to
+	// the wrong place in the cached block.
 	decodedOnly := map[string]bool{}
 	decodedCase := func(c crafted) crafted {
 		decodedOnly[c.name] = true
@@ -584,9 +583,8 @@ func hashIndexCrafted(t *testing.T, c format.Compression) {
 			h.retarget(t, a, [2]uint64{uint64(ai + 1), 1<<h.offsetBits - 1})
 		}, []string{a}, false, []string{format.SectionHashIndex, format.SectionDataBlock}, ""},
 		// Decoded starts (compressed tables only) that disagree with
-		// the blocks' decoded sizes: an arena cannot take the block
-		// (for Get or, once the arena exists, for an iterator), and
-		// Verify compares every size.
+		// the blocks' decoded sizes: lookups of the keys in the blocks
+		// concerned miss their entries, and Verify compares every size.
 		decodedCase(crafted{"decoded start moved forward", func(t *testing.T, h *hashSection) {
 			h.setDecodedStart(2, h.decodedStart(2)+1)
 		}, append(slices.Clone(b1.Keys), b2.Keys...), false, []string{format.SectionHashIndex}, "the hash index says"}),
@@ -599,8 +597,8 @@ func hashIndexCrafted(t *testing.T, c format.Compression) {
 		decodedCase(crafted{"decoded size shrunk", func(t *testing.T, h *hashSection) {
 			h.setDecodedStart(h.numBlocks, h.decodedStart(h.numBlocks)-1)
 		}, h0LastKeys(base), false, []string{format.SectionHashIndex}, "the hash index says"}),
-		// Too large for any arena: every Get still finds its entry, and
-		// only Verify can tell.
+		// Past every block: every Get still finds its entry (only the
+		// last start moved), and only Verify can tell.
 		decodedCase(crafted{"decoded size 2^40", func(t *testing.T, h *hashSection) {
 			h.setDecodedStart(h.numBlocks, 1<<40)
 		}, nil, false, []string{format.SectionHashIndex}, "the hash index says"}),

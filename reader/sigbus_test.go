@@ -21,9 +21,8 @@ import (
 // versions: a version 2 Get reads the hash index's slots and the entry
 // straight from the mapping. The reader has either served a Get before the
 // truncation (sections loaded, blocks checked) or is fresh (the first
-// loads fault). Raw and snappy tables: a compressed version 2 table's
-// blocks are decoded from the mapping into an arena, block by block, on
-// first use.
+// loads fault). Raw and snappy tables: a compressed table's blocks are
+// decoded from the mapping into the cache, block by block, on first use.
 func TestTruncatedWhileMapped(t *testing.T) {
 	for _, v := range tableVersions {
 		for _, comp := range []format.Compression{format.NoCompression, format.SnappyCompression} {

@@ -713,11 +713,10 @@ func hashSweepStride() int {
 // version 1 tables. The hash index section is checksummed like every other
 // block, so Open or Verify must report every flip; no read may panic or
 // give a wrong answer (a Get that returns a value returns the right one).
-// The snappy table is read with the default block cache, whose budget
-// holds all its decoded blocks, so that lookups and scans go through the
-// arena of decoded blocks, and with a cache too small for that, so that
-// they go through the block cache; the raw one with no cache; the zstd
-// one with the default block cache.
+// The snappy table is read with the default cache, which holds all its
+// decoded blocks, and with a cache of one block, so that blocks are
+// evicted and read again; the raw one with no cache; the zstd one with
+// the default cache.
 func TestHashIndexBitFlipSweep(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	dir := t.TempDir()
