@@ -642,3 +642,24 @@ func TestNoMmap(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockLargerThanCache reads a table whose blocks are larger than the
+// whole cache: they are served uncached, every read is right, and the
+// cache never holds more than its capacity.
+func TestBlockLargerThanCache(t *testing.T) {
+	es := numbered(40, func(i int) string { return fmt.Sprintf("%d %s", i, strings.Repeat("large value ", 1000+i)) })
+	data, p := build(t, es, &builder.Options{BlockSize: 32 << 10, Compression: format.SnappyCompression})
+	if p.MaxBlockSize <= 16<<10 {
+		t.Fatalf("largest block %d bytes", p.MaxBlockSize)
+	}
+	opts := cacheOpts(t, 16<<10)
+	sources(t, data, opts, func(t *testing.T, r *reader.Reader) {
+		getAll(t, r, es, 9)
+		if got, err := scan(r); err != nil || !slices.Equal(got, es) {
+			t.Fatalf("scan: %d of %d entries, %v", len(got), len(es), err)
+		}
+		if st := opts.Cache.Stats(); st.Size > st.Capacity || reader.CachedBlock(r, 0) {
+			t.Fatalf("cache %+v, block 0 cached: %v", st, reader.CachedBlock(r, 0))
+		}
+	})
+}
