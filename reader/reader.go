@@ -288,7 +288,8 @@ func lookupPolicy(name string, opts *Options) (p filterblock.Policy, builtin boo
 }
 
 // read returns n bytes at off: a slice of the mapping, or bytes read into
-// buf (grown as needed). Short reads give an error wrapping ErrCorrupt.
+// buf (grown as needed) by readFull. A range outside the file gives an
+// error wrapping ErrCorrupt; failed reads give errors that do not.
 func (r *Reader) read(section string, off int64, n int, buf []byte) ([]byte, error) {
 	if off < 0 || n < 0 || off > r.size || int64(n) > r.size-off {
 		return nil, format.Corruptf(section, off, "%d bytes at offset %d lie outside the %d-byte file", n, off, r.size)
@@ -300,14 +301,41 @@ func (r *Reader) read(section string, off int64, n int, buf []byte) ([]byte, err
 		buf = make([]byte, n)
 	}
 	buf = buf[:n]
-	got, err := r.ra.ReadAt(buf, off)
-	if got == n {
-		return buf, nil
+	if err := r.readFull(section, buf, off); err != nil {
+		return nil, err
 	}
-	if err == nil || err == io.EOF {
-		return nil, format.Corruptf(section, off+int64(got), "short read: %d of %d bytes", got, n)
+	return buf, nil
+}
+
+// readFull fills buf from r.ra at off. A short read, with a nil error or
+// io.EOF, is followed by a read of the rest, as long as each call makes
+// progress. Failures never wrap format.ErrCorrupt: a read that fails may
+// succeed when tried again, so callers must not remember it as damage.
+// A source that ends before the size given to New gives an error wrapping
+// io.ErrUnexpectedEOF.
+func (r *Reader) readFull(section string, buf []byte, off int64) error {
+	got := 0
+	for got < len(buf) {
+		m, err := r.ra.ReadAt(buf[got:], off+int64(got))
+		if m < 0 || m > len(buf)-got {
+			return fmt.Errorf("sstable: read %s at offset %d: ReaderAt returned %d for a %d-byte read", section, off+int64(got), m, len(buf)-got)
+		}
+		got += m
+		if got == len(buf) {
+			return nil
+		}
+		if m > 0 && (err == nil || err == io.EOF) {
+			continue // a short read: ask for the rest
+		}
+		switch err {
+		case nil:
+			err = io.ErrNoProgress
+		case io.EOF:
+			return fmt.Errorf("sstable: read %s at offset %d: input ends %d bytes into a %d-byte read, before the size given (%d bytes): %w", section, off, got, len(buf), r.size, io.ErrUnexpectedEOF)
+		}
+		return fmt.Errorf("sstable: read %s at offset %d: %w", section, off+int64(got), err)
 	}
-	return nil, fmt.Errorf("sstable: read %s at offset %d: %w", section, off, err)
+	return nil
 }
 
 // readBlock returns the stored bytes and trailer of the block at h.
