@@ -61,6 +61,16 @@ func (r *Reader) endGuardedMayContain(ok *bool, old bool) {
 }
 
 func (r *Reader) mayContain(key []byte) bool {
+	var h uint64
+	if r.cacheLocal {
+		h = format.KeyHash(key)
+	}
+	return r.mayContainHash(key, h)
+}
+
+// mayContainHash is mayContain given h = format.KeyHash(key) (used only
+// when r.cacheLocal).
+func (r *Reader) mayContainHash(key []byte, h uint64) bool {
 	if r.policy == nil || r.loadFilter() != nil {
 		return true
 	}
@@ -74,7 +84,7 @@ func (r *Reader) mayContain(key []byte) bool {
 	}
 	var ok bool
 	if r.cacheLocal {
-		ok = filterblock.BloomMayContain(bits, key)
+		ok = filterblock.BloomMayContainHash(bits, h)
 	} else {
 		ok = r.policy.MayContain(bits, key)
 	}
@@ -124,7 +134,7 @@ func (r *Reader) endGuardedGet(dst []byte, out *[]byte, err *error, old bool) {
 }
 
 func (r *Reader) getAppend(dst, key []byte) ([]byte, error) {
-	if r.props.HashIndexSize != 0 {
+	if r.useHash {
 		return r.getHashed(dst, key)
 	}
 	if !r.mayContain(key) {
@@ -152,6 +162,20 @@ func (r *Reader) getAppend(dst, key []byte) ([]byte, error) {
 // stays in cache).
 func (r *Reader) getHashed(dst, key []byte) ([]byte, error) {
 	h := format.KeyHash(key)
+	if r.mapped == nil {
+		// Reads cost more than cache misses here: the filter first, so
+		// that an absent key it rules out reads none of the hash index.
+		if !r.mayContainHash(key, h) {
+			return dst, ErrNotFound
+		}
+		if err := r.loadHashIndex(); err != nil {
+			return dst, err
+		}
+		if !r.hidxKept {
+			return r.getHashedCached(dst, key, h)
+		}
+		return r.probeHashed(dst, key, &r.hidx, r.hidx.Probe(h))
+	}
 	if err := r.loadHashIndex(); err != nil {
 		return dst, err
 	}
@@ -178,7 +202,7 @@ func (r *Reader) getHashed(dst, key []byte) ([]byte, error) {
 }
 
 // getHashedCached is getHashed for a reader whose hash index is in the
-// cache: it stays pinned for the lookup.
+// cache: it stays pinned for the lookup. The filter has passed key.
 func (r *Reader) getHashedCached(dst, key []byte, h uint64) ([]byte, error) {
 	var local format.HashIndex
 	var pin cache.Handle
@@ -187,9 +211,6 @@ func (r *Reader) getHashedCached(dst, key []byte, h uint64) ([]byte, error) {
 		return dst, err
 	}
 	defer pin.Release()
-	if !r.mayContain(key) {
-		return dst, ErrNotFound
-	}
 	return r.probeHashed(dst, key, x, x.Probe(h))
 }
 

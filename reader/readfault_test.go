@@ -35,6 +35,7 @@ func faultOptions(t *testing.T) map[string]func() *reader.Options {
 		"default":    func() *reader.Options { return nil },
 		"cache0":     func() *reader.Options { return cacheOpts(t, 0) },
 		"cache16KiB": func() *reader.Options { return cacheOpts(t, 16<<10) },
+		"tail64":     func() *reader.Options { return &reader.Options{TailSize: 64} },
 	}
 }
 
