@@ -17,6 +17,7 @@ type scratch struct {
 	decoded  []byte       // decoded block contents the cache could not take
 	pin      cache.Handle // the cached block s.data reads, if any
 	indexPin cache.Handle // the cached index block s.index reads, if any
+	ra       *readahead   // an iterator's read-ahead window, over a ReaderAt
 }
 
 // setPin makes h the block s holds, releasing the previous one.
@@ -528,6 +529,13 @@ func decodeInto(dst, stored []byte, typ byte, off int64, maxLen int) ([]byte, er
 // and its state word then records it (with whether it is raw and where its
 // entries end); other blocks are read into s.raw and checked each time.
 func (r *Reader) checkedBlock(s *scratch, i int, h format.BlockHandle) (stored []byte, typ byte, err error) {
+	if r.mapped == nil && s.ra != nil {
+		raw, err := r.readAhead(s, h)
+		if err != nil {
+			return nil, 0, err
+		}
+		return format.CheckBlock(format.SectionDataBlock, int64(h.Offset), raw)
+	}
 	if r.mapped == nil || i >= len(r.verified) {
 		raw, err := r.readBlock(format.SectionDataBlock, h, s.raw)
 		if err != nil {

@@ -135,3 +135,78 @@ func TestHashIndexAfterFilter(t *testing.T) {
 		r.Close()
 	}
 }
+
+// TestReadaheadScanReads checks that a full scan over a ReaderAt makes at
+// most two ReadAt calls per MiB of file (four on tables under 2 MiB),
+// none larger than MaxReadahead.
+func TestReadaheadScanReads(t *testing.T) {
+	es := numbered(60000, func(i int) string { return fmt.Sprintf("%0100x", uint64(i)*0x9e3779b97f4a7c15) })
+	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
+		data, _ := build(t, es, &builder.Options{Compression: c})
+		for name, opts := range map[string]*reader.Options{"default": nil, "cache0": cacheOpts(t, 0), "cache64MiB": cacheOpts(t, 64<<20)} {
+			t.Run(fmt.Sprintf("%s/%s", c, name), func(t *testing.T) {
+				src := &recorder{data: data}
+				r, err := reader.New(src, int64(len(data)), opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				src.take()
+				got, err := scan(r)
+				if err != nil || len(got) != len(es) {
+					t.Fatalf("scan: %d of %d entries, %v", len(got), len(es), err)
+				}
+				reads := src.take()
+				mib := float64(len(data)) / (1 << 20)
+				// Two per MiB, and the ramp's 64 KiB and 256 KiB windows
+				// on smaller tables.
+				limit := max(2*mib, 4)
+				if float64(len(reads)) > limit {
+					t.Errorf("full scan of %.1f MiB: %d reads, want at most %.1f", mib, len(reads), limit)
+				}
+				for _, rd := range reads {
+					if rd[1] > reader.MaxReadahead {
+						t.Errorf("a %d-byte read, larger than MaxReadahead", rd[1])
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestReadaheadConcurrentScans runs scans and seeks from many goroutines
+// on one reader over a ReaderAt, with caches that lend their windows or
+// cannot: every entry is right.
+func TestReadaheadConcurrentScans(t *testing.T) {
+	es := numbered(20000, func(i int) string { return fmt.Sprintf("v%d-%040x", i, i) })
+	data, _ := build(t, es, &builder.Options{Compression: format.SnappyCompression})
+	for _, capacity := range []int64{0, 256 << 10, 32 << 20} {
+		r, err := reader.New(bytes.NewReader(data), int64(len(data)), cacheOpts(t, capacity))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for g := range 6 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				it := r.NewIterator()
+				defer it.Close()
+				start := g * 3001 % len(es)
+				i := start
+				for ok := it.SeekGE([]byte(es[start].Key)); ok; ok = it.Next() {
+					if string(it.Key()) != es[i].Key || string(it.Value()) != es[i].Value {
+						t.Errorf("entry %d: %q=%q, want %q=%q", i, it.Key(), it.Value(), es[i].Key, es[i].Value)
+						return
+					}
+					i++
+				}
+				if err := it.Err(); err != nil || i != len(es) {
+					t.Errorf("scan from %d stopped at %d: %v", start, i, err)
+				}
+			}()
+		}
+		wg.Wait()
+		r.Close()
+	}
+}

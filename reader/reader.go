@@ -707,13 +707,14 @@ func (r *Reader) inMapping(b []byte) bool {
 func (r *Reader) Mapped() bool { return r.mapped != nil }
 
 // numSections is the number of slots of Reader.sections.
-const numSections = 3
+const numSections = 4
 
 // Slots of Reader.sections.
 const (
 	slotIndex = iota
 	slotFilter
 	slotHashIndex
+	slotReadahead // reserved for iterators' read-ahead windows, never published
 )
 
 // dropCached closes the reader's cache tables, once: their blocks leave
