@@ -259,7 +259,8 @@
 // number; the footer CRC; the version; that the handles lie inside the
 // file and the sections follow each other as drawn above; the properties
 // CRC and their agreement with the footer. The hash index, filter section
-// and index block are checked on first use; each data block's CRC is
+// and index block are checked on first use (a reader may read them with
+// the footer, in one read of the file's tail); each data block's CRC is
 // checked before its contents are first used. In a version 2 table, Get
 // reads only the hash index and the entries its slots name; MayContain
 // still probes the filter. Every failure wraps ErrCorrupt as a

@@ -17,6 +17,7 @@ type scratch struct {
 	decoded  []byte       // decoded block contents the cache could not take
 	pin      cache.Handle // the cached block s.data reads, if any
 	indexPin cache.Handle // the cached index block s.index reads, if any
+	ra       *readahead   // an iterator's read-ahead window, over a ReaderAt
 }
 
 // setPin makes h the block s holds, releasing the previous one.
@@ -61,6 +62,16 @@ func (r *Reader) endGuardedMayContain(ok *bool, old bool) {
 }
 
 func (r *Reader) mayContain(key []byte) bool {
+	var h uint64
+	if r.cacheLocal {
+		h = format.KeyHash(key)
+	}
+	return r.mayContainHash(key, h)
+}
+
+// mayContainHash is mayContain given h = format.KeyHash(key) (used only
+// when r.cacheLocal).
+func (r *Reader) mayContainHash(key []byte, h uint64) bool {
 	if r.policy == nil || r.loadFilter() != nil {
 		return true
 	}
@@ -74,7 +85,7 @@ func (r *Reader) mayContain(key []byte) bool {
 	}
 	var ok bool
 	if r.cacheLocal {
-		ok = filterblock.BloomMayContain(bits, key)
+		ok = filterblock.BloomMayContainHash(bits, h)
 	} else {
 		ok = r.policy.MayContain(bits, key)
 	}
@@ -124,7 +135,7 @@ func (r *Reader) endGuardedGet(dst []byte, out *[]byte, err *error, old bool) {
 }
 
 func (r *Reader) getAppend(dst, key []byte) ([]byte, error) {
-	if r.props.HashIndexSize != 0 {
+	if r.useHash {
 		return r.getHashed(dst, key)
 	}
 	if !r.mayContain(key) {
@@ -152,6 +163,20 @@ func (r *Reader) getAppend(dst, key []byte) ([]byte, error) {
 // stays in cache).
 func (r *Reader) getHashed(dst, key []byte) ([]byte, error) {
 	h := format.KeyHash(key)
+	if r.mapped == nil {
+		// Reads cost more than cache misses here: the filter first, so
+		// that an absent key it rules out reads none of the hash index.
+		if !r.mayContainHash(key, h) {
+			return dst, ErrNotFound
+		}
+		if err := r.loadHashIndex(); err != nil {
+			return dst, err
+		}
+		if !r.hidxKept {
+			return r.getHashedCached(dst, key, h)
+		}
+		return r.probeHashed(dst, key, &r.hidx, r.hidx.Probe(h))
+	}
 	if err := r.loadHashIndex(); err != nil {
 		return dst, err
 	}
@@ -178,7 +203,7 @@ func (r *Reader) getHashed(dst, key []byte) ([]byte, error) {
 }
 
 // getHashedCached is getHashed for a reader whose hash index is in the
-// cache: it stays pinned for the lookup.
+// cache: it stays pinned for the lookup. The filter has passed key.
 func (r *Reader) getHashedCached(dst, key []byte, h uint64) ([]byte, error) {
 	var local format.HashIndex
 	var pin cache.Handle
@@ -187,9 +212,6 @@ func (r *Reader) getHashedCached(dst, key []byte, h uint64) ([]byte, error) {
 		return dst, err
 	}
 	defer pin.Release()
-	if !r.mayContain(key) {
-		return dst, ErrNotFound
-	}
 	return r.probeHashed(dst, key, x, x.Probe(h))
 }
 
@@ -506,6 +528,13 @@ func decodeInto(dst, stored []byte, typ byte, off int64, maxLen int) ([]byte, er
 // and its state word then records it (with whether it is raw and where its
 // entries end); other blocks are read into s.raw and checked each time.
 func (r *Reader) checkedBlock(s *scratch, i int, h format.BlockHandle) (stored []byte, typ byte, err error) {
+	if r.mapped == nil && s.ra != nil {
+		raw, err := r.readAhead(s, h)
+		if err != nil {
+			return nil, 0, err
+		}
+		return format.CheckBlock(format.SectionDataBlock, int64(h.Offset), raw)
+	}
 	if r.mapped == nil || i >= len(r.verified) {
 		raw, err := r.readBlock(format.SectionDataBlock, h, s.raw)
 		if err != nil {

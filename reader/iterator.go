@@ -17,6 +17,7 @@ type Iterator struct {
 	scan   bool // First or Last started a full scan: see Reader.beginScan
 	err    error
 	closed bool
+	ra     readahead // over a ReaderAt: see readahead.go
 }
 
 // NewIterator returns an unpositioned iterator; call First, Last or SeekGE.
@@ -26,6 +27,9 @@ func (r *Reader) NewIterator() *Iterator {
 	if !r.acquire() {
 		it.err, it.closed = ErrClosed, true
 		return it
+	}
+	if r.mapped == nil {
+		it.s.ra = &it.ra
 	}
 	it.err = it.init()
 	return it
@@ -235,6 +239,7 @@ func (it *Iterator) Close() error {
 	it.loaded = false
 	it.s.setPin(cache.Handle{})
 	it.s.indexPin.Release()
+	it.ra.release()
 	if it.scan {
 		it.r.endScan()
 	}

@@ -28,6 +28,9 @@ var ErrClosed = errors.New("sstable: reader closed")
 
 var errNoMmap = errors.New("mmap unavailable")
 
+// DefaultTailSize is the default Options.TailSize, in bytes: 256 KiB.
+const DefaultTailSize = 256 << 10
+
 // maxPropertiesLen bounds the decoded properties block, in bytes.
 const maxPropertiesLen = 1 << 20
 
@@ -49,6 +52,18 @@ type Options struct {
 	// shared by every reader opened without one. Raw data blocks of a
 	// memory-mapped file are read in place and never cached.
 	Cache *cache.Cache
+
+	// TailSize is how many bytes at the end of the file a reader without
+	// a mapping (New, or Open with NoMmap) reads in its first ReadAt: the
+	// footer, the properties, and the filter, index block and hash index
+	// too when they fit, so that opening a table and looking a key up in it
+	// cost as few reads as possible on object storage, where every ReadAt
+	// is a request. 0 means DefaultTailSize; values below the footer's 64
+	// bytes mean 64. A version 2 table's hash index is used over a
+	// ReaderAt only when every section after the data blocks fits in the
+	// tail; otherwise Get searches the index block, as in version 1, so
+	// that no lookup reads a large hash index whole.
+	TailSize int
 
 	// NoMmap makes Open read the file with pread (ReadAt) instead of
 	// memory-mapping it. The OS page cache then holds no pages on the
@@ -82,6 +97,8 @@ type Reader struct {
 	index       []byte // index block contents, if indexKept
 	hashState   lazySection
 	hidx        format.HashIndex // the hash index of a Version2 table, if hidxKept
+	useHash     bool             // Get uses the hash index (see Options.TailSize)
+	metaMu      sync.Mutex       // held by loadMeta
 
 	// Whether the reader keeps a section itself, once it has loaded: a
 	// mapped reader's sections are slices of the mapping; an unmapped
@@ -133,8 +150,9 @@ func (l *lazySection) load(fn func() error) error {
 
 // Open opens the table at path. It memory-maps the file read-only
 // (golang.org/x/sys/unix.Mmap) and falls back to ReadAt where mapping is
-// unavailable. Open reads only the footer and properties; the index and
-// filter are checked on first use. Errors for damaged or foreign files wrap
+// unavailable. Open reads only the footer and properties (with NoMmap, the
+// file's tail, as New does); the index and filter are checked on first
+// use. Errors for damaged or foreign files wrap
 // format.ErrCorrupt.
 func Open(path string, opts *Options) (*Reader, error) {
 	f, err := os.Open(path)
@@ -179,8 +197,21 @@ func (r *Reader) initProtected(opts *Options) (err error) {
 }
 
 // New returns a Reader over the size bytes of src, read with ReadAt, for
-// tables in object storage or memory. It reads only the footer and
-// properties. Errors for damaged or foreign data wrap format.ErrCorrupt.
+// tables in object storage or memory. It makes one ReadAt of the file's
+// last Options.TailSize bytes (DefaultTailSize, 256 KiB, by default),
+// which hold the footer, the properties and, when they fit, the filter,
+// index block and hash index; those are then kept in the cache. It makes
+// a second read only for properties that start before the tail. The
+// first lookup or iterator reads the filter and index block that did not
+// fit, in one ReadAt. So a cold Get of a present key makes at most three
+// reads counting New's (tail, filter and index, data block), and of an
+// absent key the filter rules out at most two.
+//
+// A ReadAt that returns fewer bytes than asked (with io.EOF or a nil
+// error) is followed by one for the rest; a source that ends before size
+// gives an error wrapping io.ErrUnexpectedEOF. Failed reads are reported
+// as the source's errors and never remembered: a later call reads again.
+// Errors for damaged or foreign data wrap format.ErrCorrupt.
 func New(src io.ReaderAt, size int64, opts *Options) (*Reader, error) {
 	r := &Reader{ra: src, size: size}
 	if err := r.init(opts); err != nil {
@@ -195,11 +226,22 @@ func (r *Reader) init(opts *Options) error {
 	if r.size < footer.Size {
 		return format.Corruptf(format.SectionFile, 0, "file of %d bytes is too small for the %d-byte footer: not an sstable", r.size, footer.Size)
 	}
-	buf, err := r.read(format.SectionFooter, r.size-footer.Size, footer.Size, nil)
+	// A reader without a mapping reads the file's tail in one ReadAt:
+	// the footer and, when they fit, everything after the data blocks.
+	tailLen := int64(footer.Size)
+	if r.mapped == nil {
+		tailLen = DefaultTailSize
+		if opts != nil && opts.TailSize != 0 {
+			tailLen = max(int64(opts.TailSize), footer.Size)
+		}
+		tailLen = min(tailLen, r.size)
+	}
+	tailOff := r.size - tailLen
+	tail, err := r.read(format.SectionFooter, tailOff, int(tailLen), nil)
 	if err != nil {
 		return err
 	}
-	if r.footer, err = footer.Decode(buf, r.size); err != nil {
+	if r.footer, err = footer.Decode(tail[tailLen-footer.Size:], r.size); err != nil {
 		return err
 	}
 	f := &r.footer
@@ -213,8 +255,10 @@ func (r *Reader) init(opts *Options) error {
 		return format.Corruptf(format.SectionFooter, int64(footerOff), "properties end at %d, not at the footer", f.Properties.End())
 	}
 
-	raw, err := r.readBlock(format.SectionProperties, f.Properties, nil)
-	if err != nil {
+	var raw []byte
+	if pre := tailPart(tail, tailOff, f.Properties); pre != nil {
+		raw = pre
+	} else if raw, err = r.readBlock(format.SectionProperties, f.Properties, nil); err != nil {
 		return err
 	}
 	stored, typ, err := format.CheckBlock(format.SectionProperties, int64(f.Properties.Offset), raw)
@@ -259,6 +303,96 @@ func (r *Reader) init(opts *Options) error {
 	}
 	r.policy, r.cacheLocal = lookupPolicy(p.FilterPolicy, opts)
 	p.FilterUnknown = r.policy == nil && p.FilterPolicy != ""
+	r.useHash = p.HashIndexSize != 0 && (r.mapped != nil || uint64(r.size)-p.DataSize <= uint64(tailLen))
+	if r.mapped == nil {
+		// Sections in the tail are loaded now, from its bytes; damage
+		// found in them is reported on first use, as for a section read
+		// later.
+		r.loadSectionsFrom(tail, tailOff)
+	}
+	return nil
+}
+
+// tailPart returns the bytes of the block at h with its trailer, if they
+// lie in tail, which starts at file offset tailOff; else nil.
+func tailPart(tail []byte, tailOff int64, h format.BlockHandle) []byte {
+	end := h.End()
+	if h.Offset < uint64(tailOff) || end < h.Offset || end > uint64(tailOff)+uint64(len(tail)) {
+		return nil
+	}
+	return tail[h.Offset-uint64(tailOff) : end-uint64(tailOff)]
+}
+
+// metaSection is a section loadMeta may load.
+type metaSection struct {
+	state *lazySection
+	h     format.BlockHandle
+	load  func(pre []byte) error
+}
+
+// metaSections lists the sections that lookups of an unmapped reader
+// use, not loaded yet: the filter (if its policy is known), the index
+// block, and the hash index if Get uses it.
+func (r *Reader) metaSections(dst []metaSection) []metaSection {
+	if r.policy != nil && !r.filterState.done.Load() {
+		dst = append(dst, metaSection{&r.filterState, r.footer.Filter, r.loadFilterFrom})
+	}
+	if !r.indexState.done.Load() {
+		dst = append(dst, metaSection{&r.indexState, r.footer.Index, r.loadIndexFrom})
+	}
+	if r.useHash && !r.hashState.done.Load() {
+		dst = append(dst, metaSection{&r.hashState, r.hashIndexHandle(), r.loadHashIndexFrom})
+	}
+	return dst
+}
+
+// loadSectionsFrom loads the sections metaSections lists that lie in
+// buf, which holds the file's bytes from offset off.
+func (r *Reader) loadSectionsFrom(buf []byte, off int64) {
+	var arr [3]metaSection
+	for _, m := range r.metaSections(arr[:0]) {
+		if pre := tailPart(buf, off, m.h); pre != nil {
+			m.state.load(func() error { return m.load(pre) })
+		}
+	}
+}
+
+// loadMeta loads, with one ReadAt of the span they cover, the sections
+// metaSections lists: the filter and the index block are adjacent, so a
+// table whose tail did not hold them needs one more read, not two. A
+// version 2 table's hash index is in the tail whenever Get uses it. Only
+// for unmapped readers.
+func (r *Reader) loadMeta() error {
+	r.metaMu.Lock()
+	defer r.metaMu.Unlock()
+	var arr [3]metaSection
+	ms := r.metaSections(arr[:0])
+	if len(ms) == 0 {
+		return nil
+	}
+	lo, hi := ms[0].h.Offset, ms[0].h.End()
+	for _, m := range ms[1:] {
+		lo, hi = min(lo, m.h.Offset), max(hi, m.h.End())
+	}
+	// init checked that the sections lie inside the file.
+	buf, err := r.read(format.SectionFile, int64(lo), int(hi-lo), nil)
+	if err != nil {
+		return err
+	}
+	r.loadSectionsFrom(buf, int64(lo))
+	return nil
+}
+
+// beforeLoad runs loadMeta if state is not loaded yet, for an unmapped
+// reader; it returns loadMeta's error unless the section got loaded
+// anyway.
+func (r *Reader) beforeLoad(state *lazySection) error {
+	if r.mapped != nil || state.done.Load() {
+		return nil
+	}
+	if err := r.loadMeta(); err != nil && !state.done.Load() {
+		return err
+	}
 	return nil
 }
 
@@ -288,7 +422,8 @@ func lookupPolicy(name string, opts *Options) (p filterblock.Policy, builtin boo
 }
 
 // read returns n bytes at off: a slice of the mapping, or bytes read into
-// buf (grown as needed). Short reads give an error wrapping ErrCorrupt.
+// buf (grown as needed) by readFull. A range outside the file gives an
+// error wrapping ErrCorrupt; failed reads give errors that do not.
 func (r *Reader) read(section string, off int64, n int, buf []byte) ([]byte, error) {
 	if off < 0 || n < 0 || off > r.size || int64(n) > r.size-off {
 		return nil, format.Corruptf(section, off, "%d bytes at offset %d lie outside the %d-byte file", n, off, r.size)
@@ -300,14 +435,41 @@ func (r *Reader) read(section string, off int64, n int, buf []byte) ([]byte, err
 		buf = make([]byte, n)
 	}
 	buf = buf[:n]
-	got, err := r.ra.ReadAt(buf, off)
-	if got == n {
-		return buf, nil
+	if err := r.readFull(section, buf, off); err != nil {
+		return nil, err
 	}
-	if err == nil || err == io.EOF {
-		return nil, format.Corruptf(section, off+int64(got), "short read: %d of %d bytes", got, n)
+	return buf, nil
+}
+
+// readFull fills buf from r.ra at off. A short read, with a nil error or
+// io.EOF, is followed by a read of the rest, as long as each call makes
+// progress. Failures never wrap format.ErrCorrupt: a read that fails may
+// succeed when tried again, so callers must not remember it as damage.
+// A source that ends before the size given to New gives an error wrapping
+// io.ErrUnexpectedEOF.
+func (r *Reader) readFull(section string, buf []byte, off int64) error {
+	got := 0
+	for got < len(buf) {
+		m, err := r.ra.ReadAt(buf[got:], off+int64(got))
+		if m < 0 || m > len(buf)-got {
+			return fmt.Errorf("sstable: read %s at offset %d: ReaderAt returned %d for a %d-byte read", section, off+int64(got), m, len(buf)-got)
+		}
+		got += m
+		if got == len(buf) {
+			return nil
+		}
+		if m > 0 && (err == nil || err == io.EOF) {
+			continue // a short read: ask for the rest
+		}
+		switch err {
+		case nil:
+			err = io.ErrNoProgress
+		case io.EOF:
+			return fmt.Errorf("sstable: read %s at offset %d: input ends %d bytes into a %d-byte read, before the size given (%d bytes): %w", section, off, got, len(buf), r.size, io.ErrUnexpectedEOF)
+		}
+		return fmt.Errorf("sstable: read %s at offset %d: %w", section, off+int64(got), err)
 	}
-	return nil, fmt.Errorf("sstable: read %s at offset %d: %w", section, off, err)
+	return nil
 }
 
 // readBlock returns the stored bytes and trailer of the block at h.
@@ -319,18 +481,25 @@ func (r *Reader) readBlock(section string, h format.BlockHandle, buf []byte) ([]
 }
 
 func (r *Reader) loadIndex() error {
-	return r.indexState.load(func() error {
-		contents, pin, err := r.readSection(slotIndex, format.SectionIndex, r.footer.Index, r.checkIndex)
-		if err != nil {
-			return err
-		}
-		if !pin.Cached() {
-			r.index, r.indexKept = contents, true
-		}
-		pin.Release()
-		r.initBlocks()
-		return nil
-	})
+	if err := r.beforeLoad(&r.indexState); err != nil {
+		return err
+	}
+	return r.indexState.load(func() error { return r.loadIndexFrom(nil) })
+}
+
+// loadIndexFrom loads the index block from pre, its bytes and trailer, or
+// with a read if pre is nil. Call it inside r.indexState.load.
+func (r *Reader) loadIndexFrom(pre []byte) error {
+	contents, pin, err := r.readSection(slotIndex, format.SectionIndex, r.footer.Index, r.checkIndex, pre)
+	if err != nil {
+		return err
+	}
+	if !pin.Cached() {
+		r.index, r.indexKept = contents, true
+	}
+	pin.Release()
+	r.initBlocks()
+	return nil
 }
 
 // checkIndex checks the index block's structure: one restart per entry,
@@ -369,20 +538,28 @@ func (r *Reader) hashIndexHandle() format.BlockHandle {
 
 // loadHashIndex loads and checks the hash index of a Version2 table.
 func (r *Reader) loadHashIndex() error {
-	return r.hashState.load(func() error {
-		contents, pin, err := r.readSection(slotHashIndex, format.SectionHashIndex, r.hashIndexHandle(), r.checkHashIndex)
-		if err != nil {
+	if r.useHash {
+		if err := r.beforeLoad(&r.hashState); err != nil {
 			return err
 		}
-		if !pin.Cached() {
-			// Checked by readSection; cannot fail.
-			r.hidx, _ = r.decodeHashIndex(contents)
-			r.hidxKept = true
-		}
-		pin.Release()
-		r.initBlocks()
-		return nil
-	})
+	}
+	return r.hashState.load(func() error { return r.loadHashIndexFrom(nil) })
+}
+
+// loadHashIndexFrom is loadIndexFrom for the hash index.
+func (r *Reader) loadHashIndexFrom(pre []byte) error {
+	contents, pin, err := r.readSection(slotHashIndex, format.SectionHashIndex, r.hashIndexHandle(), r.checkHashIndex, pre)
+	if err != nil {
+		return err
+	}
+	if !pin.Cached() {
+		// Checked by readSection; cannot fail.
+		r.hidx, _ = r.decodeHashIndex(contents)
+		r.hidxKept = true
+	}
+	pin.Release()
+	r.initBlocks()
+	return nil
 }
 
 func (r *Reader) decodeHashIndex(contents []byte) (format.HashIndex, error) {
@@ -395,22 +572,30 @@ func (r *Reader) checkHashIndex(contents []byte) error {
 }
 
 func (r *Reader) loadFilter() error {
-	return r.filterState.load(func() error {
-		contents, pin, err := r.readSection(slotFilter, format.SectionFilter, r.footer.Filter, r.checkFilter)
-		if err != nil {
+	if r.policy != nil {
+		if err := r.beforeLoad(&r.filterState); err != nil {
 			return err
 		}
-		// Checked by readSection; cannot fail. The filter starts at the
-		// same offset in every later read of the section.
-		_, filter, _ := filterblock.DecodeSection(contents, r.footer.Filter.Offset)
-		r.filterOff = len(contents) - len(filter)
-		r.filterHead = bytes.Clone(contents[:r.filterOff])
-		if !pin.Cached() {
-			r.filter, r.filterKept = filter, true
-		}
-		pin.Release()
-		return nil
-	})
+	}
+	return r.filterState.load(func() error { return r.loadFilterFrom(nil) })
+}
+
+// loadFilterFrom is loadIndexFrom for the filter section.
+func (r *Reader) loadFilterFrom(pre []byte) error {
+	contents, pin, err := r.readSection(slotFilter, format.SectionFilter, r.footer.Filter, r.checkFilter, pre)
+	if err != nil {
+		return err
+	}
+	// Checked by readSection; cannot fail. The filter starts at the
+	// same offset in every later read of the section.
+	_, filter, _ := filterblock.DecodeSection(contents, r.footer.Filter.Offset)
+	r.filterOff = len(contents) - len(filter)
+	r.filterHead = bytes.Clone(contents[:r.filterOff])
+	if !pin.Cached() {
+		r.filter, r.filterKept = filter, true
+	}
+	pin.Release()
+	return nil
 }
 
 // checkFilter checks the filter section's structure and policy name. A
@@ -522,13 +707,14 @@ func (r *Reader) inMapping(b []byte) bool {
 func (r *Reader) Mapped() bool { return r.mapped != nil }
 
 // numSections is the number of slots of Reader.sections.
-const numSections = 3
+const numSections = 4
 
 // Slots of Reader.sections.
 const (
 	slotIndex = iota
 	slotFilter
 	slotHashIndex
+	slotReadahead // reserved for iterators' read-ahead windows, never published
 )
 
 // dropCached closes the reader's cache tables, once: their blocks leave

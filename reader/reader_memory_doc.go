@@ -10,6 +10,12 @@
 // larger than a cache shard (Capacity / Shards bytes), which the reader
 // then keeps on the Go heap.
 //
+// Opening a reader without a mapping reads the file's tail
+// (Options.TailSize bytes) into a buffer that is dropped before New
+// returns; the sections in it are copied to the cache. The first lookup
+// of a table whose filter and index block did not fit reads them into
+// one buffer, dropped likewise.
+//
 // Besides the cache, a Reader holds about 1 KiB, its smallest and largest
 // keys (from the properties), and 12 bytes per data block: an 8-byte cache
 // slot and, for a mapped file, 4 bytes recording which blocks' checksums

@@ -1,6 +1,8 @@
 package reader
 
 import (
+	"bytes"
+
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
 )
@@ -14,8 +16,10 @@ import (
 // readSection returns the contents of the raw section at h, checked by
 // its checksum and by check: from the cache for an unmapped reader (pinned
 // by the returned Handle, read and cached on a miss), else from the
-// mapping or, when the cache cannot take it, a buffer of its own.
-func (r *Reader) readSection(slot int, section string, h format.BlockHandle, check func([]byte) error) ([]byte, cache.Handle, error) {
+// mapping or, when the cache cannot take it, a buffer of its own. pre, if
+// not nil, holds the section's bytes and trailer, already read: they are
+// used (copied into the cache, or kept) instead of a read.
+func (r *Reader) readSection(slot int, section string, h format.BlockHandle, check func([]byte) error, pre []byte) ([]byte, cache.Handle, error) {
 	if r.mapped == nil {
 		if pin, ok := r.sections.Get(slot); ok {
 			// Cached with its trailer, as read.
@@ -30,7 +34,7 @@ func (r *Reader) readSection(slot int, section string, h format.BlockHandle, che
 			pin, buf = p, p.Bytes()[:0]
 		}
 	}
-	contents, err := r.readRawSection(section, h, buf)
+	contents, err := r.readRawSection(section, h, buf, pre)
 	if err == nil {
 		err = check(contents)
 	}
@@ -46,10 +50,18 @@ func (r *Reader) readSection(slot int, section string, h format.BlockHandle, che
 
 // readRawSection reads the block at h into buf (or the mapping) and
 // checks that it is stored raw with a good checksum.
-func (r *Reader) readRawSection(section string, h format.BlockHandle, buf []byte) ([]byte, error) {
-	raw, err := r.readBlock(section, h, buf)
-	if err != nil {
-		return nil, err
+func (r *Reader) readRawSection(section string, h format.BlockHandle, buf, pre []byte) ([]byte, error) {
+	var raw []byte
+	var err error
+	switch {
+	case pre != nil && buf != nil:
+		raw = append(buf, pre...)
+	case pre != nil:
+		raw = bytes.Clone(pre) // kept: not pinning the rest of pre's buffer
+	default:
+		if raw, err = r.readBlock(section, h, buf); err != nil {
+			return nil, err
+		}
 	}
 	stored, typ, err := format.CheckBlock(section, int64(h.Offset), raw)
 	if err != nil {
@@ -70,7 +82,7 @@ func (r *Reader) indexBlock(pin *cache.Handle) ([]byte, error) {
 	if r.indexKept {
 		return r.index, nil
 	}
-	b, p, err := r.readSection(slotIndex, format.SectionIndex, r.footer.Index, r.checkIndex)
+	b, p, err := r.readSection(slotIndex, format.SectionIndex, r.footer.Index, r.checkIndex, nil)
 	*pin = p
 	return b, err
 }
@@ -84,7 +96,7 @@ func (r *Reader) filterBits(pin *cache.Handle) ([]byte, error) {
 	if r.filterKept {
 		return r.filter, nil
 	}
-	b, p, err := r.readSection(slotFilter, format.SectionFilter, r.footer.Filter, r.checkFilter)
+	b, p, err := r.readSection(slotFilter, format.SectionFilter, r.footer.Filter, r.checkFilter, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +116,7 @@ func (r *Reader) hashIndex(x *format.HashIndex, pin *cache.Handle) (*format.Hash
 	if r.hidxKept {
 		return &r.hidx, nil
 	}
-	b, p, err := r.readSection(slotHashIndex, format.SectionHashIndex, r.hashIndexHandle(), r.checkHashIndex)
+	b, p, err := r.readSection(slotHashIndex, format.SectionHashIndex, r.hashIndexHandle(), r.checkHashIndex, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,442 @@
+// Command objstore counts the ReadAt calls and bytes a table reader makes
+// over an io.ReaderAt, as it would against object storage (S3, GCS,
+// Azure), where every ReadAt is a ranged GET: ours (format version 1, and
+// version 2 with a hash index) beside Pebble v1.1.5 (one-level and
+// two-level index) reading through an objstorage.Readable with the
+// read-ahead of Pebble's remote objects (readahead_pebble.go).
+//
+// Tables: n entries of 16-byte random keys and 100-byte values (half
+// random, half text), 4 KiB blocks, snappy, 10 bits/key bloom filter,
+// written to a temporary directory. Every row but the 1000-lookup rows
+// starts from a new reader and a new, empty 256 MiB block cache; the
+// 1000-lookup rows run on one reader, present keys first, then absent.
+//
+//	cd bench && go run ./cmd/objstore [-n 10000,1000000,5000000]
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/bloom"
+	"github.com/cockroachdb/pebble/objstorage"
+	"github.com/cockroachdb/pebble/sstable"
+	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/cache"
+	"github.com/sstkit/sstable/internal/faultio"
+	"github.com/sstkit/sstable/reader"
+)
+
+const (
+	valueLen   = 100
+	lookups    = 1000
+	cacheBytes = 256 << 20
+)
+
+// mix is SplitMix64's finaliser: distinct inputs give distinct outputs.
+func mix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// key i of n: the high 8 bytes increase with i (i's share of 2^64 plus a
+// random offset in it), the low 8 are random and even, so keys are sorted
+// and random-looking. absentKey(j) has an odd low half: never present.
+func key(dst []byte, i, n int) []byte {
+	step := math.MaxUint64 / uint64(n)
+	dst = binary.BigEndian.AppendUint64(dst[:0], uint64(i)*step+mix(uint64(i))%step)
+	return binary.BigEndian.AppendUint64(dst, mix(uint64(i)^0x5bd1e995)&^1)
+}
+
+func absentKey(dst []byte, j, n int) []byte {
+	dst = key(dst, int(mix(uint64(j)+77)%uint64(n)), n)
+	binary.BigEndian.PutUint64(dst[8:], mix(uint64(j)+991)|1)
+	return dst
+}
+
+const text = "It was the best of times, it was the worst of times, it was the age of wisdom, it was the age of foolishness, "
+
+func value(dst []byte, i int) []byte {
+	dst = dst[:0]
+	for j := 0; j < 48; j += 8 {
+		dst = binary.LittleEndian.AppendUint64(dst, mix(uint64(i)*7+uint64(j)))
+	}
+	off := i % (len(text) - (valueLen - 48))
+	return append(dst, text[off:off+valueLen-48]...)
+}
+
+// table is an open reader of some implementation.
+type table interface {
+	get(key []byte) (bool, error)
+	scan() (int, error)
+	close() error
+}
+
+// impl builds and opens tables of one kind.
+type impl struct {
+	name  string
+	build func(path string, n int) error
+	open  func(src io.ReaderAt, size int64) (table, error)
+}
+
+// ours
+
+type oursTable struct{ r *reader.Reader }
+
+func (t oursTable) get(k []byte) (bool, error) {
+	_, err := t.r.Get(k)
+	if err == nil {
+		return true, nil
+	}
+	if errors.Is(err, reader.ErrNotFound) {
+		return false, nil
+	}
+	return false, err
+}
+
+func (t oursTable) scan() (int, error) {
+	it := t.r.NewIterator()
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		n++
+	}
+	return n, it.Close()
+}
+
+func (t oursTable) close() error { return t.r.Close() }
+
+func buildOurs(hash bool) func(string, int) error {
+	return func(path string, n int) error {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		b := builder.New(f, &builder.Options{HashIndex: hash})
+		var k, v []byte
+		for i := range n {
+			k, v = key(k, i, n), value(v, i)
+			if err := b.Add(k, v); err != nil {
+				return err
+			}
+		}
+		return b.Finish()
+	}
+}
+
+func openOurs(src io.ReaderAt, size int64) (table, error) {
+	c := cache.New(cacheBytes)
+	r, err := reader.New(src, size, &reader.Options{Cache: c})
+	if err != nil {
+		return nil, err
+	}
+	return oursTable{r}, nil
+}
+
+// Pebble, configured as bench/cmd/compare configures it.
+
+var pebbleFilter = bloom.FilterPolicy(10)
+
+var pebbleComparer = func() *sstable.Comparer {
+	c := *sstable.DefaultComparer
+	c.Split = func(k []byte) int { return len(k) }
+	return &c
+}()
+
+type fileWritable struct{ f *os.File }
+
+func (w fileWritable) Write(p []byte) error { _, err := w.f.Write(p); return err }
+func (w fileWritable) Finish() error        { return w.f.Close() }
+func (w fileWritable) Abort()               { w.f.Close() }
+
+var _ objstorage.Writable = fileWritable{}
+
+func buildPebble(indexBlockSize int) func(string, int) error {
+	return func(path string, n int) error {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		w := sstable.NewWriter(fileWritable{f}, sstable.WriterOptions{
+			BlockRestartInterval: 16,
+			BlockSize:            4096,
+			Comparer:             pebbleComparer,
+			Compression:          sstable.SnappyCompression,
+			FilterPolicy:         pebbleFilter,
+			FilterType:           sstable.TableFilter,
+			TableFormat:          sstable.TableFormatRocksDBv2,
+			IndexBlockSize:       indexBlockSize,
+		})
+		var k, v []byte
+		for i := range n {
+			k, v = key(k, i, n), value(v, i)
+			if err := w.Set(k, v); err != nil {
+				w.Close()
+				return err
+			}
+		}
+		return w.Close()
+	}
+}
+
+type pebbleTable struct {
+	cache *pebble.Cache
+	r     *sstable.Reader
+	it    sstable.Iterator
+}
+
+func openPebble(src io.ReaderAt, size int64) (table, error) {
+	c := pebble.NewCache(cacheBytes)
+	r, err := sstable.NewReader(&pebbleReadable{ra: src, size: size}, sstable.ReaderOptions{
+		Cache:    c,
+		Comparer: pebbleComparer,
+		Filters:  map[string]sstable.FilterPolicy{pebbleFilter.Name(): pebbleFilter},
+	})
+	if err != nil {
+		c.Unref()
+		return nil, err
+	}
+	return &pebbleTable{cache: c, r: r}, nil
+}
+
+// get looks key up as a Pebble user does with a filter check:
+// SeekPrefixGE on one reused iterator.
+func (t *pebbleTable) get(k []byte) (bool, error) {
+	if t.it == nil {
+		it, err := t.r.NewIter(nil, nil)
+		if err != nil {
+			return false, err
+		}
+		t.it = it
+	}
+	ik, lv := t.it.SeekPrefixGE(k, k, 0)
+	if ik == nil {
+		return false, t.it.Error()
+	}
+	if !bytes.Equal(ik.UserKey, k) {
+		return false, nil
+	}
+	_, _, err := lv.Value(nil)
+	return err == nil, err
+}
+
+func (t *pebbleTable) scan() (int, error) {
+	it, err := t.r.NewIter(nil, nil)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for k, lv := it.First(); k != nil; k, lv = it.Next() {
+		if _, _, err := lv.Value(nil); err != nil {
+			it.Close()
+			return n, err
+		}
+		n++
+	}
+	if err := it.Error(); err != nil {
+		it.Close()
+		return n, err
+	}
+	return n, it.Close()
+}
+
+func (t *pebbleTable) close() error {
+	var err error
+	if t.it != nil {
+		err = t.it.Close()
+	}
+	if cerr := t.r.Close(); err == nil {
+		err = cerr
+	}
+	t.cache.Unref()
+	return err
+}
+
+var impls = []impl{
+	{"ours v1", buildOurs(false), openOurs},
+	{"ours v2 (hash index)", buildOurs(true), openOurs},
+	{"pebble 1-level index", buildPebble(math.MaxInt32), openPebble},
+	{"pebble 2-level index", buildPebble(0), openPebble},
+}
+
+// count is one row's figures.
+type count struct{ calls, bytes int64 }
+
+func (c count) String() string { return fmt.Sprintf("%d / %s", c.calls, size(c.bytes)) }
+
+func size(b int64) string {
+	switch {
+	case b >= 10<<20:
+		return fmt.Sprintf("%.1f MB", float64(b)/1e6)
+	case b >= 10<<10:
+		return fmt.Sprintf("%.0f KB", float64(b)/1e3)
+	}
+	return fmt.Sprintf("%d B", b)
+}
+
+var rows = []string{"open", "first Get, present", "first Get, absent", "1000 Gets, present", "1000 Gets, absent", "full scan", "full scan, reads per MiB"}
+
+// measure returns im's figures for a table of n entries at path.
+func measure(im impl, path string, n int) (map[string]string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	src := &faultio.Counting{R: f}
+	out := map[string]string{}
+	take := func() count {
+		c := count{src.Calls(), src.Bytes()}
+		src.Reset()
+		return c
+	}
+	var k []byte
+	// Open, then one lookup on a new reader: the cold figures.
+	cold := func(row string, kf func() []byte, want bool) error {
+		t, err := im.open(src, st.Size())
+		if err != nil {
+			return err
+		}
+		open := take()
+		if row == "open" {
+			out["open"] = open.String()
+			return t.close()
+		}
+		found, err := t.get(kf())
+		if err != nil || found != want {
+			t.close()
+			return fmt.Errorf("%s: found %v, %v", row, found, err)
+		}
+		g := take()
+		out[row] = fmt.Sprintf("%s (%d with open)", g, g.calls+open.calls)
+		return t.close()
+	}
+	if err := cold("open", nil, false); err != nil {
+		return nil, 0, err
+	}
+	if err := cold("first Get, present", func() []byte { k = key(k, n/3, n); return k }, true); err != nil {
+		return nil, 0, err
+	}
+	if err := cold("first Get, absent", func() []byte {
+		// The first absent key; a filter may pass it (a false
+		// positive), which then costs what a present key does.
+		k = absentKey(k, 0, n)
+		return k
+	}, false); err != nil {
+		return nil, 0, err
+	}
+
+	t, err := im.open(src, st.Size())
+	if err != nil {
+		return nil, 0, err
+	}
+	take()
+	for j := range lookups {
+		k = key(k, int(mix(uint64(j))%uint64(n)), n)
+		if found, err := t.get(k); err != nil || !found {
+			t.close()
+			return nil, 0, fmt.Errorf("lookup %d: found %v, %v", j, found, err)
+		}
+	}
+	out["1000 Gets, present"] = take().String()
+	for j := range lookups {
+		k = absentKey(k, j+1, n)
+		if found, err := t.get(k); err != nil || found {
+			t.close()
+			return nil, 0, fmt.Errorf("absent lookup %d: found %v, %v", j, found, err)
+		}
+	}
+	out["1000 Gets, absent"] = take().String()
+	if err := t.close(); err != nil {
+		return nil, 0, err
+	}
+
+	t, err = im.open(src, st.Size())
+	if err != nil {
+		return nil, 0, err
+	}
+	take()
+	got, err := t.scan()
+	if err != nil || got != n {
+		t.close()
+		return nil, 0, fmt.Errorf("scan: %d of %d entries, %v", got, n, err)
+	}
+	s := take()
+	out["full scan"] = s.String()
+	out["full scan, reads per MiB"] = fmt.Sprintf("%.2f", float64(s.calls)/(float64(st.Size())/(1<<20)))
+	return out, st.Size(), t.close()
+}
+
+func main() {
+	sizes := flag.String("n", "10000,1000000,5000000", "comma-separated entry counts")
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "objstore-*")
+	if err != nil {
+		fail(err)
+	}
+	defer os.RemoveAll(dir)
+	fmt.Println("ReadAt calls / bytes asked for, per reader (16-byte keys, 100-byte values, 4 KiB blocks, snappy, 10 bits/key).")
+	fmt.Println("Pebble v1.1.5 reads through an objstorage.Readable with the read-ahead of its remote objects (64 KiB to 1 MiB).")
+	fmt.Println("ours: reader.New with the default TailSize (256 KiB) and read-ahead (64 KiB, 256 KiB, 1 MiB).")
+	fmt.Println("The partitioned layout (issue #10) is not implemented yet: no rows.")
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			fail(fmt.Errorf("bad -n %q", s))
+		}
+		results := make([]map[string]string, len(impls))
+		fileSizes := make([]int64, len(impls))
+		for i, im := range impls {
+			path := filepath.Join(dir, fmt.Sprintf("t%d-%d.sst", i, n))
+			if err := im.build(path, n); err != nil {
+				fail(fmt.Errorf("%s: build: %w", im.name, err))
+			}
+			if results[i], fileSizes[i], err = measure(im, path, n); err != nil {
+				fail(fmt.Errorf("%s, %d entries: %w", im.name, n, err))
+			}
+			os.Remove(path)
+		}
+		fmt.Printf("\n%d entries\n", n)
+		tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprint(tw, "|")
+		for _, im := range impls {
+			fmt.Fprintf(tw, "\t| %s", im.name)
+		}
+		fmt.Fprintln(tw, "\t|")
+		fmt.Fprint(tw, "| file size")
+		for i := range impls {
+			fmt.Fprintf(tw, "\t| %s", size(fileSizes[i]))
+		}
+		fmt.Fprintln(tw, "\t|")
+		for _, row := range rows {
+			fmt.Fprintf(tw, "| %s", row)
+			for i := range impls {
+				fmt.Fprintf(tw, "\t| %s", results[i][row])
+			}
+			fmt.Fprintln(tw, "\t|")
+		}
+		tw.Flush()
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "objstore:", err)
+	os.Exit(1)
+}
