@@ -284,3 +284,47 @@ func (it *BlockIter) Offset() int { return it.offset }
 
 // NumRestarts returns the number of restart points in the block.
 func (it *BlockIter) NumRestarts() int { return it.numRestarts }
+
+// SeekRestart positions on the entry at restart point i; false if i is out
+// of range or the entry is corrupt. In an index block (restart interval 1)
+// it positions on entry i.
+func (it *BlockIter) SeekRestart(i int) bool {
+	if it.err != nil || i < 0 || i >= it.numRestarts {
+		it.offset = it.restartsOff
+		it.val = nil
+		return false
+	}
+	return it.seekRestart(i)
+}
+
+// SeekOffset positions on the entry that starts at byte offset off of the
+// block contents, which must be stored whole (shared = 0), as every entry
+// of a version 2 data block is; false, with a corruption error, if off
+// does not start such an entry inside the entries region. Later moves
+// (Next, Prev) work as from any other position, provided off is an entry
+// boundary, which a hash index slot checked against the key it leads to
+// is.
+func (it *BlockIter) SeekOffset(off int) bool {
+	if it.err != nil || it.numRestarts == 0 {
+		it.offset = it.restartsOff
+		it.val = nil
+		return false
+	}
+	if off < 0 || off >= it.restartsOff {
+		it.fail(off, "entry offset %d outside entries region of %d bytes", off, it.restartsOff)
+		return false
+	}
+	// The restart point at or before off: the last one whose offset is <= off.
+	lo, hi := 0, it.numRestarts
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if it.restart(mid) <= off {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	it.restartIdx = max(lo-1, 0)
+	it.key = it.key[:0]
+	return it.decodeAt(off)
+}
