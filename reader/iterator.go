@@ -243,8 +243,7 @@ func (it *Iterator) SeekPrefixGE(prefix, key []byte) (ok bool) {
 		return false
 	}
 	if r.mapped != nil {
-		defer restoreFault(protect())
-		defer it.recoverFault(&ok)
+		defer it.endGuard(&ok, protect())
 	}
 	if r.splitter != nil && !r.mayContain(prefix) {
 		it.loaded = false
@@ -495,6 +494,17 @@ func (it *Iterator) Close() error {
 	}
 	it.r.release()
 	return it.err
+}
+
+// endGuard, deferred with protect's result, is recoverFault and
+// restoreFault in one deferred call, for the hot paths.
+func (it *Iterator) endGuard(ok *bool, old bool) {
+	if v := recover(); v != nil {
+		it.err = it.r.faultError(v)
+		it.loaded = false
+		*ok = false
+	}
+	restoreFault(old)
 }
 
 // recoverFault, deferred after protect, stops the iterator with an error on
