@@ -128,6 +128,9 @@ func UserPropertiesSize(name string, valueLen int) int {
 // decodeUser decodes a tag 21 record value; recOff names the record in
 // errors.
 func decodeUser(val []byte, recOff int64) (map[string][]byte, error) {
+	if len(val) == 0 {
+		return nil, nil // an empty record: no user properties, as without one
+	}
 	m := make(map[string][]byte)
 	var last []byte
 	for pos := 0; pos < len(val); {
