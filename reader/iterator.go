@@ -2,6 +2,7 @@ package reader
 
 import (
 	"bytes"
+	"math"
 
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
@@ -39,6 +40,29 @@ type Iterator struct {
 
 	hidx    format.HashIndex // the hash index of an unmapped reader, during SeekPrefixGE
 	hidxPin cache.Handle
+
+	// lazyIndex, when not 0, is 1 + the data block s.data holds, whose
+	// index entry s.index is not yet on: SeekPrefixGE through the hash
+	// index loads the block without the index, which is positioned only
+	// when a move leaves the block (syncIndex).
+	lazyIndex int
+}
+
+// syncIndex positions s.index on the entry of the block a hashed
+// SeekPrefixGE loaded, if it is not there yet.
+func (it *Iterator) syncIndex() bool {
+	if it.lazyIndex == 0 {
+		return true
+	}
+	i := it.lazyIndex - 1
+	it.lazyIndex = 0
+	if !it.s.index.SeekRestart(i) {
+		if it.err = it.s.index.Err(); it.err == nil {
+			it.err = format.Corruptf(format.SectionIndex, int64(it.r.footer.Index.Offset), "no index entry for data block %d", i)
+		}
+		return false
+	}
+	return true
 }
 
 // NewIterator returns an unbounded, unpositioned iterator: NewIter(nil).
@@ -110,6 +134,9 @@ func (it *Iterator) forward() bool {
 			it.err = err
 			return false
 		}
+		if !it.syncIndex() {
+			return false
+		}
 		// The block's separator is >= its keys and < the next block's: at
 		// or past the upper bound, the next block lies past it too, and is
 		// not read.
@@ -134,6 +161,9 @@ func (it *Iterator) backward() bool {
 	for !it.s.data.Valid() {
 		if err := it.s.data.Err(); err != nil {
 			it.err = err
+			return false
+		}
+		if !it.syncIndex() {
 			return false
 		}
 		if !it.s.index.Prev() {
@@ -169,6 +199,7 @@ func (it *Iterator) First() (ok bool) {
 		return it.checkUpper(it.seekGE(it.lower))
 	}
 	it.startScan()
+	it.lazyIndex = 0
 	if !it.usable() || !it.s.index.First() || !it.loadBlock() {
 		it.loaded = false
 		return false
@@ -188,6 +219,7 @@ func (it *Iterator) Last() (ok bool) {
 		return it.checkLower(it.seekLT(it.upper))
 	}
 	it.startScan()
+	it.lazyIndex = 0
 	if !it.usable() || !it.s.index.Last() || !it.loadBlock() {
 		it.loaded = false
 		return false
@@ -269,6 +301,7 @@ func (it *Iterator) SeekPrefixGE(prefix, key []byte) (ok bool) {
 
 // seekGE moves to the first entry >= key, ignoring the lower bound.
 func (it *Iterator) seekGE(key []byte) bool {
+	it.lazyIndex = 0
 	if !it.usable() || !it.s.index.SeekGE(key) || !it.loadBlock() {
 		it.loaded = false
 		return false
@@ -279,6 +312,7 @@ func (it *Iterator) seekGE(key []byte) bool {
 
 // seekLT moves to the last entry < key, ignoring the upper bound.
 func (it *Iterator) seekLT(key []byte) bool {
+	it.lazyIndex = 0
 	if !it.usable() {
 		it.loaded = false
 		return false
@@ -341,15 +375,16 @@ func (it *Iterator) seekPrefixHashed(prefix, key []byte) bool {
 		}
 		switch {
 		case x.FileOffsets():
+			if r.mapped != nil && off < r.dataEnd {
+				// As Get does: the entry's lines are on their way while
+				// the block's handle and state are looked up.
+				format.Prefetch(r.mapped[off:], entryPrefetchBytes)
+			}
 			off -= min(off, x.BlockHandle(i).Offset)
 		case x.DecodedOffsets():
 			off -= min(off, x.DecodedStart(i))
 		}
-		if !it.s.index.SeekRestart(i) || !it.loadBlock() {
-			if it.err == nil {
-				it.err = it.s.index.Err()
-			}
-			it.loaded = false
+		if !it.loadHashedBlock(x, i, off) {
 			return false
 		}
 		if !it.s.data.SeekOffset(int(off)) {
@@ -373,6 +408,62 @@ func (it *Iterator) seekPrefixHashed(prefix, key []byte) bool {
 		}
 		return it.seekGE(key)
 	}
+}
+
+// loadHashedBlock loads data block i, at the handle the hash index x
+// gives, into s.data, leaving s.index to be positioned when a move leaves
+// the block.
+//
+// off is the entry's offset in the block. A raw, checked block of a
+// mapped file, or a cached block, is set up from the end of its entries
+// recorded when it was first checked or cached, without reading its
+// restart array; the cached block's entry is prefetched.
+func (it *Iterator) loadHashedBlock(x *format.HashIndex, i int, off uint64) bool {
+	it.loaded = false
+	r := it.r
+	h := x.BlockHandle(i)
+	var contents []byte
+	var err error
+	if ents, ok := r.mappedEntries(i, h); ok {
+		it.s.setPin(cache.Handle{})
+		contents = r.mapped[h.Offset : h.Offset+h.Length : h.Offset+h.Length]
+		err = it.s.data.InitEntries(format.SectionDataBlock, int64(h.Offset), contents, len(ents))
+	} else if pin, ok := it.cachedBlock(i, off); ok {
+		it.s.setPin(pin)
+		contents = pin.Bytes()
+		err = it.s.data.InitEntries(format.SectionDataBlock, int64(h.Offset), contents, int(pin.Aux()))
+	} else {
+		contents, err = r.dataBlock(&it.s, i, h)
+		if err == nil {
+			err = it.s.data.Init(format.SectionDataBlock, int64(h.Offset), contents)
+		}
+	}
+	if err != nil {
+		it.err = err
+		return false
+	}
+	it.loaded = true
+	it.mapped = it.r.inMapping(contents)
+	it.lazyIndex = i + 1
+	return true
+}
+
+// cachedBlock returns data block i pinned, if it is in the cache with a
+// known end of entries, prefetching the entry at off.
+func (it *Iterator) cachedBlock(i int, off uint64) (cache.Handle, bool) {
+	t := it.r.blocks
+	if t == nil || i >= t.Len() || off > 1<<31 {
+		return cache.Handle{}, false
+	}
+	pin, ok := t.GetAt(i, int(off))
+	if !ok {
+		return pin, false
+	}
+	if end := pin.Aux(); end == math.MaxUint32 || int(end) > len(pin.Bytes()) {
+		pin.Release()
+		return cache.Handle{}, false
+	}
+	return pin, true
 }
 
 // releaseHashIndex releases the hash index pinned by seekPrefixHashed.
