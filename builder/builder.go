@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"sync"
 
 	"github.com/golang/snappy"
@@ -23,6 +24,18 @@ import (
 // strictly greater, in bytes.Compare order, than the previous key. The
 // builder stays usable after it.
 var ErrKeyOrder = errors.New("sstable: keys not in strictly increasing order")
+
+// ErrDuplicateKey is wrapped by the error Add returns for a key equal to
+// the previous one. It wraps ErrKeyOrder, so errors.Is(err, ErrKeyOrder)
+// holds for it too; a key below the previous one gives ErrKeyOrder alone.
+var ErrDuplicateKey = fmt.Errorf("%w: duplicate key", ErrKeyOrder)
+
+// ErrPrefixOrder is wrapped by the error Add returns when, with
+// Options.Splitter set, a key's prefix is below the previous key's prefix
+// although the key itself is greater: the splitter breaks the contract of
+// format.Splitter for these keys (with format.Suffix, a user key that is a
+// proper prefix of another). The builder stays usable after it.
+var ErrPrefixOrder = errors.New("sstable: key prefixes not in increasing order")
 
 // ErrFinished is returned by calls on a builder after Finish or Abort.
 var ErrFinished = errors.New("sstable: builder already finished or aborted")
@@ -55,6 +68,18 @@ type Options struct {
 	CompressionLevel format.CompressionLevel
 	// Filter is the filter policy built over every key of the table.
 	Filter filterblock.Policy
+	// Splitter, when set, splits each key into a prefix and a suffix (see
+	// format.Splitter, and format.Suffix for versioned keys): the filter,
+	// and the hash index if any, are built over the distinct prefixes,
+	// each added once, and the table records the splitter's name
+	// (properties tag 20). Readers then answer MayContainPrefix and
+	// Iterator.SeekPrefixGE from the filter, and with a hash index
+	// SeekPrefixGE goes straight to a prefix's first entry. Add returns an
+	// error wrapping ErrPrefixOrder for keys whose prefixes decrease, and
+	// an error for a Split result outside [0, len(key)]. A reader must
+	// know the splitter (built-in, or in reader.Options.Splitters) to use
+	// the filter and hash index. nil: whole keys, as without this field.
+	Splitter format.Splitter
 	// HashIndex adds a hash index section (format Version2): a slot per
 	// key, found from the key's hash, holding the data block number and
 	// the entry's offset in the block, so that Reader.Get reads one slot
@@ -101,7 +126,12 @@ type Builder struct {
 	decodedTotal  uint64
 
 	lastKey       []byte
-	pendingIndex  bool // a data block was flushed and awaits its index entry
+	splitter      format.Splitter
+	lastPrefix    int    // length of lastKey's prefix, with a splitter
+	filterKeys    uint64 // keys (or distinct prefixes) given to the filter
+	rawData       uint64 // decoded bytes of the data blocks written so far
+	userSize      int    // encoded size of props.User (tag 21's value)
+	pendingIndex  bool   // a data block was flushed and awaits its index entry
 	pendingHandle format.BlockHandle
 	props         format.Properties
 
@@ -169,13 +199,24 @@ func New(w io.Writer, opts *Options) *Builder {
 	if s, ok := o.Filter.(filterblock.Sized); ok {
 		b.props.FilterBitsPerKey = s.BitsPerKey()
 	}
+	if o.Splitter != nil && b.err == nil {
+		if err := format.CheckSplitter(o.Splitter); err != nil {
+			b.err = fmt.Errorf("sstable: builder: %w", err)
+		}
+		b.splitter = o.Splitter
+		b.props.Splitter = o.Splitter.Name()
+	}
 	return b
 }
 
 // Add appends an entry. key must be strictly greater than the previous
 // key in bytes.Compare order; otherwise Add returns an error wrapping
-// ErrKeyOrder and the builder is unchanged and still usable. Empty keys and
-// values are allowed. Add copies what it needs; the caller may reuse key
+// ErrKeyOrder (and ErrDuplicateKey too when key equals the previous key),
+// and the builder is unchanged and still usable. With Options.Splitter,
+// a key whose prefix is below the previous key's gives an error wrapping
+// ErrPrefixOrder, and a Split result outside [0, len(key)] an error, both
+// leaving the builder unchanged and usable. Empty keys and values are
+// allowed. Add copies what it needs; the caller may reuse key
 // and value. After a write error every call returns that error.
 func (b *Builder) Add(key, value []byte) error {
 	if b.done {
@@ -184,8 +225,28 @@ func (b *Builder) Add(key, value []byte) error {
 	if b.err != nil {
 		return b.err
 	}
-	if b.props.NumEntries > 0 && bytes.Compare(key, b.lastKey) <= 0 {
-		return fmt.Errorf("%w: key %s after %s", ErrKeyOrder, quote(key), quote(b.lastKey))
+	if b.props.NumEntries > 0 {
+		switch c := bytes.Compare(key, b.lastKey); {
+		case c == 0:
+			return fmt.Errorf("%w: key %s added twice", ErrDuplicateKey, quote(key))
+		case c < 0:
+			return fmt.Errorf("%w: key %s after %s", ErrKeyOrder, quote(key), quote(b.lastKey))
+		}
+	}
+	prefixLen, newPrefix := len(key), true
+	if b.splitter != nil {
+		prefixLen = b.splitter.Split(key)
+		if prefixLen < 0 || prefixLen > len(key) {
+			return fmt.Errorf("sstable: builder: splitter %q gave prefix length %d for key %s of %d bytes", b.props.Splitter, prefixLen, quote(key), len(key))
+		}
+		if b.props.NumEntries > 0 {
+			switch c := bytes.Compare(key[:prefixLen], b.lastKey[:b.lastPrefix]); {
+			case c == 0:
+				newPrefix = false
+			case c < 0:
+				return fmt.Errorf("%w: key %s (prefix %s) after %s (prefix %s), splitter %q", ErrPrefixOrder, quote(key), quote(key[:prefixLen]), quote(b.lastKey), quote(b.lastKey[:b.lastPrefix]), b.props.Splitter)
+			}
+		}
 	}
 	if b.pendingIndex {
 		b.sepBuf = format.AppendSeparator(b.sepBuf[:0], b.lastKey, key)
@@ -199,18 +260,24 @@ func (b *Builder) Add(key, value []byte) error {
 		return b.err
 	}
 	off := b.data.Add(key, value)
-	if b.hashIndex {
-		h := format.KeyHash(key)
-		b.hidx.Add(h, uint32(b.props.NumDataBlocks), uint32(off))
-		if b.hashAdder != nil {
-			b.hashAdder.AddHash(h)
+	if newPrefix {
+		// With a splitter, the prefix's first entry stands for it.
+		prefix := key[:prefixLen]
+		if b.hashIndex {
+			h := format.KeyHash(prefix)
+			b.hidx.Add(h, uint32(b.props.NumDataBlocks), uint32(off))
+			if b.hashAdder != nil {
+				b.hashAdder.AddHash(h)
+			} else {
+				b.filter.Add(prefix)
+			}
 		} else {
-			b.filter.Add(key)
+			b.filter.Add(prefix)
 		}
-	} else {
-		b.filter.Add(key)
+		b.filterKeys++
 	}
 	b.lastKey = append(b.lastKey[:0], key...)
+	b.lastPrefix = prefixLen
 	b.props.NumEntries++
 	b.props.RawKeyBytes += uint64(len(key))
 	b.props.RawValueBytes += uint64(len(value))
@@ -236,6 +303,7 @@ func (b *Builder) addIndexEntry(sep []byte) {
 
 func (b *Builder) flushDataBlock() {
 	contents := b.data.Finish()
+	b.rawData += uint64(len(contents))
 	b.props.MaxBlockSize = max(b.props.MaxBlockSize, uint64(len(contents)))
 	var typ byte
 	b.pendingHandle, typ = b.writeBlockType(contents, b.compress)
@@ -426,3 +494,107 @@ func (b *Builder) Properties() format.Properties { return b.props }
 
 // EntryCount returns the number of entries added so far.
 func (b *Builder) EntryCount() uint64 { return b.props.NumEntries }
+
+// SetUserProperty records a user property, stored in the table's
+// properties block (tag 21, covered by its checksum) and read back in
+// format.Properties.User. It may be called any number of times before
+// Finish; a name set again takes the last value. value is copied.
+//
+// Limits: a name is 1 to format.MaxUserPropertyNameLen (255) bytes, a
+// value at most format.MaxUserPropertyValueLen (64 KiB); a table holds at
+// most format.MaxUserProperties (1000) properties and
+// format.MaxUserPropertiesSize (512 KiB) of them encoded (each takes its
+// name and value lengths plus about 2 to 4 bytes). A call breaking a limit
+// returns an error and changes nothing; after Finish or Abort it returns
+// ErrFinished.
+func (b *Builder) SetUserProperty(name string, value []byte) error {
+	if b.done {
+		return ErrFinished
+	}
+	switch {
+	case len(name) == 0:
+		return errors.New("sstable: builder: user property with an empty name")
+	case len(name) > format.MaxUserPropertyNameLen:
+		return fmt.Errorf("sstable: builder: user property name of %d bytes exceeds %d", len(name), format.MaxUserPropertyNameLen)
+	case len(value) > format.MaxUserPropertyValueLen:
+		return fmt.Errorf("sstable: builder: user property %q: value of %d bytes exceeds %d", name, len(value), format.MaxUserPropertyValueLen)
+	}
+	size := b.userSize + format.UserPropertiesSize(name, len(value))
+	old, replace := b.props.User[name]
+	if replace {
+		size -= format.UserPropertiesSize(name, len(old))
+	} else if len(b.props.User) >= format.MaxUserProperties {
+		return fmt.Errorf("sstable: builder: user property %q: a table holds at most %d", name, format.MaxUserProperties)
+	}
+	if size > format.MaxUserPropertiesSize {
+		return fmt.Errorf("sstable: builder: user property %q: user properties would take %d bytes, more than %d", name, size, format.MaxUserPropertiesSize)
+	}
+	if b.props.User == nil {
+		b.props.User = make(map[string][]byte)
+	}
+	b.props.User[name] = append([]byte{}, value...)
+	b.userSize = size
+	return nil
+}
+
+// EstimatedSize returns the size in bytes the table would have if Finish
+// were called now: the bytes written so far, plus estimates of the
+// pending data block (compressed at the ratio seen so far), the hash
+// index, the filter, the index block, the properties and the footer.
+// For tables over 1 MiB it is within 5% of the final size; after a
+// successful Finish it is the exact file size. It allocates nothing.
+func (b *Builder) EstimatedSize() uint64 {
+	if b.done {
+		return b.offset
+	}
+	est := b.offset
+	if b.data.Entries() > 0 {
+		pending := uint64(b.data.EstimatedSize())
+		if b.rawData > 0 && b.compress != format.NoCompression {
+			// Only data blocks are written before Finish.
+			stored := b.offset - format.BlockTrailerLen*b.props.NumDataBlocks
+			pending = pending * stored / b.rawData
+		}
+		est += pending + format.BlockTrailerLen
+	}
+	blocks := b.props.NumDataBlocks
+	if b.data.Entries() > 0 {
+		blocks++
+	}
+	// Filter: bits per key (10 when the policy does not say), lines of 64
+	// bytes, the k byte, name, padding and trailer.
+	bpk := b.props.FilterBitsPerKey
+	if bpk <= 0 {
+		bpk = DefaultBitsPerKey
+	}
+	est += (uint64(float64(b.filterKeys)*bpk)+511)/512*64 + 1 + uint64(len(b.props.FilterPolicy)) + 2 + 32 + format.BlockTrailerLen
+	if b.hashIndex {
+		slots := format.HashIndexSlots(b.hidx.Len())
+		width := uint64(4)
+		if need := (uint64(bitsLen(blocks)) + uint64(bitsLen(b.offset+b.rawData)) + 8 + 7) / 8; need > width {
+			width = min(need, 8)
+		}
+		tables := 8 * (blocks + 1)
+		if b.compress != format.NoCompression {
+			tables *= 2
+		}
+		est += format.HashIndexHeaderLen + 32 + slots*width + tables + format.BlockTrailerLen
+	}
+	// Index: the entries so far, one more per pending block, each about
+	// the last key's length plus a handle.
+	est += uint64(b.index.EstimatedSize()) + (blocks-b.props.NumDataBlocks+boolInt(b.pendingIndex))*uint64(len(b.lastKey)+12) + format.BlockTrailerLen
+	// Properties: about 40 bytes of integers, the keys, names and user
+	// properties; then the footer.
+	est += 64 + uint64(len(b.props.SmallestKey)+len(b.lastKey)+len(b.props.FilterPolicy)+len(b.props.Splitter)+b.userSize) + format.BlockTrailerLen
+	est += footer.Size
+	return est
+}
+
+func bitsLen(v uint64) int { return bits.Len64(v) }
+
+func boolInt(v bool) uint64 {
+	if v {
+		return 1
+	}
+	return 0
+}

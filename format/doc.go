@@ -230,12 +230,43 @@
 //	tag 15: restart interval (entries)
 //	tag 16: largest decoded data block (bytes)
 //	tag 17: hash index size (bytes, trailer included; version 2 only)
+//	tags 18, 19: unassigned (readers skip them, as any unknown tag)
+//	tag 20: splitter name (1 to 255 bytes; tables built with a Splitter only)
+//	tag 21: user properties (tables with at least one only)
 //
 // Tags 4 and 5 are present exactly when the entry count is non-zero. Tag
 // 16 bounds the size a reader will decompress a data block to. Tag 17 is
 // present exactly in version 2 tables, where the data size plus the hash
 // index size is the filter section's offset; in version 1 the data size
 // is that offset.
+//
+// Tags 20 and 21 are written only when present, so tables without a
+// splitter or user properties are byte for byte as before. Tag 20 names
+// the Splitter the table's keys were split with (the built-in Suffix(n)
+// is "sstkit.Suffix(n)", n in decimal). In such a table the filter holds
+// each distinct prefix key[:Split(key)] once, instead of each key, and a
+// version 2 table's hash index maps each distinct prefix (hashed as a key
+// is) to the table's first entry with that prefix, so it has one occupied
+// slot per distinct prefix. Consecutive keys never have decreasing
+// prefixes, so the keys of a prefix are contiguous. A reader that does
+// not know the splitter must neither probe the filter with whole keys nor
+// look whole keys up in the hash index; readers of this package then read
+// the table as if it had no filter and no hash index. (Readers written
+// before tag 20 existed skip it and would do both: they see false
+// negatives.)
+//
+// Tag 21's value is a sequence of user properties, in strictly increasing
+// bytes order of name, names unique:
+//
+//	+-------------------+------------+--------------------+-------------+
+//	| nameLen uvarint   | name bytes | valueLen uvarint   | value bytes |
+//	+-------------------+------------+--------------------+-------------+
+//
+// A name is 1 to 255 bytes; a value may be empty. Writers of this package
+// also keep values to at most 64 KiB, at most 1000 properties, and the
+// whole tag 21 value to at most 512 KiB (MaxUserProperties and the other
+// limits), well inside the 1 MiB readers allow the properties block. The
+// properties block's trailer CRC covers them like every other record.
 //
 // # Footer
 //

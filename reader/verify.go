@@ -14,7 +14,11 @@ import (
 // next block's first key, the filter matches every key, and the counts,
 // sizes and smallest/largest keys agree with the properties. In a Version2
 // table it also checks that every entry is stored whole and that the hash
-// index finds every key at its entry, with no other occupied slot. It returns
+// index finds every key at its entry, with no other occupied slot. In a
+// table with a splitter the reader knows, it checks that prefixes never
+// decrease, that the filter matches every prefix, and that the hash index
+// finds each distinct prefix at its first entry (a reader that does not
+// know the splitter checks neither filter nor hash index slots). It returns
 // the first problem found, wrapping format.ErrCorrupt, or ErrClosed.
 func (r *Reader) Verify() (err error) {
 	if !r.acquire() {
@@ -64,6 +68,8 @@ func (r *Reader) verify() error {
 		prevKey, prevSep      []byte
 		havePrev, havePrevSep bool
 		first                 = true
+		prefixes              uint64 // distinct prefixes (keys, without a splitter)
+		slotsChecked          = hashed && (r.useHash || r.props.Splitter == "")
 	)
 	for ok := idx.First(); ok; ok = idx.Next() {
 		// Verify re-reads every checksum, even of blocks already trusted.
@@ -106,11 +112,24 @@ func (r *Reader) verify() error {
 				}
 				first = false
 			}
-			if r.policy != nil && !r.mayContain(k) {
+			pk := k[:r.split(k)]
+			newPrefix := true
+			if r.splitter != nil && havePrev {
+				switch c := bytes.Compare(pk, prevKey[:r.split(prevKey)]); {
+				case c == 0:
+					newPrefix = false
+				case c < 0:
+					return format.Corruptf(format.SectionDataBlock, int64(h.Offset), "key %q has a smaller prefix under splitter %q than the previous key %q", k, r.props.Splitter, prevKey)
+				}
+			}
+			if newPrefix {
+				prefixes++
+			}
+			if r.policy != nil && !r.mayContain(pk) {
 				return format.Corruptf(format.SectionFilter, int64(r.footer.Filter.Offset), "filter does not match key %q", k)
 			}
 			if hashed {
-				if err := r.verifyHashed(x, k, int(blocks), d.Offset(), contents, h); err != nil {
+				if err := r.verifyHashed(x, k, pk, newPrefix && slotsChecked, int(blocks), d.Offset(), contents, h); err != nil {
 					return err
 				}
 			}
@@ -150,16 +169,16 @@ func (r *Reader) verify() error {
 		return format.Corruptf(format.SectionProperties, propsOff, "%d key and %d value bytes, properties say %d and %d", keyBytes, valueBytes, p.RawKeyBytes, p.RawValueBytes)
 	case entries > 0 && !bytes.Equal(prevKey, p.LargestKey):
 		return format.Corruptf(format.SectionProperties, propsOff, "largest key %q, table ends with %q", p.LargestKey, prevKey)
-	case hashed && x.Occupied() != entries:
-		return format.Corruptf(format.SectionHashIndex, int64(p.DataSize), "%d occupied slots for %d entries", x.Occupied(), entries)
+	case slotsChecked && x.Occupied() != prefixes:
+		return format.Corruptf(format.SectionHashIndex, int64(p.DataSize), "%d occupied slots for %d entries (%d distinct prefixes)", x.Occupied(), entries, prefixes)
 	}
 	return nil
 }
 
 // verifyHashed checks that the entry with key k at byte offset off of data
-// block i (contents, at handle h) stands alone and that the hash index
-// leads to it.
-func (r *Reader) verifyHashed(x *format.HashIndex, k []byte, i, off int, contents []byte, h format.BlockHandle) error {
+// block i (contents, at handle h) stands alone and, if slot, that the hash
+// index leads to it from the hash of hk (the key, or its prefix).
+func (r *Reader) verifyHashed(x *format.HashIndex, k, hk []byte, slot bool, i, off int, contents []byte, h format.BlockHandle) error {
 	ek, _, err := format.EntryAt(contents, int64(h.Offset), uint32(off))
 	if err != nil {
 		return err
@@ -167,7 +186,10 @@ func (r *Reader) verifyHashed(x *format.HashIndex, k []byte, i, off int, content
 	if !bytes.Equal(ek, k) {
 		return format.Corruptf(format.SectionDataBlock, int64(h.Offset), "entry at block offset %d does not decode alone", off)
 	}
-	probe := x.Probe(format.KeyHash(k))
+	if !slot {
+		return nil
+	}
+	probe := x.Probe(format.KeyHash(hk))
 	for {
 		b, o, ok, err := probe.Next()
 		if err != nil {
