@@ -3,6 +3,7 @@ package reader
 import (
 	"bytes"
 	"math"
+	"sync"
 
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/filterblock"
@@ -26,8 +27,13 @@ func (s *scratch) setPin(h cache.Handle) {
 	s.pin = h
 }
 
+// scratchPool holds the lookup buffers of every reader: one pool for the
+// process, not one per reader, so that many open tables do not each keep
+// buffers per P, nor each refill them after every garbage collection.
+var scratchPool sync.Pool // *scratch
+
 func (r *Reader) getScratch() *scratch {
-	if s, ok := r.scratch.Get().(*scratch); ok {
+	if s, ok := scratchPool.Get().(*scratch); ok {
 		return s
 	}
 	return new(scratch)
@@ -374,7 +380,7 @@ func (r *Reader) putScratch(s *scratch) {
 	if s != nil {
 		s.pin.Release()
 		s.indexPin.Release()
-		r.scratch.Put(s)
+		scratchPool.Put(s)
 	}
 }
 

@@ -132,7 +132,6 @@ type Reader struct {
 	closed atomic.Bool
 	freed  atomic.Bool
 
-	scratch  sync.Pool // *scratch
 	dropOnce sync.Once // closes the cache tables
 }
 
