@@ -12,7 +12,7 @@ import (
 
 // ChunkSize is the allocation unit, in bytes: a block of n bytes holds
 // ceil(n / ChunkSize) contiguous chunks, and Stats.Size counts chunks.
-const ChunkSize = 512
+const ChunkSize = 64
 
 // MaxShards is the most shards a Cache splits its budget into. A cache of
 // capacity C has min(MaxShards, C / 4 MiB) shards, at least one, so that
@@ -23,6 +23,10 @@ const minShardBytes = 4 << 20
 
 // shardRun is how many neighbouring blocks of a table map to one shard.
 const shardRun = 32
+
+// entryBytes is the budget per preallocated entry: a cache holds at most
+// capacity / entryBytes blocks.
+const entryBytes = 2048
 
 // ErrInUse is wrapped by the error Close returns while tables are open or
 // blocks are pinned.
@@ -57,13 +61,16 @@ type Cache struct {
 	nextID atomic.Uint64
 }
 
+// MaxCapacity is the largest budget a Cache takes, in bytes (256 GiB):
+// blocks are addressed by 32-bit chunk numbers.
+const MaxCapacity = 1 << 32 * ChunkSize
+
 // New returns a Cache holding at most capacity bytes of blocks. Its memory
 // is reserved at once but takes pages only as blocks fill it. A capacity
-// below one chunk gives a cache that holds nothing.
+// below one chunk gives a cache that holds nothing; one above MaxCapacity
+// is taken as MaxCapacity.
 func New(capacity int64) *Cache {
-	if capacity < 0 {
-		capacity = 0
-	}
+	capacity = min(max(capacity, 0), MaxCapacity)
 	n := 1
 	for n < MaxShards && capacity/int64(2*n) >= minShardBytes {
 		n *= 2
@@ -81,9 +88,9 @@ func New(capacity int64) *Cache {
 			c.mem = make([]byte, total)
 		}
 	}
-	// Entry state: one entry per 4 chunks (2 KiB) of budget. When blocks
-	// are smaller on average, a shard evicts to free an entry.
-	perShard := max(shardChunks/4, 16)
+	// Entry state: one entry per 2 KiB of budget. When blocks are smaller
+	// on average, a shard evicts to free an entry.
+	perShard := max(shardChunks*ChunkSize/entryBytes, 16)
 	if shardChunks == 0 {
 		perShard = 0
 	}

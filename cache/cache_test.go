@@ -173,7 +173,7 @@ func TestCounters(t *testing.T) {
 	if _, ok := tb.Get(1); ok {
 		t.Fatal("Get(1) hit")
 	}
-	want := Stats{Capacity: 64 << 10, Size: ChunkSize, Hits: 2, Misses: 1}
+	want := Stats{Capacity: 64 << 10, Size: int64(chunksOf(100) * ChunkSize), Hits: 2, Misses: 1}
 	if st := c.Stats(); st != want {
 		t.Fatalf("Stats %+v, want %+v", st, want)
 	}
@@ -188,7 +188,7 @@ func TestCounters(t *testing.T) {
 	}
 	size := int64(0)
 	if listed(tb, 0) {
-		size += ChunkSize
+		size += int64(chunksOf(100) * ChunkSize)
 	}
 	for i := range 100 {
 		if listed(tb2, i) {
@@ -414,12 +414,12 @@ func TestTableClosePinned(t *testing.T) {
 		t.Fatal("Reserve(3) failed")
 	}
 	fill(res.Bytes(), tb.id, 3, 4)
-	if got, want := c.Stats().Size, int64(6+10+10+10+2)*ChunkSize; got != want {
+	if got, want := c.Stats().Size, int64(chunksOf(3000)+3*chunksOf(5000)+chunksOf(700))*ChunkSize; got != want {
 		t.Fatalf("Size %d, want %d", got, want)
 	}
 	tb.Close()
 	tb.Close()
-	if got, want := c.Stats().Size, int64(6+10+10+2)*ChunkSize; got != want {
+	if got, want := c.Stats().Size, int64(chunksOf(3000)+2*chunksOf(5000)+chunksOf(700))*ChunkSize; got != want {
 		t.Fatalf("Size %d after Close, want %d (block 2 dropped, pinned ones kept)", got, want)
 	}
 	for i := range 4 {
@@ -447,7 +447,7 @@ func TestTableClosePinned(t *testing.T) {
 	h0.Release()
 	g1.Release()
 	res.Release()
-	if got, want := c.Stats().Size, before-int64(10+10+2)*ChunkSize; got != want {
+	if got, want := c.Stats().Size, before-int64(2*chunksOf(5000)+chunksOf(700))*ChunkSize; got != want {
 		t.Fatalf("Size %d after the releases, want %d", got, want)
 	}
 	closeAll(t, c, other)
@@ -470,18 +470,18 @@ func TestPublishTwice(t *testing.T) {
 	if a.Aux() != 1 || b.Aux() != 2 {
 		t.Fatalf("Aux %d, %d", a.Aux(), b.Aux())
 	}
-	if got, want := c.Stats().Size, int64(2+6)*ChunkSize; got != want {
+	if got, want := c.Stats().Size, int64(chunksOf(1000)+chunksOf(3000))*ChunkSize; got != want {
 		t.Fatalf("Size %d, want %d", got, want)
 	}
 	checkHit(t, tb, 0, 1)
 	b.Release()
-	if got, want := c.Stats().Size, int64(2)*ChunkSize; got != want {
+	if got, want := c.Stats().Size, int64(chunksOf(1000))*ChunkSize; got != want {
 		t.Fatalf("Size %d after releasing the private block, want %d", got, want)
 	}
 	checkHit(t, tb, 0, 1)
 	a.Release()
 	checkHit(t, tb, 0, 1)
-	if c.Stats().Size != 2*ChunkSize {
+	if c.Stats().Size != int64(chunksOf(1000))*ChunkSize {
 		t.Fatal("published block freed on Release")
 	}
 	closeAll(t, c, tb)

@@ -14,17 +14,20 @@
 // a block is written to them, the garbage collector never sees them, and
 // an evicted block's bytes are reused for the next block, never left to
 // the garbage collector. The mapping is split into shards, each with its
-// own lock, and each shard into 512-byte chunks; a block occupies a run of
-// contiguous chunks. Stats.Size, the bytes of chunks held by blocks, never
-// exceeds Capacity, because blocks are only ever placed inside the
-// mapping. A block larger than one shard (Capacity / Shards bytes) is not
+// own lock, and each shard into 64-byte chunks (one cache line); a block
+// occupies a run of contiguous chunks, so neighbouring blocks of a scan lie
+// almost back to back: with 512-byte chunks, which left gaps of up to 511
+// bytes between 4 KiB blocks, a warm scan ran 10-20% slower. Stats.Size,
+// the bytes of chunks held by blocks, never exceeds Capacity, because
+// blocks are only ever placed inside the mapping. A block larger than one shard (Capacity / Shards bytes) is not
 // cached: Reserve reports false and the caller serves it from its own
 // buffer.
 //
 // Besides the budget, a Cache keeps on the Go heap 56 bytes of entry state
-// per 2 KiB of capacity (1.75 MiB for 64 MiB): blocks smaller than 2 KiB
-// on average are limited by entries rather than bytes. A Table keeps 8
-// bytes per block slot.
+// per 2 KiB of capacity (1.75 MiB for 64 MiB) and a chunk bitmap of one
+// bit per 64 bytes (128 KiB for 64 MiB): blocks smaller than 2 KiB on
+// average are limited by entries rather than bytes. A Table keeps 8 bytes
+// per block slot.
 //
 // # Eviction
 //

@@ -280,11 +280,15 @@ func (s *shard) runAround(at, n, k int) (lo, hi int) {
 func (s *shard) held(c int) bool { return s.bits[c>>6]&(1<<uint(c&63)) != 0 }
 
 func (s *shard) setBits(at, n int, v bool) {
-	for c := at; c < at+n; c++ {
+	for n > 0 {
+		lo := at & 63
+		k := min(n, 64-lo)
+		mask := (^uint64(0) >> uint(64-k)) << uint(lo)
 		if v {
-			s.bits[c>>6] |= 1 << uint(c&63)
+			s.bits[at>>6] |= mask
 		} else {
-			s.bits[c>>6] &^= 1 << uint(c&63)
+			s.bits[at>>6] &^= mask
 		}
+		at, n = at+k, n-k
 	}
 }

@@ -522,8 +522,10 @@ func (it *Iterator) Next() bool {
 	// A decoded block (in the cache) is process memory, which cannot fault: step within it without the fault guard, whose setup
 	// and deferred recovery cost about a fifth of a Next. Leaving the
 	// block reads the index and maybe the mapping, so that is guarded.
-	it.s.data.Next()
-	if it.s.data.Valid() {
+	if it.s.data.Next() {
+		if it.upper == nil {
+			return true
+		}
 		return it.checkUpper(true)
 	}
 	return it.forwardProtected()
