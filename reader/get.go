@@ -103,13 +103,22 @@ func (r *Reader) mayContainHash(key []byte, h uint64) bool {
 	if r.policy == nil || r.loadFilter() != nil {
 		return true
 	}
-	bits := r.filter
-	var pin cache.Handle
 	if !r.filterKept {
-		var err error
-		if bits, err = r.filterBits(&pin); err != nil {
-			return true
-		}
+		return r.mayContainCached(key, h)
+	}
+	if r.cacheLocal {
+		return filterblock.BloomMayContainHash(r.filter, h)
+	}
+	return r.policy.MayContain(r.filter, key)
+}
+
+// mayContainCached is mayContainHash for a filter kept in the cache: it
+// stays pinned for the probe.
+func (r *Reader) mayContainCached(key []byte, h uint64) bool {
+	var pin cache.Handle
+	bits, err := r.filterBits(&pin)
+	if err != nil {
+		return true
 	}
 	var ok bool
 	if r.cacheLocal {

@@ -630,6 +630,9 @@ func (r *Reader) checkHashIndex(contents []byte) error {
 }
 
 func (r *Reader) loadFilter() error {
+	if r.filterState.done.Load() {
+		return r.filterState.err
+	}
 	if r.policy != nil {
 		if err := r.beforeLoad(&r.filterState); err != nil {
 			return err
