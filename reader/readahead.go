@@ -12,11 +12,14 @@ import (
 // ended (a sequential read, as every Next that leaves a block makes, and
 // First), it reads not the block alone but a window of the file from it,
 // MinReadahead bytes the first time, four times more on each sequential
-// window up to MaxReadahead, in one ReadAt, and serves the following blocks from the
-// window. The growth is fourfold (64 KiB, 256 KiB, 1 MiB), so the ramp
-// costs two reads more than 1 MiB windows would from the start: a full
-// scan makes at most two ReadAt per MiB of file for tables of more than
-// about 2.5 MiB, and at most four reads below that. A read elsewhere (SeekGE, Last, Prev) reads its block alone and
+// window up to MaxReadahead, in one ReadAt, and serves the following
+// blocks from the window. The growth is fourfold (64 KiB, 256 KiB, 1 MiB),
+// so the ramp costs two reads more than 1 MiB windows would from the
+// start. A run that starts at the first data block of a table whose data
+// blocks take at most MaxReadahead bytes reads them all in its first
+// window. So a full scan makes one ReadAt on tables of up to about 1 MiB,
+// at most two ReadAt per MiB of file above about 2.5 MiB, and at most four
+// between. A read elsewhere (SeekGE, Last, Prev) reads its block alone and
 // starts the growth again. So a full scan makes about one ReadAt per MiB
 // of data blocks, against one per block without read-ahead; Pebble's
 // reader of remote objects does the same (objstorageprovider's
@@ -75,6 +78,12 @@ func (r *Reader) readAhead(s *scratch, h format.BlockHandle) ([]byte, error) {
 		return raw, nil
 	}
 	ra.size = min(max(4*ra.size, MinReadahead), MaxReadahead)
+	if off == 0 && r.dataEnd <= MaxReadahead {
+		// A run from the first block of a table whose data blocks fit one
+		// largest window: a scan of a small table, read whole in one
+		// ReadAt instead of the ramp's two or three.
+		ra.size = int(r.dataEnd)
+	}
 	end := min(off+max(int64(ra.size), n), int64(r.dataEnd))
 	end = max(end, off+n)
 	size := int(end - off)

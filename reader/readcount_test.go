@@ -239,3 +239,38 @@ func TestReadaheadConcurrentScans(t *testing.T) {
 		r.Close()
 	}
 }
+
+// TestReadaheadSmallTableScan checks that a full scan of a table whose
+// data blocks take at most MaxReadahead bytes makes exactly one ReadAt,
+// and a table just above that more than one, none above MaxReadahead.
+func TestReadaheadSmallTableScan(t *testing.T) {
+	for _, n := range []int{100, 2000, 7000, 9500, 10500} {
+		es := numbered(n, func(i int) string { return fmt.Sprintf("%0100x", uint64(i)*0x9e3779b97f4a7c15) })
+		data, _ := build(t, es, &builder.Options{Compression: format.NoCompression})
+		src := &recorder{data: data}
+		r, err := reader.New(src, int64(len(data)), cacheOpts(t, 64<<20))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dataBytes := int64(r.Properties().DataSize) // the data blocks, trailers included
+		src.take()
+		got, err := scan(r)
+		if err != nil || len(got) != len(es) {
+			t.Fatalf("%d entries: scan saw %d, %v", n, len(got), err)
+		}
+		reads := src.take()
+		if dataBytes <= reader.MaxReadahead && len(reads) != 1 {
+			t.Errorf("%d entries, %d bytes of data blocks: %d reads, want 1", n, dataBytes, len(reads))
+		}
+		if dataBytes > reader.MaxReadahead && len(reads) < 2 {
+			t.Errorf("%d entries, %d bytes of data blocks: %d reads", n, dataBytes, len(reads))
+		}
+		for _, rd := range reads {
+			if rd[1] > reader.MaxReadahead {
+				t.Errorf("%d entries: a %d-byte read, larger than MaxReadahead", n, rd[1])
+			}
+		}
+		t.Logf("%d entries, %d bytes of data blocks: %d reads", n, dataBytes, len(reads))
+		r.Close()
+	}
+}
