@@ -457,6 +457,11 @@ func (r *Reader) dataBlock(s *scratch, i int, h format.BlockHandle) ([]byte, err
 			// it was read; a hash index naming another length for block i
 			// is caught by that check on the general path below.
 			s.pin = pin
+			if s.ra != nil && int64(h.Offset) == s.ra.next {
+				// A cached block continues an iterator's sequential run:
+				// the read after it is still sequential.
+				s.ra.next = int64(h.Offset+h.Length) + format.BlockTrailerLen
+			}
 			return pin.Bytes(), nil
 		}
 	}

@@ -174,6 +174,35 @@ func TestReadaheadScanReads(t *testing.T) {
 	}
 }
 
+// TestReadaheadAfterCachedBlocks checks that blocks already in the cache
+// (from Gets) do not break a scan's sequential run: without that, every
+// cached block would restart the read-ahead at 64 KiB, one block alone.
+func TestReadaheadAfterCachedBlocks(t *testing.T) {
+	es := numbered(60000, func(i int) string { return fmt.Sprintf("%0100x", uint64(i)*0x9e3779b97f4a7c15) })
+	data, _ := build(t, es, &builder.Options{Compression: format.NoCompression})
+	src := &recorder{data: data}
+	r, err := reader.New(src, int64(len(data)), cacheOpts(t, 64<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for i := 0; i < len(es); i += 97 { // about one block in three cached
+		if _, err := r.Get([]byte(es[i].Key)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src.take()
+	got, err := scan(r)
+	if err != nil || len(got) != len(es) {
+		t.Fatalf("scan: %d of %d entries, %v", len(got), len(es), err)
+	}
+	reads := src.take()
+	mib := float64(len(data)) / (1 << 20)
+	if limit := max(2*mib, 4); float64(len(reads)) > limit {
+		t.Errorf("full scan of %.1f MiB after Gets: %d reads, want at most %.1f", mib, len(reads), limit)
+	}
+}
+
 // TestReadaheadConcurrentScans runs scans and seeks from many goroutines
 // on one reader over a ReaderAt, with caches that lend their windows or
 // cannot: every entry is right.
