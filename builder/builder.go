@@ -32,6 +32,16 @@ const (
 	DefaultBlockSize       = 4096 // bytes
 	DefaultRestartInterval = 16   // entries
 	DefaultBitsPerKey      = 10   // bits per key of the default filter
+
+	// DefaultPartitionThreshold is the default Options.PartitionThreshold,
+	// in bytes: 256 KiB, the tail a reader over a ReaderAt reads to open a
+	// table (reader.DefaultTailSize), so that a table whose index and
+	// filter fit in it keeps the one-level layout.
+	DefaultPartitionThreshold = 256 << 10
+	// DefaultPartitionSize is the default Options.PartitionSize, in bytes:
+	// a partition's filter and index together, about 10 KiB and 6 KiB
+	// with 16-byte keys and 10 bits per key.
+	DefaultPartitionSize = 16 << 10
 )
 
 // Options configure a Builder. A nil *Options, or a zero or negative field,
@@ -64,6 +74,22 @@ type Options struct {
 	// in data blocks, since every entry is stored whole. BlockSize must
 	// then be at most 1 GiB.
 	HashIndex bool
+	// PartitionThreshold is the size, in bytes, of the index block and
+	// filter together above which the builder writes format Version3, a
+	// partitioned index and filter (format package documentation), so
+	// that a reader over object storage reads one partition of a few KiB
+	// per lookup rather than the whole index and filter. 0 means
+	// DefaultPartitionThreshold; a negative value never partitions. The
+	// partitioned layout is built only with the default filter policy
+	// (Bloom) and without HashIndex; other tables are written as before.
+	// This is RocksDB's partitioned index and filters (kTwoLevelIndexSearch
+	// with partition_filters) and Pebble's two-level index.
+	PartitionThreshold int
+	// PartitionSize is the target size, in bytes, of one partition of a
+	// Version3 table: its filter and its index together. A partition is
+	// cut after the data block that makes it reach this size. 0 means
+	// DefaultPartitionSize.
+	PartitionSize int
 }
 
 // sectionPool recycles hash index section buffers between builds, as
@@ -92,9 +118,22 @@ type Builder struct {
 	data  format.BlockWriter
 	index format.BlockWriter
 
-	hashIndex     bool
-	hashAdder     filterblock.HashAdder // b.filter, when it takes hashes
-	anyCompressed bool                  // a data block was stored compressed
+	hashIndex bool
+	hashAdder filterblock.HashAdder // b.filter, when it takes hashes
+
+	// Partitioning (Version3): with partitionable, Add keeps every key's
+	// hash in hashes instead of feeding b.filter, and cuts records where
+	// partitions end; Finish then writes one filter per partition, or, for
+	// a table under the threshold, feeds every hash to b.filter.
+	partitionable bool
+	partThreshold int
+	partSize      int
+	bitsPerKey    float64
+	hashes        []uint64
+	cuts          []partCut
+	partBytes     int // index bytes since the last cut, estimated
+
+	anyCompressed bool // a data block was stored compressed
 	hidx          format.HashIndexWriter
 	blockOffsets  []uint64 // file offset of each data block, with HashIndex
 	decodedStart  []uint64 // offset of each block's contents in their concatenation, with HashIndex
@@ -151,6 +190,19 @@ func New(w io.Writer, opts *Options) *Builder {
 	b.policy = o.Filter
 	b.filter = o.Filter.NewGenerator()
 	b.hashAdder, _ = b.filter.(filterblock.HashAdder)
+	_, fallback := b.filter.(filterblock.FallbackReporter)
+	b.partThreshold, b.partSize = o.PartitionThreshold, o.PartitionSize
+	if b.partThreshold == 0 {
+		b.partThreshold = DefaultPartitionThreshold
+	}
+	if b.partSize <= 0 {
+		b.partSize = DefaultPartitionSize
+	}
+	b.partitionable = b.partThreshold > 0 && !o.HashIndex && b.hashAdder != nil && !fallback
+	b.bitsPerKey = DefaultBitsPerKey
+	if s, ok := o.Filter.(filterblock.Sized); ok && s.BitsPerKey() > 0 {
+		b.bitsPerKey = s.BitsPerKey()
+	}
 	b.props.FormatVersion = format.Version1
 	if o.HashIndex {
 		b.hashIndex = true
@@ -207,6 +259,8 @@ func (b *Builder) Add(key, value []byte) error {
 		} else {
 			b.filter.Add(key)
 		}
+	} else if b.partitionable {
+		b.hashes = append(b.hashes, format.KeyHash(key))
 	} else {
 		b.filter.Add(key)
 	}
@@ -232,6 +286,38 @@ func (b *Builder) addIndexEntry(sep []byte) {
 	b.handleBuf = format.AppendHandle(b.handleBuf[:0], b.pendingHandle)
 	b.index.Add(sep, b.handleBuf)
 	b.pendingIndex = false
+	if b.partitionable {
+		// An index entry costs its key, its handle, a 3-byte header at
+		// most for short keys, and its 4-byte restart.
+		b.partBytes += len(sep) + len(b.handleBuf) + 3 + 4
+		if b.partBytes+b.filterBytes(b.props.NumEntries-b.cutKey()) >= b.partSize {
+			b.cut(sep)
+		}
+	}
+}
+
+// partCut records the end of a partition: its separator (the last index
+// entry's key), and the data block count and entry count at its end.
+type partCut struct {
+	sep                []byte
+	endBlock, endEntry uint64
+}
+
+// cutKey returns the entry count at the last cut.
+func (b *Builder) cutKey() uint64 {
+	if len(b.cuts) == 0 {
+		return 0
+	}
+	return b.cuts[len(b.cuts)-1].endEntry
+}
+
+// filterBytes estimates the filter size of n keys, in bytes.
+func (b *Builder) filterBytes(n uint64) int { return int(float64(n) * b.bitsPerKey / 8) }
+
+// cut ends a partition after the data blocks flushed so far.
+func (b *Builder) cut(sep []byte) {
+	b.cuts = append(b.cuts, partCut{sep: bytes.Clone(sep), endBlock: b.props.NumDataBlocks, endEntry: b.props.NumEntries})
+	b.partBytes = 0
 }
 
 func (b *Builder) flushDataBlock() {
@@ -366,7 +452,16 @@ func (b *Builder) finish() error {
 	} else {
 		close(hashDone)
 	}
-	filter := b.filter.Generate(nil)
+	index := b.index.Finish()
+	partitioned := b.partitionable && b.props.NumDataBlocks > 0 && len(index)+b.filterBytes(b.props.NumEntries) > b.partThreshold
+	var filter []byte
+	if !partitioned {
+		for _, h := range b.hashes {
+			b.hashAdder.AddHash(h)
+		}
+		b.hashes = nil
+		filter = b.filter.Generate(nil)
+	}
 	<-hashDone
 	if b.hashIndex {
 		b.writeBlock(hashSection, format.NoCompression)
@@ -386,12 +481,23 @@ func (b *Builder) finish() error {
 			}
 		}
 	}
-	section := filterblock.AppendSection(nil, b.offset, b.policy.Name(), filter)
 	var f footer.Footer
-	f.Filter = b.writeBlock(section, format.NoCompression)
-	b.props.FilterSize = f.Filter.Length + format.BlockTrailerLen
+	if partitioned {
+		top, err := b.writePartitions(index)
+		if err != nil {
+			return err
+		}
+		b.props.FormatVersion = format.Version3
+		f.Filter = format.BlockHandle{Offset: b.props.DataSize, Length: b.offset - b.props.DataSize - format.BlockTrailerLen}
+		b.props.FilterSize = f.Filter.Length + format.BlockTrailerLen
+		index = top
+	} else {
+		section := filterblock.AppendSection(nil, b.offset, b.policy.Name(), filter)
+		f.Filter = b.writeBlock(section, format.NoCompression)
+		b.props.FilterSize = f.Filter.Length + format.BlockTrailerLen
+	}
 
-	f.Index = b.writeBlock(b.index.Finish(), format.NoCompression)
+	f.Index = b.writeBlock(index, format.NoCompression)
 	b.props.IndexSize = f.Index.Length + format.BlockTrailerLen
 
 	f.Properties = b.writeBlock(format.AppendProperties(nil, &b.props), format.NoCompression)
@@ -404,6 +510,48 @@ func (b *Builder) finish() error {
 		return fmt.Errorf("sstable: builder: flush: %w", err)
 	}
 	return nil
+}
+
+// writePartitions writes the partitions of a Version3 table, each its
+// keys' filter then its data blocks' index entries (taken from index, the
+// whole index block), and returns the top-level index block: one entry
+// per partition, keyed by its last separator, whose value is its
+// format.PartitionHandle.
+func (b *Builder) writePartitions(index []byte) ([]byte, error) {
+	if n := len(b.cuts); n == 0 || b.cuts[n-1].endBlock != b.props.NumDataBlocks {
+		b.cut(b.sepBuf) // the last index entry's separator
+	}
+	var it format.BlockIter
+	if err := it.Init(format.SectionIndex, 0, index); err != nil {
+		return nil, fmt.Errorf("sstable: builder: index block: %w", err)
+	}
+	it.First()
+	top := format.BlockWriter{RestartInterval: 1}
+	part := format.BlockWriter{RestartInterval: 1}
+	var filter, handle []byte
+	var block, entry uint64
+	for _, c := range b.cuts {
+		for _, h := range b.hashes[entry:c.endEntry] {
+			b.hashAdder.AddHash(h)
+		}
+		filter = b.filter.Generate(filter[:0])
+		ph := format.PartitionHandle{Offset: b.offset, FirstBlock: block}
+		ph.FilterLen = b.writeBlock(filter, format.NoCompression).Length
+		part.Reset()
+		for ; block < c.endBlock; block++ {
+			if !it.Valid() {
+				return nil, fmt.Errorf("sstable: builder: index block ends before block %d", block)
+			}
+			part.Add(it.Key(), it.Value())
+			it.Next()
+		}
+		ph.IndexLen = b.writeBlock(part.Finish(), format.NoCompression).Length
+		handle = format.AppendPartitionHandle(handle[:0], ph)
+		top.Add(c.sep, handle)
+		entry = c.endEntry
+	}
+	b.hashes, b.cuts = nil, nil
+	return top.Finish(), nil
 }
 
 // Abort abandons the table. For a builder from Create it closes and

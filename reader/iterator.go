@@ -47,7 +47,7 @@ func (it *Iterator) init() (err error) {
 	if err != nil {
 		return err
 	}
-	return it.s.index.Init(format.SectionIndex, int64(r.footer.Index.Offset), index)
+	return r.initIndexIter(&it.s.index, index)
 }
 
 // loadBlock loads the data block of the current index entry into s.data.
@@ -57,7 +57,7 @@ func (it *Iterator) loadBlock() bool {
 		it.err = it.s.index.Err()
 		return false
 	}
-	contents, h, err := it.r.blockAt(&it.s, &it.s.index)
+	contents, h, err := it.r.blockAt(&it.s, &it.s.index.BlockIter, it.s.index.base)
 	if err == nil {
 		err = it.s.data.Init(format.SectionDataBlock, int64(h.Offset), contents)
 	}
@@ -108,6 +108,15 @@ func (it *Iterator) backward() bool {
 	return true
 }
 
+// stop unpositions the iterator after a failed move, keeping the index's
+// error: a partitioned table's index reads its partitions as it moves.
+func (it *Iterator) stop() {
+	it.loaded = false
+	if it.err == nil && !it.closed {
+		it.err = it.s.index.Err()
+	}
+}
+
 func (it *Iterator) usable() bool { return it.err == nil && !it.closed }
 
 // First moves to the first entry; false if the table is empty or on error.
@@ -118,7 +127,7 @@ func (it *Iterator) First() (ok bool) {
 	}
 	it.startScan()
 	if !it.usable() || !it.s.index.First() || !it.loadBlock() {
-		it.loaded = false
+		it.stop()
 		return false
 	}
 	it.s.data.First()
@@ -133,7 +142,7 @@ func (it *Iterator) Last() (ok bool) {
 	}
 	it.startScan()
 	if !it.usable() || !it.s.index.Last() || !it.loadBlock() {
-		it.loaded = false
+		it.stop()
 		return false
 	}
 	it.s.data.Last()
@@ -148,7 +157,7 @@ func (it *Iterator) SeekGE(key []byte) (ok bool) {
 		defer it.recoverFault(&ok)
 	}
 	if !it.usable() || !it.s.index.SeekGE(key) || !it.loadBlock() {
-		it.loaded = false
+		it.stop()
 		return false
 	}
 	it.s.data.SeekGE(key)
@@ -239,6 +248,7 @@ func (it *Iterator) Close() error {
 	it.loaded = false
 	it.s.setPin(cache.Handle{})
 	it.s.indexPin.Release()
+	it.s.index.release()
 	it.ra.release()
 	if it.scan {
 		it.r.endScan()

@@ -53,7 +53,8 @@ func (r *Reader) verify() error {
 	}
 	idx := &s.index
 	indexOff := int64(r.footer.Index.Offset)
-	if err := idx.Init(format.SectionIndex, indexOff, index); err != nil {
+	defer idx.release()
+	if err := r.initIndexIter(idx, index); err != nil {
 		return err
 	}
 	p := &r.props
@@ -67,10 +68,10 @@ func (r *Reader) verify() error {
 	)
 	for ok := idx.First(); ok; ok = idx.Next() {
 		// Verify re-reads every checksum, even of blocks already trusted.
-		if i, ok := idx.RestartIndex(); ok {
-			r.forgetVerified(i)
+		if _, ok := idx.RestartIndex(); ok {
+			r.forgetVerified(idx.block())
 		}
-		contents, h, err := r.blockAt(&s, idx)
+		contents, h, err := r.blockAt(&s, &idx.BlockIter, idx.base)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,460 @@
+package reader
+
+import (
+	"github.com/sstkit/sstable/cache"
+	"github.com/sstkit/sstable/filterblock"
+	"github.com/sstkit/sstable/format"
+)
+
+// Partitioned index and filter (format Version3).
+//
+// The footer's index handle names the top-level index, loaded like a
+// one-level table's index block (in the tail New reads, or on first use),
+// with one entry per partition. A lookup seeks it, then reads the key's
+// partition, its filter and its index partition together, in one ReadAt
+// of a few KiB: a cold Get of a present key makes three reads counting
+// New's (tail, partition, data block), of an absent key two. Partitions
+// of an unmapped reader live in the cache, one slot each of
+// Reader.partTable, pinned while used and read again, with their
+// checksums, if evicted; a mapped reader checks each partition's
+// checksums on its first use and reads it in place.
+
+// checkTop checks the top-level index of a Version3 table: one restart
+// per entry, well-formed partition handles that tile the bytes from the
+// data section's end to the top-level index without a gap, and first
+// blocks that start at 0 and increase. On the first load (record) it
+// keeps the handles in r.parts; later loads, after an eviction, must
+// match them.
+func (r *Reader) checkTop(contents []byte, record bool) error {
+	off := int64(r.footer.Index.Offset)
+	var it format.BlockIter
+	if err := it.Init(format.SectionTopIndex, off, contents); err != nil {
+		return err
+	}
+	n := it.NumRestarts()
+	if n == 0 || uint64(n) > r.props.NumDataBlocks {
+		return format.Corruptf(format.SectionTopIndex, off, "%d partitions for %d data blocks", n, r.props.NumDataBlocks)
+	}
+	var parts []format.PartitionHandle
+	if record {
+		parts = make([]format.PartitionHandle, 0, n)
+	}
+	next := r.props.DataSize + r.props.HashIndexSize
+	i := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		ph, ok := format.DecodePartitionHandle(it.Value())
+		switch {
+		case !ok:
+			return format.Corruptf(format.SectionTopIndex, off, "entry %d: bad partition handle", i)
+		case i >= n:
+			return format.Corruptf(format.SectionTopIndex, off, "more entries than its %d restarts", n)
+		case ph.Offset != next:
+			return format.Corruptf(format.SectionTopIndex, off, "partition %d at %d, previous one ends at %d", i, ph.Offset, next)
+		case ph.End() > r.footer.Index.Offset:
+			return format.Corruptf(format.SectionTopIndex, off, "partition %d (offset %d, %d bytes) runs past the top-level index at %d", i, ph.Offset, ph.Len(), r.footer.Index.Offset)
+		case i == 0 && ph.FirstBlock != 0,
+			i > 0 && ph.FirstBlock <= r.partAt(parts, i-1).FirstBlock,
+			ph.FirstBlock >= r.props.NumDataBlocks:
+			return format.Corruptf(format.SectionTopIndex, off, "partition %d starts at data block %d", i, ph.FirstBlock)
+		case !record && r.parts[i] != ph:
+			return format.Corruptf(format.SectionTopIndex, off, "changed since it was first read")
+		}
+		if record {
+			parts = append(parts, ph)
+		}
+		next = ph.End()
+		i++
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	if i != n || next != r.footer.Index.Offset {
+		return format.Corruptf(format.SectionTopIndex, off, "%d entries for %d restarts; partitions end at %d, not at %d", i, n, next, r.footer.Index.Offset)
+	}
+	if record {
+		r.parts = parts
+	}
+	return nil
+}
+
+// partAt returns partition i's handle, from parts while checkTop records
+// them, else from r.parts.
+func (r *Reader) partAt(parts []format.PartitionHandle, i int) format.PartitionHandle {
+	if parts != nil {
+		return parts[i]
+	}
+	return r.parts[i]
+}
+
+// partBlocks returns the number of data blocks partition p covers.
+func (r *Reader) partBlocks(p int) uint64 {
+	if p+1 < len(r.parts) {
+		return r.parts[p+1].FirstBlock - r.parts[p].FirstBlock
+	}
+	return r.props.NumDataBlocks - r.parts[p].FirstBlock
+}
+
+// checkPartition checks partition p's bytes b (filter, trailer, index
+// partition, trailer): both checksums, both stored raw, and an index
+// partition of one restart per entry, one entry per data block it covers.
+func (r *Reader) checkPartition(p int, b []byte) error {
+	ph := r.parts[p]
+	fh, ih := ph.Filter(), ph.Index()
+	if _, err := r.rawIn(format.SectionFilterPartition, fh, b[:fh.Length+format.BlockTrailerLen]); err != nil {
+		return err
+	}
+	index, err := r.rawIn(format.SectionIndexPartition, ih, b[fh.Length+format.BlockTrailerLen:])
+	if err != nil {
+		return err
+	}
+	var it format.BlockIter
+	if err := it.Init(format.SectionIndexPartition, int64(ih.Offset), index); err != nil {
+		return err
+	}
+	if n := uint64(it.NumRestarts()); n != r.partBlocks(p) {
+		return format.Corruptf(format.SectionIndexPartition, int64(ih.Offset), "%d entries for the %d data blocks of partition %d", n, r.partBlocks(p), p)
+	}
+	return nil
+}
+
+// rawIn checks the block at h, whose bytes and trailer are raw, and
+// returns its contents.
+func (r *Reader) rawIn(section string, h format.BlockHandle, raw []byte) ([]byte, error) {
+	stored, typ, err := format.CheckBlock(section, int64(h.Offset), raw)
+	if err != nil {
+		return nil, err
+	}
+	if typ != format.BlockTypeRaw {
+		return nil, format.Corruptf(section, int64(h.End())-format.BlockTrailerLen, "must be stored raw, has compression type %d", typ)
+	}
+	return stored, nil
+}
+
+// partition returns partition p's filter bits and index partition
+// contents: from the mapping, checked on first use, or from the cache,
+// read and checked on a miss, pinned by *pin (release it when done). A
+// partition the cache cannot take is read into memory of its own. A
+// failed read is returned as such and not remembered.
+func (r *Reader) partition(p int, pin *cache.Handle) (filter, index []byte, err error) {
+	ph := r.parts[p]
+	var b []byte
+	switch {
+	case r.mapped != nil:
+		b = r.mapped[ph.Offset:ph.End():ph.End()]
+		if !r.partChecked[p].Load() {
+			if err := r.checkPartition(p, b); err != nil {
+				return nil, nil, err
+			}
+			r.partChecked[p].Store(true)
+		}
+	default:
+		if h, ok := r.partTable.Get(p); ok {
+			*pin = h
+			b = h.Bytes()
+			break
+		}
+		h, ok := r.partTable.Reserve(p, int(ph.Len()))
+		if ok {
+			b = h.Bytes()
+		} else {
+			b = make([]byte, ph.Len())
+		}
+		if err := r.readFull(format.SectionIndexPartition, b, int64(ph.Offset)); err != nil {
+			h.Release()
+			return nil, nil, err
+		}
+		if err := r.checkPartition(p, b); err != nil {
+			h.Release()
+			return nil, nil, err
+		}
+		if ok {
+			r.partTable.Publish(p, h, 0)
+			*pin = h
+		}
+	}
+	f := ph.FilterLen
+	return b[:f:f], b[f+format.BlockTrailerLen : f+format.BlockTrailerLen+ph.IndexLen : f+format.BlockTrailerLen+ph.IndexLen], nil
+}
+
+// seekPartition finds the partition that may hold key: the first whose
+// top-level key is >= key. ok is false when key is past every partition.
+// s.indexPin pins the top-level index; s.index is left on it.
+func (r *Reader) seekPartition(s *scratch, key []byte) (p int, ok bool, err error) {
+	top, err := r.indexBlock(&s.indexPin)
+	if err != nil {
+		return 0, false, err
+	}
+	idx := &s.index.BlockIter
+	if err := idx.Init(format.SectionTopIndex, int64(r.footer.Index.Offset), top); err != nil {
+		return 0, false, err
+	}
+	if !idx.SeekGE(key) {
+		return 0, false, idx.Err()
+	}
+	p, ok = idx.RestartIndex()
+	if !ok || p >= len(r.parts) {
+		return 0, false, format.Corruptf(format.SectionTopIndex, int64(r.footer.Index.Offset), "entry is not a restart point")
+	}
+	return p, true, nil
+}
+
+// mayContainParted is mayContainHash for a Version3 table: the filter of
+// key's partition. Errors answer true.
+func (r *Reader) mayContainParted(key []byte, h uint64) bool {
+	if r.policy == nil {
+		return true
+	}
+	s := r.getScratch()
+	defer r.putScratch(s)
+	p, ok, err := r.seekPartition(s, key)
+	if err != nil {
+		return true
+	}
+	if !ok {
+		return false // past the last key
+	}
+	filter, _, err := r.partition(p, &s.partPin)
+	if err != nil {
+		return true
+	}
+	return r.probe(filter, key, h)
+}
+
+// probe tests key (with h = format.KeyHash(key) when r.cacheLocal)
+// against filter bits of r.policy.
+func (r *Reader) probe(filter, key []byte, h uint64) bool {
+	if r.cacheLocal {
+		return filterblock.BloomMayContainHash(filter, h)
+	}
+	return r.policy.MayContain(filter, key)
+}
+
+// getParted is getAppend for a Version3 table: the top-level index leads
+// to key's partition, whose filter is probed and whose index partition is
+// searched; both stay pinned for the lookup.
+func (r *Reader) getParted(dst, key []byte) ([]byte, error) {
+	s := r.getScratch()
+	defer r.putScratch(s)
+	p, ok, err := r.seekPartition(s, key)
+	if err != nil || !ok {
+		if err == nil {
+			err = ErrNotFound
+		}
+		return dst, err
+	}
+	filter, index, err := r.partition(p, &s.partPin)
+	if err != nil {
+		return dst, err
+	}
+	if r.policy != nil {
+		var h uint64
+		if r.cacheLocal {
+			h = format.KeyHash(key)
+		}
+		if !r.probe(filter, key, h) {
+			return dst, ErrNotFound
+		}
+	}
+	if err := s.index.BlockIter.Init(format.SectionIndexPartition, int64(r.parts[p].Index().Offset), index); err != nil {
+		return dst, err
+	}
+	v, err := r.findIn(s, key, int(r.parts[p].FirstBlock))
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, v...), nil
+}
+
+// indexIter walks the index entries of a table, one per data block: the
+// index block's, or, in a Version3 table, the index partitions' in turn,
+// loaded through the top-level index (a two-level iterator, as RocksDB's
+// and Pebble's). The embedded BlockIter is on the current entry; base is
+// the number of the first data block it covers.
+type indexIter struct {
+	format.BlockIter
+	r    *Reader          // set for a Version3 table, else nil
+	top  format.BlockIter // the top-level index
+	base int              // data block number of the BlockIter's entry 0
+	pin  cache.Handle     // the current partition, when cached
+	on   bool             // the BlockIter is on a loaded partition
+	err  error
+}
+
+// initIndexIter points x at index, the index block or top-level index
+// that r.indexBlock returned.
+func (r *Reader) initIndexIter(x *indexIter, index []byte) error {
+	x.release()
+	x.err, x.base = nil, 0
+	if !r.parted {
+		x.r = nil
+		return x.BlockIter.Init(format.SectionIndex, int64(r.footer.Index.Offset), index)
+	}
+	x.r = r
+	return x.top.Init(format.SectionTopIndex, int64(r.footer.Index.Offset), index)
+}
+
+// release drops the current partition.
+func (x *indexIter) release() {
+	x.pin.Release()
+	x.on = false
+}
+
+// block returns the number of the data block of the current entry.
+func (x *indexIter) block() int {
+	i, _ := x.BlockIter.RestartIndex()
+	return x.base + i
+}
+
+// enter loads the partition the top-level iterator is on.
+func (x *indexIter) enter() bool {
+	x.release()
+	if !x.top.Valid() {
+		x.err = x.top.Err()
+		return false
+	}
+	r := x.r
+	p, ok := x.top.RestartIndex()
+	if !ok || p >= len(r.parts) {
+		x.err = format.Corruptf(format.SectionTopIndex, int64(r.footer.Index.Offset), "entry is not a restart point")
+		return false
+	}
+	_, index, err := r.partition(p, &x.pin)
+	if err == nil {
+		err = x.BlockIter.Init(format.SectionIndexPartition, int64(r.parts[p].Index().Offset), index)
+	}
+	if err != nil {
+		x.pin.Release()
+		x.BlockIter = format.BlockIter{}
+		x.err = err
+		return false
+	}
+	x.base, x.on = int(r.parts[p].FirstBlock), true
+	return true
+}
+
+// Valid reports whether x is on an entry.
+func (x *indexIter) Valid() bool {
+	if x.r == nil {
+		return x.BlockIter.Valid()
+	}
+	return x.on && x.err == nil && x.BlockIter.Valid()
+}
+
+// Err returns the error that stopped x, if any.
+func (x *indexIter) Err() error {
+	if x.err != nil {
+		return x.err
+	}
+	return x.BlockIter.Err()
+}
+
+// First moves to the first entry.
+func (x *indexIter) First() bool {
+	if x.r == nil {
+		return x.BlockIter.First()
+	}
+	x.err = nil
+	if !x.top.First() || !x.enter() {
+		x.release()
+		if x.err == nil {
+			x.err = x.top.Err()
+		}
+		return false
+	}
+	return x.BlockIter.First() || x.nextPartition()
+}
+
+// Last moves to the last entry.
+func (x *indexIter) Last() bool {
+	if x.r == nil {
+		return x.BlockIter.Last()
+	}
+	x.err = nil
+	if !x.top.Last() || !x.enter() {
+		x.release()
+		if x.err == nil {
+			x.err = x.top.Err()
+		}
+		return false
+	}
+	return x.BlockIter.Last() || x.prevPartition()
+}
+
+// Next moves to the next entry.
+func (x *indexIter) Next() bool {
+	if x.r == nil {
+		return x.BlockIter.Next()
+	}
+	if !x.on {
+		return false
+	}
+	return x.BlockIter.Next() || x.nextPartition()
+}
+
+// Prev moves to the previous entry.
+func (x *indexIter) Prev() bool {
+	if x.r == nil {
+		return x.BlockIter.Prev()
+	}
+	if !x.on {
+		return false
+	}
+	return x.BlockIter.Prev() || x.prevPartition()
+}
+
+// SeekGE moves to the first entry whose key is >= key.
+func (x *indexIter) SeekGE(key []byte) bool {
+	if x.r == nil {
+		return x.BlockIter.SeekGE(key)
+	}
+	x.err = nil
+	if !x.top.SeekGE(key) || !x.enter() {
+		x.release()
+		if x.err == nil {
+			x.err = x.top.Err()
+		}
+		return false
+	}
+	return x.BlockIter.SeekGE(key) || x.nextPartition()
+}
+
+// nextPartition moves to the first entry of the partitions after the
+// current one, once the BlockIter is exhausted.
+func (x *indexIter) nextPartition() bool {
+	for {
+		if x.err != nil || x.BlockIter.Err() != nil {
+			return false
+		}
+		if !x.top.Next() {
+			x.release()
+			x.err = x.top.Err()
+			return false
+		}
+		if !x.enter() {
+			return false
+		}
+		if x.BlockIter.First() {
+			return true
+		}
+	}
+}
+
+// prevPartition is nextPartition backwards.
+func (x *indexIter) prevPartition() bool {
+	for {
+		if x.err != nil || x.BlockIter.Err() != nil {
+			return false
+		}
+		if !x.top.Prev() {
+			x.release()
+			x.err = x.top.Err()
+			return false
+		}
+		if !x.enter() {
+			return false
+		}
+		if x.BlockIter.Last() {
+			return true
+		}
+	}
+}
