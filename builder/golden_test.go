@@ -37,6 +37,9 @@ var goldenTables = []struct {
 	// (any valid frame decodes the same), which calls for -update.
 	{"zstd.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.ZstdCompression, Filter: filterblock.Bloom(10)}, true},
 	{"fuse.sst", builder.Options{BlockSize: 512, RestartInterval: 16, Compression: format.NoCompression, Filter: filterblock.BinaryFuse8()}, true},
+	// Version 3: partitioned index and filter, forced on this small table
+	// by a threshold of 1 byte, in partitions of about 256 bytes.
+	{"partitioned.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10), PartitionThreshold: 1, PartitionSize: 256}, true},
 }
 
 // goldenReaderOpts let readers of the golden tables use the binary fuse
@@ -145,6 +148,9 @@ func TestGolden(t *testing.T) {
 				}
 			}
 			wantVersion := format.Version1
+			if g.opts.PartitionThreshold > 0 {
+				wantVersion = format.Version3
+			}
 			if g.opts.HashIndex {
 				wantVersion = format.Version2
 				var ps []pair

@@ -176,6 +176,81 @@ func (r *Reader) partition(p int, pin *cache.Handle) (filter, index []byte, err 
 	return b[:f:f], b[f+format.BlockTrailerLen : f+format.BlockTrailerLen+ph.IndexLen : f+format.BlockTrailerLen+ph.IndexLen], nil
 }
 
+// PartitionReadahead is how many bytes of partitions, in bytes, an
+// iterator over a ReaderAt reads at once when it moves from one partition
+// of a Version3 table to the next (a scan): the partitions that fit whole
+// in 256 KiB, cached each in its slot, so that a full scan reads the
+// partitions in about one ReadAt per 256 KiB of them rather than one per
+// partition. The buffer is the iterator's own, reused, at most this size.
+const PartitionReadahead = 256 << 10
+
+// partitionsAhead is partition for an iterator moving sequentially onto
+// partition p: on a cache miss it reads p and the partitions after it
+// that fit in PartitionReadahead bytes with one ReadAt into *buf (grown
+// as needed), and caches each that checks out. p's bytes come from the
+// cache or, when the cache cannot take them, from *buf, valid until the
+// next call.
+func (r *Reader) partitionsAhead(p int, pin *cache.Handle, buf *[]byte) (filter, index []byte, err error) {
+	if r.mapped != nil {
+		return r.partition(p, pin)
+	}
+	if h, ok := r.partTable.Get(p); ok {
+		h.Release()
+		return r.partition(p, pin)
+	}
+	start := r.parts[p].Offset
+	q := p
+	for q+1 < len(r.parts) && r.parts[q+1].End()-start <= PartitionReadahead {
+		q++
+	}
+	if q == p {
+		return r.partition(p, pin)
+	}
+	n := int(r.parts[q].End() - start)
+	if cap(*buf) < n {
+		*buf = make([]byte, n)
+	}
+	b := (*buf)[:n]
+	if err := r.readFull(format.SectionIndexPartition, b, int64(start)); err != nil {
+		return nil, nil, err
+	}
+	var mine []byte // p's bytes, if the cache did not take them
+	for i := p; i <= q; i++ {
+		ph := r.parts[i]
+		raw := b[ph.Offset-start : ph.End()-start]
+		if i > p {
+			if h, ok := r.partTable.Get(i); ok {
+				h.Release()
+				continue
+			}
+		}
+		if err := r.checkPartition(i, raw); err != nil {
+			if i == p {
+				return nil, nil, err
+			}
+			continue // reported when the iterator gets there
+		}
+		h, ok := r.partTable.Reserve(i, len(raw))
+		if !ok {
+			if i == p {
+				mine = raw
+			}
+			continue
+		}
+		copy(h.Bytes(), raw)
+		r.partTable.Publish(i, h, 0)
+		if i == p {
+			*pin = h
+			mine = h.Bytes()
+		} else {
+			h.Release()
+		}
+	}
+	ph := r.parts[p]
+	f := ph.FilterLen
+	return mine[:f:f], mine[f+format.BlockTrailerLen : f+format.BlockTrailerLen+ph.IndexLen : f+format.BlockTrailerLen+ph.IndexLen], nil
+}
+
 // seekPartition finds the partition that may hold key: the first whose
 // top-level key is >= key. ok is false when key is past every partition.
 // s.indexPin pins the top-level index; s.index is left on it.
@@ -276,6 +351,7 @@ type indexIter struct {
 	top  format.BlockIter // the top-level index
 	base int              // data block number of the BlockIter's entry 0
 	pin  cache.Handle     // the current partition, when cached
+	buf  []byte           // read-ahead of partitions (partitionsAhead)
 	on   bool             // the BlockIter is on a loaded partition
 	err  error
 }
@@ -305,8 +381,10 @@ func (x *indexIter) block() int {
 	return x.base + i
 }
 
-// enter loads the partition the top-level iterator is on.
-func (x *indexIter) enter() bool {
+// enter loads the partition the top-level iterator is on; seq says the
+// iterator moved onto it from the previous one, so that the partitions
+// after it are read too.
+func (x *indexIter) enter(seq bool) bool {
 	x.release()
 	if !x.top.Valid() {
 		x.err = x.top.Err()
@@ -318,7 +396,13 @@ func (x *indexIter) enter() bool {
 		x.err = format.Corruptf(format.SectionTopIndex, int64(r.footer.Index.Offset), "entry is not a restart point")
 		return false
 	}
-	_, index, err := r.partition(p, &x.pin)
+	var index []byte
+	var err error
+	if seq {
+		_, index, err = r.partitionsAhead(p, &x.pin, &x.buf)
+	} else {
+		_, index, err = r.partition(p, &x.pin)
+	}
 	if err == nil {
 		err = x.BlockIter.Init(format.SectionIndexPartition, int64(r.parts[p].Index().Offset), index)
 	}
@@ -354,7 +438,7 @@ func (x *indexIter) First() bool {
 		return x.BlockIter.First()
 	}
 	x.err = nil
-	if !x.top.First() || !x.enter() {
+	if !x.top.First() || !x.enter(true) {
 		x.release()
 		if x.err == nil {
 			x.err = x.top.Err()
@@ -370,7 +454,7 @@ func (x *indexIter) Last() bool {
 		return x.BlockIter.Last()
 	}
 	x.err = nil
-	if !x.top.Last() || !x.enter() {
+	if !x.top.Last() || !x.enter(false) {
 		x.release()
 		if x.err == nil {
 			x.err = x.top.Err()
@@ -408,7 +492,7 @@ func (x *indexIter) SeekGE(key []byte) bool {
 		return x.BlockIter.SeekGE(key)
 	}
 	x.err = nil
-	if !x.top.SeekGE(key) || !x.enter() {
+	if !x.top.SeekGE(key) || !x.enter(false) {
 		x.release()
 		if x.err == nil {
 			x.err = x.top.Err()
@@ -430,7 +514,7 @@ func (x *indexIter) nextPartition() bool {
 			x.err = x.top.Err()
 			return false
 		}
-		if !x.enter() {
+		if !x.enter(true) {
 			return false
 		}
 		if x.BlockIter.First() {
@@ -450,7 +534,7 @@ func (x *indexIter) prevPartition() bool {
 			x.err = x.top.Err()
 			return false
 		}
-		if !x.enter() {
+		if !x.enter(false) {
 			return false
 		}
 		if x.BlockIter.Last() {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -117,7 +119,8 @@ func checkPartitioned(t *testing.T, r *reader.Reader, es []entry) {
 // its data block (three reads counting New's), of an absent key the
 // filter rules out one partition (two); each read of a partition is its
 // filter and index partition together, a few KiB; a second Get in the
-// same partition reads only its data block.
+// same partition reads only its data block; a full scan reads at most two
+// per MiB.
 func TestPartitionedReadCounts(t *testing.T) {
 	es := numbered(200000, func(i int) string { return fmt.Sprintf("%0100x", uint64(i)*0x9e3779b97f4a7c15) })
 	data, p := build(t, es, nil) // the default threshold
@@ -151,6 +154,19 @@ func TestPartitionedReadCounts(t *testing.T) {
 	}
 	if n := len(src.take()); n > 1 {
 		t.Errorf("a Get in a cached partition made %d reads, want at most 1", n)
+	}
+	r.Close()
+
+	// A full scan reads the partitions ahead too: at most two reads per
+	// MiB, as over a version 1 table.
+	r = open()
+	got, err := scan(r)
+	if err != nil || len(got) != len(es) {
+		t.Fatalf("scan: %d of %d entries, %v", len(got), len(es), err)
+	}
+	mib := float64(len(data)) / (1 << 20)
+	if n := len(src.take()); float64(n) > max(2*mib, 4) {
+		t.Errorf("full scan of %.1f MiB: %d reads", mib, n)
 	}
 	r.Close()
 
@@ -234,8 +250,18 @@ func TestPartitionedTruncationSweep(t *testing.T) {
 	}
 }
 
+// partSweepTable returns the golden partitioned table (snappy, 176
+// entries in partitions of about 256 bytes), or for NoCompression a
+// table of 200 entries built like it.
 func partSweepTable(t *testing.T, c format.Compression) *goldenTable {
 	t.Helper()
+	if c == format.SnappyCompression {
+		data, err := os.ReadFile(filepath.Join(sweepGoldenDir, "partitioned.sst"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return newGoldenTable(t, "partitioned.sst", data)
+	}
 	es := numbered(200, func(i int) string { return fmt.Sprintf("v%d", i) })
 	data, p := build(t, es, &builder.Options{BlockSize: 256, RestartInterval: 4, Compression: c, PartitionThreshold: 1, PartitionSize: 256})
 	if p.FormatVersion != format.Version3 || p.NumDataBlocks < 8 {
