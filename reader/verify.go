@@ -14,7 +14,9 @@ import (
 // next block's first key, the filter matches every key, and the counts,
 // sizes and smallest/largest keys agree with the properties. In a Version2
 // table it also checks that every entry is stored whole and that the hash
-// index finds every key at its entry, with no other occupied slot. It returns
+// index finds every key at its entry, with no other occupied slot. In a
+// Version3 table it checks every partition's checksums and that each key
+// lies in the range its partition's top-level key gives. It returns
 // the first problem found, wrapping format.ErrCorrupt, or ErrClosed.
 func (r *Reader) Verify() (err error) {
 	if !r.acquire() {
@@ -65,6 +67,8 @@ func (r *Reader) verify() error {
 		prevKey, prevSep      []byte
 		havePrev, havePrevSep bool
 		first                 = true
+		part                  = -1   // a Version3 table's current partition, by first block
+		top, prevTop          []byte // its top-level key, and the previous partition's
 	)
 	for ok := idx.First(); ok; ok = idx.Next() {
 		// Verify re-reads every checksum, even of blocks already trusted.
@@ -87,6 +91,11 @@ func (r *Reader) verify() error {
 				return format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "data block %d decodes to %d bytes, the hash index says %d", blocks, len(contents), n)
 			}
 		}
+		if r.parted && idx.base != part {
+			part = idx.base
+			prevTop = append(prevTop[:0], top...)
+			top = append(top[:0], idx.top.Key()...)
+		}
 		d := &s.data
 		if err := d.Init(format.SectionDataBlock, int64(h.Offset), contents); err != nil {
 			return err
@@ -98,6 +107,9 @@ func (r *Reader) verify() error {
 				return format.Corruptf(format.SectionDataBlock, int64(h.Offset), "first key %q is not after the previous block's separator %q", k, prevSep)
 			}
 			havePrevSep = false
+			if r.parted && (bytes.Compare(k, top) > 0 || part > 0 && bytes.Compare(k, prevTop) <= 0) {
+				return format.Corruptf(format.SectionTopIndex, indexOff, "key %q of data block %d lies outside its partition's key range (%q, %q]", k, blocks, prevTop, top)
+			}
 			if havePrev && bytes.Compare(k, prevKey) <= 0 {
 				return format.Corruptf(format.SectionDataBlock, int64(h.Offset), "key %q does not follow %q", k, prevKey)
 			}
