@@ -214,7 +214,11 @@ func (r *Reader) initProtected(opts *Options) (err error) {
 // first lookup or iterator reads the filter and index block that did not
 // fit, in one ReadAt. So a cold Get of a present key makes at most three
 // reads counting New's (tail, filter and index, data block), and of an
-// absent key the filter rules out at most two.
+// absent key the filter rules out at most two. In a partitioned table
+// (format.Version3) the tail holds the top-level index, and a lookup
+// reads only its key's partition, filter and index together, a few KiB,
+// cached in a cache slot of its own: the same three and two reads, with
+// kilobytes instead of the whole filter and index.
 //
 // A ReadAt that returns fewer bytes than asked (with io.EOF or a nil
 // error) is followed by one for the rest; a source that ends before size
