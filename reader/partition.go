@@ -1,6 +1,8 @@
 package reader
 
 import (
+	"bytes"
+
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/format"
@@ -36,8 +38,12 @@ func (r *Reader) checkTop(contents []byte, record bool) error {
 		return format.Corruptf(format.SectionTopIndex, off, "%d partitions for %d data blocks", n, r.props.NumDataBlocks)
 	}
 	var parts []format.PartitionHandle
+	var keys [][]byte
+	var keyBuf []byte
 	if record {
 		parts = make([]format.PartitionHandle, 0, n)
+		keys = make([][]byte, 0, n)
+		keyBuf = make([]byte, 0, len(contents)) // never grows: the keys are in contents
 	}
 	next := r.props.DataSize + r.props.HashIndexSize
 	i := 0
@@ -61,6 +67,9 @@ func (r *Reader) checkTop(contents []byte, record bool) error {
 		}
 		if record {
 			parts = append(parts, ph)
+			k := len(keyBuf)
+			keyBuf = append(keyBuf, it.Key()...)
+			keys = append(keys, keyBuf[k:len(keyBuf):len(keyBuf)])
 		}
 		next = ph.End()
 		i++
@@ -72,7 +81,7 @@ func (r *Reader) checkTop(contents []byte, record bool) error {
 		return format.Corruptf(format.SectionTopIndex, off, "%d entries for %d restarts; partitions end at %d, not at %d", i, n, next, r.footer.Index.Offset)
 	}
 	if record {
-		r.parts = parts
+		r.parts, r.topKeys = parts, keys
 	}
 	return nil
 }
@@ -254,25 +263,24 @@ func (r *Reader) partitionsAhead(p int, pin *cache.Handle, buf *[]byte) (filter,
 }
 
 // seekPartition finds the partition that may hold key: the first whose
-// top-level key is >= key. ok is false when key is past every partition.
-// s.indexPin pins the top-level index; s.index is left on it.
-func (r *Reader) seekPartition(s *scratch, key []byte) (p int, ok bool, err error) {
-	top, err := r.indexBlock(&s.indexPin)
-	if err != nil {
+// top-level key is >= key, by a binary search of r.topKeys, which the
+// reader keeps from the top-level index's first load (its keys only, a
+// few KiB, so that a lookup neither pins nor decodes the top-level
+// index). ok is false when key is past every partition.
+func (r *Reader) seekPartition(key []byte) (p int, ok bool, err error) {
+	if err := r.loadIndex(); err != nil {
 		return 0, false, err
 	}
-	idx := &s.index.BlockIter
-	if err := idx.Init(format.SectionTopIndex, int64(r.footer.Index.Offset), top); err != nil {
-		return 0, false, err
+	lo, hi := 0, len(r.topKeys)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if bytes.Compare(r.topKeys[m], key) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
 	}
-	if !idx.SeekGE(key) {
-		return 0, false, idx.Err()
-	}
-	p, ok = idx.RestartIndex()
-	if !ok || p >= len(r.parts) {
-		return 0, false, format.Corruptf(format.SectionTopIndex, int64(r.footer.Index.Offset), "entry is not a restart point")
-	}
-	return p, true, nil
+	return lo, lo < len(r.topKeys), nil
 }
 
 // mayContainParted is mayContainHash for a Version3 table: the filter of
@@ -281,20 +289,21 @@ func (r *Reader) mayContainParted(key []byte, h uint64) bool {
 	if r.policy == nil {
 		return true
 	}
-	s := r.getScratch()
-	defer r.putScratch(s)
-	p, ok, err := r.seekPartition(s, key)
+	p, ok, err := r.seekPartition(key)
 	if err != nil {
 		return true
 	}
 	if !ok {
 		return false // past the last key
 	}
-	filter, _, err := r.partition(p, &s.partPin)
+	var pin cache.Handle
+	filter, _, err := r.partition(p, &pin)
 	if err != nil {
 		return true
 	}
-	return r.probe(filter, key, h)
+	ok = r.probe(filter, key, h)
+	pin.Release()
+	return ok
 }
 
 // probe tests key (with h = format.KeyHash(key) when r.cacheLocal)
@@ -310,16 +319,15 @@ func (r *Reader) probe(filter, key []byte, h uint64) bool {
 // to key's partition, whose filter is probed and whose index partition is
 // searched; both stay pinned for the lookup.
 func (r *Reader) getParted(dst, key []byte) ([]byte, error) {
-	s := r.getScratch()
-	defer r.putScratch(s)
-	p, ok, err := r.seekPartition(s, key)
+	p, ok, err := r.seekPartition(key)
 	if err != nil || !ok {
 		if err == nil {
 			err = ErrNotFound
 		}
 		return dst, err
 	}
-	filter, index, err := r.partition(p, &s.partPin)
+	var pin cache.Handle
+	filter, index, err := r.partition(p, &pin)
 	if err != nil {
 		return dst, err
 	}
@@ -329,9 +337,13 @@ func (r *Reader) getParted(dst, key []byte) ([]byte, error) {
 			h = format.KeyHash(key)
 		}
 		if !r.probe(filter, key, h) {
+			pin.Release()
 			return dst, ErrNotFound
 		}
 	}
+	s := r.getScratch()
+	defer r.putScratch(s)
+	s.partPin = pin // released by putScratch, after the value is copied
 	if err := s.index.BlockIter.Init(format.SectionIndexPartition, int64(r.parts[p].Index().Offset), index); err != nil {
 		return dst, err
 	}

@@ -112,6 +112,7 @@ type Reader struct {
 	// one per partition; a mapped reader's checked-on-first-use flags.
 	parted      bool
 	parts       []format.PartitionHandle
+	topKeys     [][]byte // the top-level index's keys, parts[i]'s key at i
 	partTable   *cache.Table
 	partChecked []atomic.Bool
 
