@@ -37,6 +37,9 @@ func (r *Reader) checkTop(contents []byte, record bool) error {
 	if n == 0 || uint64(n) > r.props.NumDataBlocks {
 		return format.Corruptf(format.SectionTopIndex, off, "%d partitions for %d data blocks", n, r.props.NumDataBlocks)
 	}
+	if !record && n != len(r.parts) {
+		return format.Corruptf(format.SectionTopIndex, off, "changed since it was first read: %d partitions, then %d", len(r.parts), n)
+	}
 	var parts []format.PartitionHandle
 	var keys [][]byte
 	var keyBuf []byte
@@ -150,11 +153,22 @@ func (r *Reader) partition(p int, pin *cache.Handle) (filter, index []byte, err 
 	switch {
 	case r.mapped != nil:
 		b = r.mapped[ph.Offset:ph.End():ph.End()]
-		if !r.partChecked[p].Load() {
+		// partChecked is nil if Close came before the first load set it up.
+		if p >= len(r.partChecked) || !r.partChecked[p].Load() {
 			if err := r.checkPartition(p, b); err != nil {
 				return nil, nil, err
 			}
-			r.partChecked[p].Store(true)
+			if p < len(r.partChecked) {
+				r.partChecked[p].Store(true)
+			}
+		}
+	case r.partTable == nil: // Close came before the first load set it up
+		b = make([]byte, ph.Len())
+		if err := r.readFull(format.SectionIndexPartition, b, int64(ph.Offset)); err != nil {
+			return nil, nil, err
+		}
+		if err := r.checkPartition(p, b); err != nil {
+			return nil, nil, err
 		}
 	default:
 		if h, ok := r.partTable.Get(p); ok {
@@ -202,7 +216,7 @@ const PartitionReadahead = 1 << 20
 // cache or, when the cache cannot take them, from *buf, valid until the
 // next call.
 func (r *Reader) partitionsAhead(p int, pin *cache.Handle, buf *[]byte) (filter, index []byte, err error) {
-	if r.mapped != nil {
+	if r.mapped != nil || r.partTable == nil {
 		return r.partition(p, pin)
 	}
 	if h, ok := r.partTable.Get(p); ok {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/sstkit/sstable/builder"
@@ -268,4 +269,49 @@ func partSweepTable(t *testing.T, c format.Compression) *goldenTable {
 		t.Fatalf("sweep table: format version %d, %d data blocks", p.FormatVersion, p.NumDataBlocks)
 	}
 	return newGoldenTable(t, "v3-"+c.String(), data)
+}
+
+// TestPartitionedCloseDuringFirstUse closes readers of a partitioned table
+// while goroutines make their first lookups and scans, mapped and over a
+// ReaderAt: every call gives the right answer or ErrClosed, and none
+// panics, even when Close comes before the partitions' state is set up.
+func TestPartitionedCloseDuringFirstUse(t *testing.T) {
+	data, es := partTable(t, 3000, format.SnappyCompression)
+	path := writeFile(t, t.TempDir(), data)
+	for round := 0; round < 40; round++ {
+		var r *reader.Reader
+		var err error
+		if round%2 == 0 {
+			r, err = reader.New(bytes.NewReader(data), int64(len(data)), cacheOpts(t, 1<<20))
+		} else {
+			r, err = reader.Open(path, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := g; i < len(es); i += 97 {
+					v, err := r.Get([]byte(es[i].Key))
+					if err != nil && !errors.Is(err, reader.ErrClosed) || err == nil && string(v) != es[i].Value {
+						t.Errorf("Get(%q) = %q, %v", es[i].Key, v, err)
+						return
+					}
+					r.MayContain([]byte(es[i].Key))
+				}
+				if g == 0 {
+					if got, err := scan(r); err == nil && len(got) != len(es) {
+						t.Errorf("scan: %d of %d entries, no error", len(got), len(es))
+					} else if err != nil && !errors.Is(err, reader.ErrClosed) {
+						t.Errorf("scan: %v", err)
+					}
+				}
+			}()
+		}
+		r.Close()
+		wg.Wait()
+	}
 }
