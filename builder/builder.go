@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"sync"
 
 	"github.com/golang/snappy"
@@ -24,6 +25,18 @@ import (
 // builder stays usable after it.
 var ErrKeyOrder = errors.New("sstable: keys not in strictly increasing order")
 
+// ErrDuplicateKey is wrapped by the error Add returns for a key equal to
+// the previous one. It wraps ErrKeyOrder, so errors.Is(err, ErrKeyOrder)
+// holds for it too; a key below the previous one gives ErrKeyOrder alone.
+var ErrDuplicateKey = fmt.Errorf("%w: duplicate key", ErrKeyOrder)
+
+// ErrPrefixOrder is wrapped by the error Add returns when, with
+// Options.Splitter set, a key's prefix is below the previous key's prefix
+// although the key itself is greater: the splitter breaks the contract of
+// format.Splitter for these keys (with format.Suffix, a user key that is a
+// proper prefix of another). The builder stays usable after it.
+var ErrPrefixOrder = errors.New("sstable: key prefixes not in increasing order")
+
 // ErrFinished is returned by calls on a builder after Finish or Abort.
 var ErrFinished = errors.New("sstable: builder already finished or aborted")
 
@@ -34,10 +47,14 @@ const (
 	DefaultBitsPerKey      = 10   // bits per key of the default filter
 
 	// DefaultPartitionThreshold is the default Options.PartitionThreshold,
-	// in bytes: 256 KiB, the tail a reader over a ReaderAt reads to open a
-	// table (reader.DefaultTailSize), so that a table whose index and
-	// filter fit in it keeps the one-level layout.
-	DefaultPartitionThreshold = 256 << 10
+	// in bytes: 4 MiB of index block and filter together. Tables up to it
+	// keep the one-level layout of format Version1 (Version2 with a hash
+	// index), byte for byte as builders before Version3 wrote them; only
+	// larger ones are partitioned. With 16-byte keys, 100-byte values,
+	// 4 KiB blocks and 10 bits per key that is about 2M entries: a table
+	// of 1M entries (about 2 MiB of index and filter) is not partitioned,
+	// one of 5M (about 10 MiB) is. See Options.PartitionThreshold for why.
+	DefaultPartitionThreshold = 4 << 20
 	// DefaultPartitionSize is the default Options.PartitionSize, in bytes:
 	// a partition's filter and index together, about 10 KiB and 6 KiB
 	// with 16-byte keys and 10 bits per key.
@@ -65,6 +82,18 @@ type Options struct {
 	CompressionLevel format.CompressionLevel
 	// Filter is the filter policy built over every key of the table.
 	Filter filterblock.Policy
+	// Splitter, when set, splits each key into a prefix and a suffix (see
+	// format.Splitter, and format.Suffix for versioned keys): the filter,
+	// and the hash index if any, are built over the distinct prefixes,
+	// each added once, and the table records the splitter's name
+	// (properties tag 20). Readers then answer MayContainPrefix and
+	// Iterator.SeekPrefixGE from the filter, and with a hash index
+	// SeekPrefixGE goes straight to a prefix's first entry. Add returns an
+	// error wrapping ErrPrefixOrder for keys whose prefixes decrease, and
+	// an error for a Split result outside [0, len(key)]. A reader must
+	// know the splitter (built-in, or in reader.Options.Splitters) to use
+	// the filter and hash index. nil: whole keys, as without this field.
+	Splitter format.Splitter
 	// HashIndex adds a hash index section (format Version2): a slot per
 	// key, found from the key's hash, holding the data block number and
 	// the entry's offset in the block, so that Reader.Get reads one slot
@@ -75,15 +104,43 @@ type Options struct {
 	// then be at most 1 GiB.
 	HashIndex bool
 	// PartitionThreshold is the size, in bytes, of the index block and
-	// filter together above which the builder writes format Version3, a
-	// partitioned index and filter (format package documentation), so
-	// that a reader over object storage reads one partition of a few KiB
-	// per lookup rather than the whole index and filter. 0 means
-	// DefaultPartitionThreshold; a negative value never partitions. The
-	// partitioned layout is built only with the default filter policy
-	// (Bloom) and without HashIndex; other tables are written as before.
-	// This is RocksDB's partitioned index and filters (kTwoLevelIndexSearch
-	// with partition_filters) and Pebble's two-level index.
+	// filter together (the index block's contents and the filter's bits,
+	// as one-level tables store them) above which the builder writes
+	// format Version3, a partitioned index and filter (format package
+	// documentation): a reader over object storage then reads one
+	// partition of a few KiB per lookup rather than the whole index and
+	// filter. This is RocksDB's partitioned index and filters
+	// (kTwoLevelIndexSearch with partition_filters) and Pebble's two-level
+	// index.
+	//
+	// 0 means DefaultPartitionThreshold (4 MiB); a negative value never
+	// partitions; a positive value partitions every table whose index and
+	// filter exceed it (1 partitions every non-empty table). The default
+	// weighs two costs. A mapped reader keeps the index and filter in the
+	// page cache anyway, and a partitioned table costs its lookups a
+	// binary search of the top-level index and a partition's checks before
+	// the filter: mapped Gets of absent keys measured about 40-60 ns
+	// slower on 1M-entry tables. A reader over a ReaderAt (object storage)
+	// must read the whole index and filter on its first lookup of an
+	// unpartitioned table, about 1 MiB per 500k entries, against one
+	// partition of a few KiB for a partitioned one. Up to 4 MiB that first
+	// read is one request of a few tens of milliseconds at most, and the
+	// mapped lookups keep their speed; beyond it a table's first lookups
+	// would read many MiB, so partitions pay off. Lower it (or set 1) for
+	// tables served mostly from object storage; set -1 for the previous
+	// layout at every size.
+	//
+	// The partitioned layout is built only with a filter policy whose
+	// generator takes key hashes and builds one filter per call with no
+	// fallback: the default Bloom policies (filterblock.Bloom,
+	// filterblock.BloomFPR). Tables with another policy (the LevelDB
+	// filter; filterblock.BinaryFuse8, whose construction may fail and
+	// fall back to Bloom, which would give a table partitions of two
+	// policies) or with HashIndex (whose slots name blocks of the whole
+	// table) are written in the one-level layout whatever their size,
+	// as before; Properties().FormatVersion tells which layout a table got.
+	// With a Splitter, each partition's filter holds the prefixes of its
+	// keys, a prefix continuing from the previous partition included.
 	PartitionThreshold int
 	// PartitionSize is the target size, in bytes, of one partition of a
 	// Version3 table: its filter and its index together. A partition is
@@ -121,10 +178,12 @@ type Builder struct {
 	hashIndex bool
 	hashAdder filterblock.HashAdder // b.filter, when it takes hashes
 
-	// Partitioning (Version3): with partitionable, Add keeps every key's
-	// hash in hashes instead of feeding b.filter, and cuts records where
-	// partitions end; Finish then writes one filter per partition, or, for
-	// a table under the threshold, feeds every hash to b.filter.
+	// Partitioning (Version3): with partitionable, Add keeps the hash of
+	// every key (or, with a splitter, of every distinct prefix, and of a
+	// prefix that continues into a new partition) in hashes instead of
+	// feeding b.filter, and cuts records where partitions end; Finish then
+	// writes one filter per partition, or, for a table under the
+	// threshold, feeds b.filter every hash but the continued prefixes'.
 	partitionable bool
 	partThreshold int
 	partSize      int
@@ -140,7 +199,12 @@ type Builder struct {
 	decodedTotal  uint64
 
 	lastKey       []byte
-	pendingIndex  bool // a data block was flushed and awaits its index entry
+	splitter      format.Splitter
+	lastPrefix    int    // length of lastKey's prefix, with a splitter
+	filterKeys    uint64 // keys (or distinct prefixes) given to the filter
+	rawData       uint64 // decoded bytes of the data blocks written so far
+	userSize      int    // encoded size of props.User (tag 21's value)
+	pendingIndex  bool   // a data block was flushed and awaits its index entry
 	pendingHandle format.BlockHandle
 	props         format.Properties
 
@@ -221,13 +285,24 @@ func New(w io.Writer, opts *Options) *Builder {
 	if s, ok := o.Filter.(filterblock.Sized); ok {
 		b.props.FilterBitsPerKey = s.BitsPerKey()
 	}
+	if o.Splitter != nil && b.err == nil {
+		if err := format.CheckSplitter(o.Splitter); err != nil {
+			b.err = fmt.Errorf("sstable: builder: %w", err)
+		}
+		b.splitter = o.Splitter
+		b.props.Splitter = o.Splitter.Name()
+	}
 	return b
 }
 
 // Add appends an entry. key must be strictly greater than the previous
 // key in bytes.Compare order; otherwise Add returns an error wrapping
-// ErrKeyOrder and the builder is unchanged and still usable. Empty keys and
-// values are allowed. Add copies what it needs; the caller may reuse key
+// ErrKeyOrder (and ErrDuplicateKey too when key equals the previous key),
+// and the builder is unchanged and still usable. With Options.Splitter,
+// a key whose prefix is below the previous key's gives an error wrapping
+// ErrPrefixOrder, and a Split result outside [0, len(key)] an error, both
+// leaving the builder unchanged and usable. Empty keys and values are
+// allowed. Add copies what it needs; the caller may reuse key
 // and value. After a write error every call returns that error.
 func (b *Builder) Add(key, value []byte) error {
 	if b.done {
@@ -236,12 +311,39 @@ func (b *Builder) Add(key, value []byte) error {
 	if b.err != nil {
 		return b.err
 	}
-	if b.props.NumEntries > 0 && bytes.Compare(key, b.lastKey) <= 0 {
-		return fmt.Errorf("%w: key %s after %s", ErrKeyOrder, quote(key), quote(b.lastKey))
+	if b.props.NumEntries > 0 {
+		switch c := bytes.Compare(key, b.lastKey); {
+		case c == 0:
+			return fmt.Errorf("%w: key %s added twice", ErrDuplicateKey, quote(key))
+		case c < 0:
+			return fmt.Errorf("%w: key %s after %s", ErrKeyOrder, quote(key), quote(b.lastKey))
+		}
 	}
+	prefixLen, newPrefix := len(key), true
+	if b.splitter != nil {
+		prefixLen = b.splitter.Split(key)
+		if prefixLen < 0 || prefixLen > len(key) {
+			return fmt.Errorf("sstable: builder: splitter %q gave prefix length %d for key %s of %d bytes", b.props.Splitter, prefixLen, quote(key), len(key))
+		}
+		if b.props.NumEntries > 0 {
+			switch c := bytes.Compare(key[:prefixLen], b.lastKey[:b.lastPrefix]); {
+			case c == 0:
+				newPrefix = false
+			case c < 0:
+				return fmt.Errorf("%w: key %s (prefix %s) after %s (prefix %s), splitter %q", ErrPrefixOrder, quote(key), quote(key[:prefixLen]), quote(b.lastKey), quote(b.lastKey[:b.lastPrefix]), b.props.Splitter)
+			}
+		}
+	}
+	cuts := len(b.cuts)
 	if b.pendingIndex {
 		b.sepBuf = format.AppendSeparator(b.sepBuf[:0], b.lastKey, key)
 		b.addIndexEntry(b.sepBuf)
+	}
+	// A prefix whose keys go on in a new partition goes in its filter
+	// too, so that the filter of a key's partition holds the key's prefix.
+	carry := !newPrefix && len(b.cuts) > cuts
+	if carry {
+		b.cuts[len(b.cuts)-1].carry = true
 	}
 	if b.props.NumEntries == 0 {
 		b.props.SmallestKey = append([]byte{}, key...)
@@ -251,20 +353,29 @@ func (b *Builder) Add(key, value []byte) error {
 		return b.err
 	}
 	off := b.data.Add(key, value)
-	if b.hashIndex {
-		h := format.KeyHash(key)
-		b.hidx.Add(h, uint32(b.props.NumDataBlocks), uint32(off))
-		if b.hashAdder != nil {
-			b.hashAdder.AddHash(h)
-		} else {
-			b.filter.Add(key)
+	if newPrefix || carry {
+		// With a splitter, the prefix's first entry stands for it.
+		prefix := key[:prefixLen]
+		switch {
+		case b.hashIndex:
+			h := format.KeyHash(prefix)
+			b.hidx.Add(h, uint32(b.props.NumDataBlocks), uint32(off))
+			if b.hashAdder != nil {
+				b.hashAdder.AddHash(h)
+			} else {
+				b.filter.Add(prefix)
+			}
+		case b.partitionable:
+			b.hashes = append(b.hashes, format.KeyHash(prefix))
+		default:
+			b.filter.Add(prefix)
 		}
-	} else if b.partitionable {
-		b.hashes = append(b.hashes, format.KeyHash(key))
-	} else {
-		b.filter.Add(key)
+		if newPrefix {
+			b.filterKeys++
+		}
 	}
 	b.lastKey = append(b.lastKey[:0], key...)
+	b.lastPrefix = prefixLen
 	b.props.NumEntries++
 	b.props.RawKeyBytes += uint64(len(key))
 	b.props.RawValueBytes += uint64(len(value))
@@ -290,38 +401,51 @@ func (b *Builder) addIndexEntry(sep []byte) {
 		// An index entry costs its key, its handle, a 3-byte header at
 		// most for short keys, and its 4-byte restart.
 		b.partBytes += len(sep) + len(b.handleBuf) + 3 + 4
-		if b.partBytes+b.filterBytes(b.props.NumEntries-b.cutKey()) >= b.partSize {
-			b.cut(sep)
+		if b.partBytes+b.filterBytes(len(b.hashes)-b.cutHash()) >= b.partSize {
+			b.cut()
 		}
 	}
 }
 
-// partCut records the end of a partition: its separator (the last index
-// entry's key), and the data block count and entry count at its end.
+// partCut records the end of a partition: its last key (its key in the
+// top-level index), the data block count and the count of b.hashes at
+// its end, and whether the next partition's first hash is a prefix
+// continued from this one.
 type partCut struct {
-	sep                []byte
-	endBlock, endEntry uint64
+	last              []byte
+	endBlock, endHash uint64
+	carry             bool
 }
 
-// cutKey returns the entry count at the last cut.
-func (b *Builder) cutKey() uint64 {
+// cutHash returns the count of b.hashes at the last cut.
+func (b *Builder) cutHash() int {
 	if len(b.cuts) == 0 {
 		return 0
 	}
-	return b.cuts[len(b.cuts)-1].endEntry
+	return int(b.cuts[len(b.cuts)-1].endHash)
 }
 
-// filterBytes estimates the filter size of n keys, in bytes.
-func (b *Builder) filterBytes(n uint64) int { return int(float64(n) * b.bitsPerKey / 8) }
+// filterBytes returns the size in bytes of a Bloom filter of n keys at
+// b.bitsPerKey, as filterblock.Bloom builds it: whole 64-byte lines and a
+// byte for the probe count.
+func (b *Builder) filterBytes(n int) int {
+	if n == 0 {
+		return 1
+	}
+	lines := (uint64(float64(n)*b.bitsPerKey+0.5) + 511) / 512
+	return int(max(lines, 1))*64 + 1
+}
 
-// cut ends a partition after the data blocks flushed so far.
-func (b *Builder) cut(sep []byte) {
-	b.cuts = append(b.cuts, partCut{sep: bytes.Clone(sep), endBlock: b.props.NumDataBlocks, endEntry: b.props.NumEntries})
+// cut ends a partition after the data blocks flushed so far, whose last
+// key is b.lastKey.
+func (b *Builder) cut() {
+	b.cuts = append(b.cuts, partCut{last: bytes.Clone(b.lastKey), endBlock: b.props.NumDataBlocks, endHash: uint64(len(b.hashes))})
 	b.partBytes = 0
 }
 
 func (b *Builder) flushDataBlock() {
 	contents := b.data.Finish()
+	b.rawData += uint64(len(contents))
 	b.props.MaxBlockSize = max(b.props.MaxBlockSize, uint64(len(contents)))
 	var typ byte
 	b.pendingHandle, typ = b.writeBlockType(contents, b.compress)
@@ -453,13 +577,24 @@ func (b *Builder) finish() error {
 		close(hashDone)
 	}
 	index := b.index.Finish()
-	partitioned := b.partitionable && b.props.NumDataBlocks > 0 && len(index)+b.filterBytes(b.props.NumEntries) > b.partThreshold
+	partitioned := b.partitionable && b.props.NumDataBlocks > 0 && len(index)+b.filterBytes(int(b.filterKeys)) > b.partThreshold
 	var filter []byte
 	if !partitioned {
-		for _, h := range b.hashes {
+		// One filter, as a one-level table has: every hash once, the
+		// prefixes continued into another partition left out.
+		from := 0
+		for _, c := range b.cuts {
+			if c.carry {
+				for _, h := range b.hashes[from:c.endHash] {
+					b.hashAdder.AddHash(h)
+				}
+				from = int(c.endHash) + 1
+			}
+		}
+		for _, h := range b.hashes[from:] {
 			b.hashAdder.AddHash(h)
 		}
-		b.hashes = nil
+		b.hashes, b.cuts = nil, nil
 		filter = b.filter.Generate(nil)
 	}
 	<-hashDone
@@ -515,11 +650,11 @@ func (b *Builder) finish() error {
 // writePartitions writes the partitions of a Version3 table, each its
 // keys' filter then its data blocks' index entries (taken from index, the
 // whole index block), and returns the top-level index block: one entry
-// per partition, keyed by its last separator, whose value is its
+// per partition, keyed by its last key, whose value is its
 // format.PartitionHandle.
 func (b *Builder) writePartitions(index []byte) ([]byte, error) {
 	if n := len(b.cuts); n == 0 || b.cuts[n-1].endBlock != b.props.NumDataBlocks {
-		b.cut(b.sepBuf) // the last index entry's separator
+		b.cut() // b.lastKey is the table's last key
 	}
 	var it format.BlockIter
 	if err := it.Init(format.SectionIndex, 0, index); err != nil {
@@ -529,9 +664,9 @@ func (b *Builder) writePartitions(index []byte) ([]byte, error) {
 	top := format.BlockWriter{RestartInterval: 1}
 	part := format.BlockWriter{RestartInterval: 1}
 	var filter, handle []byte
-	var block, entry uint64
+	var block, hash uint64
 	for _, c := range b.cuts {
-		for _, h := range b.hashes[entry:c.endEntry] {
+		for _, h := range b.hashes[hash:c.endHash] {
 			b.hashAdder.AddHash(h)
 		}
 		filter = b.filter.Generate(filter[:0])
@@ -547,8 +682,8 @@ func (b *Builder) writePartitions(index []byte) ([]byte, error) {
 		}
 		ph.IndexLen = b.writeBlock(part.Finish(), format.NoCompression).Length
 		handle = format.AppendPartitionHandle(handle[:0], ph)
-		top.Add(c.sep, handle)
-		entry = c.endEntry
+		top.Add(c.last, handle)
+		hash = c.endHash
 	}
 	b.hashes, b.cuts = nil, nil
 	return top.Finish(), nil
@@ -574,3 +709,107 @@ func (b *Builder) Properties() format.Properties { return b.props }
 
 // EntryCount returns the number of entries added so far.
 func (b *Builder) EntryCount() uint64 { return b.props.NumEntries }
+
+// SetUserProperty records a user property, stored in the table's
+// properties block (tag 21, covered by its checksum) and read back in
+// format.Properties.User. It may be called any number of times before
+// Finish; a name set again takes the last value. value is copied.
+//
+// Limits: a name is 1 to format.MaxUserPropertyNameLen (255) bytes, a
+// value at most format.MaxUserPropertyValueLen (64 KiB); a table holds at
+// most format.MaxUserProperties (1000) properties and
+// format.MaxUserPropertiesSize (512 KiB) of them encoded (each takes its
+// name and value lengths plus about 2 to 4 bytes). A call breaking a limit
+// returns an error and changes nothing; after Finish or Abort it returns
+// ErrFinished.
+func (b *Builder) SetUserProperty(name string, value []byte) error {
+	if b.done {
+		return ErrFinished
+	}
+	switch {
+	case len(name) == 0:
+		return errors.New("sstable: builder: user property with an empty name")
+	case len(name) > format.MaxUserPropertyNameLen:
+		return fmt.Errorf("sstable: builder: user property name of %d bytes exceeds %d", len(name), format.MaxUserPropertyNameLen)
+	case len(value) > format.MaxUserPropertyValueLen:
+		return fmt.Errorf("sstable: builder: user property %q: value of %d bytes exceeds %d", name, len(value), format.MaxUserPropertyValueLen)
+	}
+	size := b.userSize + format.UserPropertiesSize(name, len(value))
+	old, replace := b.props.User[name]
+	if replace {
+		size -= format.UserPropertiesSize(name, len(old))
+	} else if len(b.props.User) >= format.MaxUserProperties {
+		return fmt.Errorf("sstable: builder: user property %q: a table holds at most %d", name, format.MaxUserProperties)
+	}
+	if size > format.MaxUserPropertiesSize {
+		return fmt.Errorf("sstable: builder: user property %q: user properties would take %d bytes, more than %d", name, size, format.MaxUserPropertiesSize)
+	}
+	if b.props.User == nil {
+		b.props.User = make(map[string][]byte)
+	}
+	b.props.User[name] = append([]byte{}, value...)
+	b.userSize = size
+	return nil
+}
+
+// EstimatedSize returns the size in bytes the table would have if Finish
+// were called now: the bytes written so far, plus estimates of the
+// pending data block (compressed at the ratio seen so far), the hash
+// index, the filter, the index block, the properties and the footer.
+// For tables over 1 MiB it is within 5% of the final size; after a
+// successful Finish it is the exact file size. It allocates nothing.
+func (b *Builder) EstimatedSize() uint64 {
+	if b.done {
+		return b.offset
+	}
+	est := b.offset
+	if b.data.Entries() > 0 {
+		pending := uint64(b.data.EstimatedSize())
+		if b.rawData > 0 && b.compress != format.NoCompression {
+			// Only data blocks are written before Finish.
+			stored := b.offset - format.BlockTrailerLen*b.props.NumDataBlocks
+			pending = pending * stored / b.rawData
+		}
+		est += pending + format.BlockTrailerLen
+	}
+	blocks := b.props.NumDataBlocks
+	if b.data.Entries() > 0 {
+		blocks++
+	}
+	// Filter: bits per key (10 when the policy does not say), lines of 64
+	// bytes, the k byte, name, padding and trailer.
+	bpk := b.props.FilterBitsPerKey
+	if bpk <= 0 {
+		bpk = DefaultBitsPerKey
+	}
+	est += (uint64(float64(b.filterKeys)*bpk)+511)/512*64 + 1 + uint64(len(b.props.FilterPolicy)) + 2 + 32 + format.BlockTrailerLen
+	if b.hashIndex {
+		slots := format.HashIndexSlots(b.hidx.Len())
+		width := uint64(4)
+		if need := (uint64(bitsLen(blocks)) + uint64(bitsLen(b.offset+b.rawData)) + 8 + 7) / 8; need > width {
+			width = min(need, 8)
+		}
+		tables := 8 * (blocks + 1)
+		if b.compress != format.NoCompression {
+			tables *= 2
+		}
+		est += format.HashIndexHeaderLen + 32 + slots*width + tables + format.BlockTrailerLen
+	}
+	// Index: the entries so far, one more per pending block, each about
+	// the last key's length plus a handle.
+	est += uint64(b.index.EstimatedSize()) + (blocks-b.props.NumDataBlocks+boolInt(b.pendingIndex))*uint64(len(b.lastKey)+12) + format.BlockTrailerLen
+	// Properties: about 40 bytes of integers, the keys, names and user
+	// properties; then the footer.
+	est += 64 + uint64(len(b.props.SmallestKey)+len(b.lastKey)+len(b.props.FilterPolicy)+len(b.props.Splitter)+b.userSize) + format.BlockTrailerLen
+	est += footer.Size
+	return est
+}
+
+func bitsLen(v uint64) int { return bits.Len64(v) }
+
+func boolInt(v bool) uint64 {
+	if v {
+		return 1
+	}
+	return 0
+}

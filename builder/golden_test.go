@@ -26,20 +26,29 @@ const goldenDir = "../testdata/golden"
 var goldenTables = []struct {
 	file    string
 	opts    builder.Options
-	entries bool // built from input.txt; false: an empty table
+	entries bool              // built from input.txt; false: an empty table
+	user    map[string][]byte // user properties
 }{
-	{"snappy.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10)}, true},
-	{"none.sst", builder.Options{BlockSize: 512, RestartInterval: 16, Compression: format.NoCompression, Filter: filterblock.Bloom(10)}, true},
-	{"empty.sst", builder.Options{}, false},
-	{"hashindex.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10), HashIndex: true}, true},
+	{"snappy.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10)}, true, nil},
+	{"none.sst", builder.Options{BlockSize: 512, RestartInterval: 16, Compression: format.NoCompression, Filter: filterblock.Bloom(10)}, true, nil},
+	{"empty.sst", builder.Options{}, false, nil},
+	{"hashindex.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10), HashIndex: true}, true, nil},
 	// zstd.sst pins the block encoding of github.com/klauspost/compress
 	// at the version in go.mod: a new version may encode differently
 	// (any valid frame decodes the same), which calls for -update.
-	{"zstd.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.ZstdCompression, Filter: filterblock.Bloom(10)}, true},
-	{"fuse.sst", builder.Options{BlockSize: 512, RestartInterval: 16, Compression: format.NoCompression, Filter: filterblock.BinaryFuse8()}, true},
+	{"zstd.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.ZstdCompression, Filter: filterblock.Bloom(10)}, true, nil},
+	{"fuse.sst", builder.Options{BlockSize: 512, RestartInterval: 16, Compression: format.NoCompression, Filter: filterblock.BinaryFuse8()}, true, nil},
+	// prefix.sst pins a table with a splitter (properties tag 20; filter
+	// and hash index over prefixes) and user properties (tag 21).
+	{"prefix.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10), HashIndex: true, Splitter: format.Suffix(4)}, true,
+		map[string][]byte{"app.tombstones": {3}, "app.empty": {}, "z": []byte("last\x00value")}},
 	// Version 3: partitioned index and filter, forced on this small table
 	// by a threshold of 1 byte, in partitions of about 256 bytes.
-	{"partitioned.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10), PartitionThreshold: 1, PartitionSize: 256}, true},
+	{"partitioned.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10), PartitionThreshold: 1, PartitionSize: 256}, true, nil},
+	// prefixparted.sst: version 3 with a splitter (each partition's
+	// filter over its keys' prefixes), zstd blocks and user properties.
+	{"prefixparted.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.ZstdCompression, Filter: filterblock.Bloom(10), Splitter: format.Suffix(4), PartitionThreshold: 1, PartitionSize: 256}, true,
+		map[string][]byte{"app.level": {6}}},
 }
 
 // goldenReaderOpts let readers of the golden tables use the binary fuse
@@ -80,6 +89,11 @@ func TestGolden(t *testing.T) {
 					if err := b.Add([]byte(e.Key), []byte(e.Value)); err != nil {
 						t.Fatal(err)
 					}
+				}
+			}
+			for k, v := range g.user {
+				if err := b.SetUserProperty(k, v); err != nil {
+					t.Fatal(err)
 				}
 			}
 			if err := b.Finish(); err != nil {
@@ -153,15 +167,47 @@ func TestGolden(t *testing.T) {
 			}
 			if g.opts.HashIndex {
 				wantVersion = format.Version2
+			}
+			if g.opts.HashIndex && g.opts.Splitter == nil { // Verify checked a prefix hash index
 				var ps []pair
 				for _, e := range wantEntries {
 					ps = append(ps, pair{e.Key, e.Value})
 				}
 				checkHashIndexTable(t, want, r.Properties(), ps)
 			}
+			if p := r.Properties(); len(g.user) > 0 && !cmp.Equal(p.User, g.user) || len(g.user) == 0 && p.User != nil {
+				t.Fatalf("user properties %q, want %q", p.User, g.user)
+			}
+			if g.opts.Splitter != nil {
+				checkGoldenPrefixes(t, r, g.opts.Splitter, wantEntries)
+			}
 			if p := r.Properties(); p.FormatVersion != wantVersion || (p.HashIndexSize != 0) != g.opts.HashIndex {
 				t.Fatalf("format version %d, hash index size %d; want version %d", p.FormatVersion, p.HashIndexSize, wantVersion)
 			}
 		})
+	}
+}
+
+// checkGoldenPrefixes checks a golden table with a splitter: every
+// prefix is in the filter and SeekPrefixGE finds its first entry.
+func checkGoldenPrefixes(t *testing.T, r *reader.Reader, sp format.Splitter, es []kv) {
+	t.Helper()
+	if got := r.Properties().Splitter; got != sp.Name() {
+		t.Fatalf("splitter %q, want %q", got, sp.Name())
+	}
+	it := r.NewIterator()
+	defer it.Close()
+	for i, e := range es {
+		k := []byte(e.Key)
+		prefix := k[:sp.Split(k)]
+		if !r.MayContainPrefix(prefix) {
+			t.Fatalf("MayContainPrefix(%q) = false", prefix)
+		}
+		if i > 0 && bytes.HasPrefix([]byte(es[i-1].Key), prefix) && sp.Split([]byte(es[i-1].Key)) == len(prefix) {
+			continue // not the prefix's first entry
+		}
+		if !it.SeekPrefixGE(prefix, prefix) || string(it.Key()) != e.Key {
+			t.Fatalf("SeekPrefixGE(%q) at %q, want %q (%v)", prefix, it.Key(), e.Key, it.Err())
+		}
 	}
 }

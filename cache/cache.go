@@ -51,11 +51,10 @@ type Cache struct {
 	shift    uint // shard index = mixed key >> shift
 	entries  []entry
 
-	mu       sync.Mutex // guards tables and closed
-	tables   int
-	closed   bool
-	nextID   atomic.Uint64
-	freeOnce sync.Once
+	mu     sync.Mutex // guards tables and closed
+	tables int
+	closed bool
+	nextID atomic.Uint64
 }
 
 // New returns a Cache holding at most capacity bytes of blocks. Its memory

@@ -21,7 +21,7 @@ type BlockIter struct {
 
 	offset     int // current entry; -1 before the first, restartsOff past the last
 	nextOffset int // entry after the current one
-	restartIdx int // restart point at or before offset
+	restartIdx int // restart point at or before offset; -1 after SeekOffset until needed (see restartAt)
 	key        []byte
 	val        []byte
 	err        error
@@ -127,8 +127,27 @@ func (it *BlockIter) seekRestart(i int) bool {
 	return it.decodeAt(it.restart(i))
 }
 
+// resolveRestart sets restartIdx after SeekOffset left it unknown: the
+// last restart point at or before the current entry.
+func (it *BlockIter) resolveRestart() {
+	if it.restartIdx >= 0 {
+		return
+	}
+	lo, hi := 0, it.numRestarts
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if it.restart(mid) <= it.offset {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	it.restartIdx = max(lo-1, 0)
+}
+
 // advance moves from the current entry to the next; false at the end.
 func (it *BlockIter) advance() bool {
+	it.resolveRestart()
 	if it.nextOffset >= it.restartsOff {
 		if r := it.restartIdx + 1; r < it.numRestarts { // never reached: Last, Prev and SeekGE would fail on it
 			it.fail(it.restartsOff, "restart point %d at %d lies past the last entry", r, it.restart(r))
@@ -189,6 +208,7 @@ func (it *BlockIter) Prev() bool {
 	if !it.Valid() {
 		return false
 	}
+	it.resolveRestart()
 	target := it.offset
 	r := it.restartIdx
 	for r >= 0 && it.restart(r) >= target {
@@ -275,6 +295,7 @@ func (it *BlockIter) RestartIndex() (int, bool) {
 	if !it.Valid() {
 		return 0, false
 	}
+	it.resolveRestart()
 	return it.restartIdx, it.restart(it.restartIdx) == it.offset
 }
 
@@ -284,3 +305,57 @@ func (it *BlockIter) Offset() int { return it.offset }
 
 // NumRestarts returns the number of restart points in the block.
 func (it *BlockIter) NumRestarts() int { return it.numRestarts }
+
+// SeekRestart positions on the entry at restart point i; false if i is out
+// of range or the entry is corrupt. In an index block (restart interval 1)
+// it positions on entry i.
+func (it *BlockIter) SeekRestart(i int) bool {
+	if it.err != nil || i < 0 || i >= it.numRestarts {
+		it.offset = it.restartsOff
+		it.val = nil
+		return false
+	}
+	return it.seekRestart(i)
+}
+
+// SeekOffset positions on the entry that starts at byte offset off of the
+// block contents, which must be stored whole (shared = 0), as every entry
+// of a version 2 data block is; false, with a corruption error, if off
+// does not start such an entry inside the entries region. Later moves
+// (Next, Prev) work as from any other position, provided off is an entry
+// boundary, which a hash index slot checked against the key it leads to
+// is.
+func (it *BlockIter) SeekOffset(off int) bool {
+	if it.err != nil || it.numRestarts == 0 {
+		it.offset = it.restartsOff
+		it.val = nil
+		return false
+	}
+	if off < 0 || off >= it.restartsOff {
+		it.fail(off, "entry offset %d outside entries region of %d bytes", off, it.restartsOff)
+		return false
+	}
+	// The restart point at or before off is found when a move needs it,
+	// sparing a lookup that reads only this entry the restart array.
+	it.restartIdx = -1
+	it.key = it.key[:0]
+	return it.decodeAt(off)
+}
+
+// InitEntries is Init for contents whose entries end at entriesEnd (the
+// restart array's offset), as EntriesEnd computed from the same bytes
+// before: it derives the restart count from the sizes without reading the
+// block's tail, and does not check the first restart point (moves still
+// bounds-check every read). It returns an error wrapping ErrCorrupt if the
+// sizes disagree.
+func (it *BlockIter) InitEntries(section string, fileOff int64, contents []byte, entriesEnd int) error {
+	*it = BlockIter{key: it.key[:0], section: section, fileOff: fileOff, offset: -1}
+	rest := len(contents) - 4 - entriesEnd
+	if entriesEnd < 0 || rest < 0 || rest%4 != 0 || rest == 0 && entriesEnd != 0 {
+		return it.fail(0, "entries end at %d of a %d-byte block", entriesEnd, len(contents))
+	}
+	it.data = contents
+	it.numRestarts = rest / 4
+	it.restartsOff = entriesEnd
+	return nil
+}

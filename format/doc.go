@@ -5,7 +5,7 @@
 // plus a hash index section; a builder writes it only when asked for a
 // hash index. Version 3 is version 1 with the filter and index block cut
 // into partitions under a top-level index; a builder writes it for tables
-// whose index and filter would exceed a threshold (256 KiB by default).
+// whose index and filter would exceed a threshold (4 MiB by default).
 // All three are current.
 //
 // # Conventions
@@ -245,15 +245,23 @@
 // file order, so its entry i is data block FirstBlock(p)+i. Its filter
 // partition is the filter policy's encoding (as in a version 1 filter
 // section, without the name and padding: the policy is named by property
-// tag 12) over exactly the keys of those data blocks. Both are stored raw
-// with a trailer of their own.
+// tag 12) over exactly the keys of those data blocks. In a table with a
+// splitter (tag 20) it holds instead the distinct prefixes of those keys,
+// each once: a prefix whose keys run over several partitions is in the
+// filter of each of them, so that the filter of a key's partition holds
+// the key's prefix. Both are stored raw with a trailer of their own.
 //
 // The top-level index has the index block layout (restart interval 1)
 // with one entry per partition, in file order. The key of partition p's
-// entry is the separator of its last data block (the key of its index
-// partition's last entry), so a key k can only be in the first partition
-// whose key is >= k; k is in no partition if every key is < k. The value
-// is four uvarints:
+// entry is the last key of its last data block (not a separator: with a
+// splitter, a reader looking for a prefix's first key needs the prefix of
+// each partition's last key), so a key k can only be in the first
+// partition whose key is >= k; k is in no partition if every key is < k.
+// The first key with prefix q is in the first partition whose key's
+// prefix is >= q, since prefixes never decrease from key to key; a key
+// search for q itself may land earlier, on keys of smaller prefixes that
+// sort after q (format.Suffix with a user key that is a proper prefix of
+// another). The value is four uvarints:
 //
 //	+-----------------+--------------------+-------------------+--------------------+
 //	| offset uvarint  | filterLen uvarint  | indexLen uvarint  | firstBlock uvarint |
@@ -282,9 +290,9 @@
 // index entry brings the partition's estimated filter and index bytes to
 // its target (16 KiB by default: about 10 KiB of filter and 6 KiB of
 // index with 16-byte keys and 10 bits per key), and writes version 3 only
-// when the index and filter would exceed its threshold and the filter
-// policy is the default Bloom; smaller tables keep version 1, byte for
-// byte.
+// when the index and filter would exceed its threshold (4 MiB by default)
+// and the filter policy is Bloom, without a hash index; other tables keep
+// version 1 (or 2), byte for byte.
 //
 // # Properties block
 //
@@ -315,12 +323,43 @@
 //	tag 15: restart interval (entries)
 //	tag 16: largest decoded data block (bytes)
 //	tag 17: hash index size (bytes, trailer included; version 2 only)
+//	tags 18, 19: unassigned (readers skip them, as any unknown tag)
+//	tag 20: splitter name (1 to 255 bytes; tables built with a Splitter only)
+//	tag 21: user properties (tables with at least one only)
 //
 // Tags 4 and 5 are present exactly when the entry count is non-zero. Tag
 // 16 bounds the size a reader will decompress a data block to. Tag 17 is
 // present exactly in version 2 tables, where the data size plus the hash
 // index size is the filter section's offset; in version 1 the data size
 // is that offset.
+//
+// Tags 20 and 21 are written only when present, so tables without a
+// splitter or user properties are byte for byte as before. Tag 20 names
+// the Splitter the table's keys were split with (the built-in Suffix(n)
+// is "sstkit.Suffix(n)", n in decimal). In such a table the filter holds
+// each distinct prefix key[:Split(key)] once, instead of each key, and a
+// version 2 table's hash index maps each distinct prefix (hashed as a key
+// is) to the table's first entry with that prefix, so it has one occupied
+// slot per distinct prefix. Consecutive keys never have decreasing
+// prefixes, so the keys of a prefix are contiguous. A reader that does
+// not know the splitter must neither probe the filter with whole keys nor
+// look whole keys up in the hash index; readers of this package then read
+// the table as if it had no filter and no hash index. (Readers written
+// before tag 20 existed skip it and would do both: they see false
+// negatives.)
+//
+// Tag 21's value is a sequence of user properties, in strictly increasing
+// bytes order of name, names unique:
+//
+//	+-------------------+------------+--------------------+-------------+
+//	| nameLen uvarint   | name bytes | valueLen uvarint   | value bytes |
+//	+-------------------+------------+--------------------+-------------+
+//
+// A name is 1 to 255 bytes; a value may be empty. Writers of this package
+// also keep values to at most 64 KiB, at most 1000 properties, and the
+// whole tag 21 value to at most 512 KiB (MaxUserProperties and the other
+// limits), well inside the 1 MiB readers allow the properties block. The
+// properties block's trailer CRC covers them like every other record.
 //
 // # Footer
 //

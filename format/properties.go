@@ -1,9 +1,12 @@
 package format
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 )
 
 // Table format versions. A table's version is stored in its footer and
@@ -49,6 +52,20 @@ type Properties struct {
 	RestartInterval  uint64      // entries between restart points in data blocks
 	MaxBlockSize     uint64      // largest decoded data block, bytes; bounds decompression
 	HashIndexSize    uint64      // bytes of the hash index section, trailer included; 0 unless FormatVersion is Version2
+	Splitter         string      // name of the Splitter the filter and hash index were built over; "" when keys are whole
+
+	// User holds the user properties (Builder.SetUserProperty): names of
+	// 1 to MaxUserPropertyNameLen bytes, values of up to
+	// MaxUserPropertyValueLen bytes, at most MaxUserProperties of them and
+	// at most MaxUserPropertiesSize bytes encoded in all. nil when the
+	// table has none. Decoded values are copies owned by the caller.
+	User map[string][]byte
+
+	// SplitterUnknown is set by readers and never stored: the reader does
+	// not know Splitter, so it reads the table as if it had no filter,
+	// no splitter and no hash index (MayContain and MayContainPrefix
+	// always true; Get searches the index block).
+	SplitterUnknown bool
 
 	// FilterUnknown is set by readers and never stored: the reader does not
 	// know FilterPolicy, so it reads the table as if it had no filter
@@ -77,7 +94,78 @@ const (
 	propRestartInterval
 	propMaxBlockSize
 	propHashIndexSize
+	_ // 18: unassigned; readers skip it
+	_ // 19: unassigned; readers skip it
+	propSplitter
+	propUser
 )
+
+// Limits of user properties (Properties.User), checked by the builder.
+// Readers accept any user properties block that decodes.
+const (
+	MaxUserPropertyNameLen  = 255       // bytes of a name (at least 1)
+	MaxUserPropertyValueLen = 64 << 10  // bytes of a value
+	MaxUserProperties       = 1000      // properties per table
+	MaxUserPropertiesSize   = 512 << 10 // bytes of the encoded tag 21 record value
+)
+
+// AppendUserProperties appends the tag 21 record value for user: for each
+// name in increasing bytes order, `uvarint nameLen | name | uvarint
+// valueLen | value`.
+func AppendUserProperties(dst []byte, user map[string][]byte) []byte {
+	names := make([]string, 0, len(user))
+	for k := range user {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		dst = binary.AppendUvarint(dst, uint64(len(k)))
+		dst = append(dst, k...)
+		dst = binary.AppendUvarint(dst, uint64(len(user[k])))
+		dst = append(dst, user[k]...)
+	}
+	return dst
+}
+
+// UserPropertiesSize returns the encoded size of a user property record
+// (the part of AppendUserProperties' output one name and value take).
+func UserPropertiesSize(name string, valueLen int) int {
+	return uvarintLen(uint64(len(name))) + len(name) + uvarintLen(uint64(valueLen)) + valueLen
+}
+
+// decodeUser decodes a tag 21 record value; recOff names the record in
+// errors.
+func decodeUser(val []byte, recOff int64) (map[string][]byte, error) {
+	if len(val) == 0 {
+		return nil, nil // an empty record: no user properties, as without one
+	}
+	m := make(map[string][]byte)
+	var last []byte
+	for pos := 0; pos < len(val); {
+		nameLen, n := binary.Uvarint(val[pos:])
+		if n <= 0 || nameLen == 0 || nameLen > MaxUserPropertyNameLen || nameLen > uint64(len(val)-pos-n) {
+			return nil, Corruptf(SectionProperties, recOff, "user property at record byte %d: bad name length", pos)
+		}
+		pos += n
+		name := val[pos : pos+int(nameLen)]
+		pos += int(nameLen)
+		if len(m) > 0 && bytes.Compare(name, last) <= 0 {
+			return nil, Corruptf(SectionProperties, recOff, "user property %q after %q: names must increase", name, last)
+		}
+		last = name
+		valLen, n := binary.Uvarint(val[pos:])
+		if n <= 0 || valLen > uint64(len(val)-pos-n) {
+			return nil, Corruptf(SectionProperties, recOff, "user property %q: bad value length", name)
+		}
+		pos += n
+		m[string(name)] = bytes.Clone(val[pos : pos+int(valLen)])
+		if m[string(name)] == nil {
+			m[string(name)] = []byte{}
+		}
+		pos += int(valLen)
+	}
+	return m, nil
+}
 
 // AppendProperties appends the encoding of p to dst: a sequence of records
 // `uvarint tag | uvarint length | value`, in increasing tag order, where
@@ -119,6 +207,12 @@ func AppendProperties(dst []byte, p *Properties) []byte {
 	num(propMaxBlockSize, p.MaxBlockSize)
 	if p.HashIndexSize != 0 {
 		num(propHashIndexSize, p.HashIndexSize)
+	}
+	if p.Splitter != "" {
+		str(propSplitter, []byte(p.Splitter))
+	}
+	if len(p.User) > 0 {
+		str(propUser, AppendUserProperties(nil, p.User))
 	}
 	return dst
 }
@@ -211,6 +305,17 @@ func DecodeProperties(src []byte, off int64) (Properties, error) {
 			p.MaxBlockSize = num
 		case propHashIndexSize:
 			p.HashIndexSize = num
+		case propSplitter:
+			if len(val) == 0 || len(val) > MaxSplitterNameLen {
+				return p, Corruptf(SectionProperties, recOff, "splitter name of %d bytes", len(val))
+			}
+			p.Splitter = string(val)
+		case propUser:
+			u, err := decodeUser(val, recOff)
+			if err != nil {
+				return p, err
+			}
+			p.User = u
 		}
 	}
 	if has := p.NumEntries > 0; has != (p.SmallestKey != nil) || has != (p.LargestKey != nil) {
@@ -224,5 +329,26 @@ func (p *Properties) String() string {
 	return fmt.Sprintf("format version:     %d\nentries:            %d\ndata blocks:        %d\nsmallest key:       %q\nlargest key:        %q\nraw key bytes:      %d\nraw value bytes:    %d\ndata size:          %d\nindex size:         %d\nfilter size:        %d\ncompression:        %s\nfilter policy:      %s\nfilter bits/key:    %g\nfilter unknown:     %v\nblock size:         %d\nrestart interval:   %d\nmax block size:     %d\nhash index size:    %d\n",
 		p.FormatVersion, p.NumEntries, p.NumDataBlocks, p.SmallestKey, p.LargestKey,
 		p.RawKeyBytes, p.RawValueBytes, p.DataSize, p.IndexSize, p.FilterSize,
-		p.Compression, p.FilterPolicy, p.FilterBitsPerKey, p.FilterUnknown, p.BlockSize, p.RestartInterval, p.MaxBlockSize, p.HashIndexSize)
+		p.Compression, p.FilterPolicy, p.FilterBitsPerKey, p.FilterUnknown, p.BlockSize, p.RestartInterval, p.MaxBlockSize, p.HashIndexSize) + p.extraString()
+}
+
+// extraString renders the splitter and user properties, present only in
+// tables that have them, so that other tables print as before.
+func (p *Properties) extraString() string {
+	var b strings.Builder
+	if p.Splitter != "" {
+		fmt.Fprintf(&b, "splitter:           %s\n", p.Splitter)
+		if p.SplitterUnknown {
+			fmt.Fprintf(&b, "splitter unknown:   true\n")
+		}
+	}
+	names := make([]string, 0, len(p.User))
+	for k := range p.User {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		fmt.Fprintf(&b, "user property:      %q = %q\n", k, p.User[k])
+	}
+	return b.String()
 }

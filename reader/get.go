@@ -3,6 +3,7 @@ package reader
 import (
 	"bytes"
 	"math"
+	"sync"
 
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/filterblock"
@@ -27,28 +28,55 @@ func (s *scratch) setPin(h cache.Handle) {
 	s.pin = h
 }
 
+// scratchPool holds the lookup buffers of every reader: one pool for the
+// process, not one per reader, so that many open tables do not each keep
+// buffers per P, nor each refill them after every garbage collection.
+var scratchPool sync.Pool // *scratch
+
 func (r *Reader) getScratch() *scratch {
-	if s, ok := r.scratch.Get().(*scratch); ok {
+	if s, ok := scratchPool.Get().(*scratch); ok {
 		return s
 	}
 	return new(scratch)
 }
 
 // MayContain reports whether key may be in the table. False means the key
-// is certainly absent. It probes the filter only, allocates nothing, and
-// returns true when the table's filter policy is unknown, its filter
-// section is corrupt, or the reader is closed.
+// is certainly absent. It probes the filter only (with key's prefix, in a
+// table built with a splitter), allocates nothing, and returns true when
+// the table's filter policy or splitter is unknown, its filter section is
+// corrupt, or the reader is closed.
 func (r *Reader) MayContain(key []byte) (ok bool) {
+	return r.probeFilter(key[:r.split(key)])
+}
+
+// MayContainPrefix reports whether a key whose prefix is prefix (under the
+// table's format.Splitter, builder.Options.Splitter) may be in the table.
+// False means no key with that prefix is in the table. It probes the
+// filter, which holds the table's distinct prefixes, and allocates
+// nothing. It returns true for a table built without a splitter (its
+// filter holds whole keys), or whose splitter or filter policy the reader
+// does not know, whose filter section is corrupt, or when the reader is
+// closed.
+func (r *Reader) MayContainPrefix(prefix []byte) bool {
+	if r.splitter == nil {
+		return true
+	}
+	return r.probeFilter(prefix)
+}
+
+// probeFilter probes the filter for fk (a key, or a prefix in a table with
+// a splitter), under the fault guard for a mapped file.
+func (r *Reader) probeFilter(fk []byte) (ok bool) {
 	if !r.acquire() {
 		return true
 	}
 	if r.mapped == nil {
-		ok = r.mayContain(key)
+		ok = r.mayContain(fk)
 		r.release()
 		return ok
 	}
 	defer r.endGuardedMayContain(&ok, protect())
-	return r.mayContain(key)
+	return r.mayContain(fk)
 }
 
 // endGuardedMayContain is endGuardedGet for MayContain: a memory fault in
@@ -71,7 +99,9 @@ func (r *Reader) mayContain(key []byte) bool {
 }
 
 // mayContainHash is mayContain given h = format.KeyHash(key) (used only
-// when r.cacheLocal).
+// when r.cacheLocal). key is what the filter holds: a key, or a prefix in
+// a table with a splitter; in a partitioned table the filter probed is
+// that of the partition of the first key with that prefix.
 func (r *Reader) mayContainHash(key []byte, h uint64) bool {
 	if r.parted {
 		return r.mayContainParted(key, h)
@@ -118,12 +148,43 @@ func (r *Reader) GetAppend(dst, key []byte) (out []byte, err error) {
 		return dst, ErrClosed
 	}
 	if r.mapped == nil {
-		out, err = r.getAppend(dst, key)
+		out, err = r.getAppend(dst, key, false)
 		r.release()
 		return out, err
 	}
 	defer r.endGuardedGet(dst, &out, &err, protect())
-	return r.getAppend(dst, key)
+	return r.getAppend(dst, key, false)
+}
+
+// Has reports whether key is in the table. It takes Get's path (filter,
+// then hash index or index and data block) without copying the value, and
+// allocates nothing. An absent key gives (false, nil); a closed reader an
+// error wrapping ErrClosed; damaged bytes one wrapping format.ErrCorrupt.
+func (r *Reader) Has(key []byte) (found bool, err error) {
+	if !r.acquire() {
+		return false, ErrClosed
+	}
+	if r.mapped == nil {
+		_, err = r.getAppend(nil, key, true)
+		r.release()
+	} else {
+		err = r.hasGuarded(key)
+	}
+	if err == nil {
+		return true, nil
+	}
+	if err == ErrNotFound {
+		return false, nil
+	}
+	return false, err
+}
+
+// hasGuarded is Has's lookup in a mapped file, under the fault guard.
+func (r *Reader) hasGuarded(key []byte) (err error) {
+	var out []byte
+	defer r.endGuardedGet(nil, &out, &err, protect())
+	_, err = r.getAppend(nil, key, true)
+	return err
 }
 
 // endGuardedGet, deferred by GetAppend on a mapped file (one deferred call
@@ -138,16 +199,23 @@ func (r *Reader) endGuardedGet(dst []byte, out *[]byte, err *error, old bool) {
 	r.release()
 }
 
-func (r *Reader) getAppend(dst, key []byte) ([]byte, error) {
+// getAppend looks key up and appends its value to dst, or with has only
+// reports (by a nil error) that it is there.
+func (r *Reader) getAppend(dst, key []byte, has bool) ([]byte, error) {
 	if r.useHash {
-		return r.getHashed(dst, key)
+		return r.getHashed(dst, key, has)
 	}
 	if r.parted {
-		return r.getParted(dst, key)
+		return r.getParted(dst, key, has)
 	}
-	if !r.mayContain(key) {
+	if !r.mayContain(key[:r.split(key)]) {
 		return dst, ErrNotFound
 	}
+	return r.getIndexed(dst, key, has)
+}
+
+// getIndexed looks key up through the index block and one data block.
+func (r *Reader) getIndexed(dst, key []byte, has bool) ([]byte, error) {
 	s := r.getScratch()
 	defer r.putScratch(s)
 	index, err := r.indexBlock(&s.indexPin)
@@ -155,7 +223,7 @@ func (r *Reader) getAppend(dst, key []byte) ([]byte, error) {
 		return dst, err
 	}
 	v, err := r.find(s, index, key)
-	if err != nil {
+	if err != nil || has {
 		return dst, err
 	}
 	return append(dst, v...), nil
@@ -168,50 +236,55 @@ func (r *Reader) getAppend(dst, key []byte) ([]byte, error) {
 // the entry; an absent key the filter rejects waits for the filter line
 // alone (the filter is 6-8 times smaller than the slots, so more of it
 // stays in cache).
-func (r *Reader) getHashed(dst, key []byte) ([]byte, error) {
-	h := format.KeyHash(key)
+//
+// In a table with a splitter the hash index and filter hold prefixes: the
+// slot leads to the prefix's first entry, and a key after it is looked up
+// through the index block.
+func (r *Reader) getHashed(dst, key []byte, has bool) ([]byte, error) {
+	fk := key[:r.split(key)]
+	h := format.KeyHash(fk)
 	if r.mapped == nil {
 		// Reads cost more than cache misses here: the filter first, so
 		// that an absent key it rules out reads none of the hash index.
-		if !r.mayContainHash(key, h) {
+		if !r.mayContainHash(fk, h) {
 			return dst, ErrNotFound
 		}
 		if err := r.loadHashIndex(); err != nil {
 			return dst, err
 		}
 		if !r.hidxKept {
-			return r.getHashedCached(dst, key, h)
+			return r.getHashedCached(dst, key, h, has)
 		}
-		return r.probeHashed(dst, key, &r.hidx, r.hidx.Probe(h))
+		return r.probeHashed(dst, key, &r.hidx, r.hidx.Probe(h), has)
 	}
 	if err := r.loadHashIndex(); err != nil {
 		return dst, err
 	}
 	x := &r.hidx
 	if !r.hidxKept {
-		return r.getHashedCached(dst, key, h)
+		return r.getHashedCached(dst, key, h, has)
 	}
 	probe := x.Probe(h)
 	probe.Prefetch()
 	if r.policy != nil && r.loadFilter() == nil {
 		if !r.filterKept {
-			if !r.mayContain(key) {
+			if !r.mayContain(fk) {
 				return dst, ErrNotFound
 			}
 		} else if r.cacheLocal {
 			if !filterblock.BloomMayContainHash(r.filter, h) {
 				return dst, ErrNotFound
 			}
-		} else if !r.policy.MayContain(r.filter, key) {
+		} else if !r.policy.MayContain(r.filter, fk) {
 			return dst, ErrNotFound
 		}
 	}
-	return r.probeHashed(dst, key, x, probe)
+	return r.probeHashed(dst, key, x, probe, has)
 }
 
 // getHashedCached is getHashed for a reader whose hash index is in the
 // cache: it stays pinned for the lookup. The filter has passed key.
-func (r *Reader) getHashedCached(dst, key []byte, h uint64) ([]byte, error) {
+func (r *Reader) getHashedCached(dst, key []byte, h uint64, has bool) ([]byte, error) {
 	var local format.HashIndex
 	var pin cache.Handle
 	x, err := r.hashIndex(&local, &pin)
@@ -219,12 +292,16 @@ func (r *Reader) getHashedCached(dst, key []byte, h uint64) ([]byte, error) {
 		return dst, err
 	}
 	defer pin.Release()
-	return r.probeHashed(dst, key, x, x.Probe(h))
+	return r.probeHashed(dst, key, x, x.Probe(h), has)
 }
 
 // probeHashed follows the probe sequence of key's hash in the hash index x
 // to the key's entry.
-func (r *Reader) probeHashed(dst, key []byte, x *format.HashIndex, probe format.HashProbe) ([]byte, error) {
+func (r *Reader) probeHashed(dst, key []byte, x *format.HashIndex, probe format.HashProbe, has bool) ([]byte, error) {
+	prefix := key
+	if r.splitter != nil {
+		prefix = key[:r.split(key)]
+	}
 	// A slot of another key whose tag matches may lead into a damaged
 	// block; remember that error, but keep probing, so that damage to one
 	// block does not fail lookups of keys stored elsewhere.
@@ -277,8 +354,28 @@ func (r *Reader) probeHashed(dst, key []byte, x *format.HashIndex, probe format.
 			}
 			continue
 		}
-		if bytes.Equal(k, key) {
-			dst = append(dst, v...) // before the block v lies in is released
+		if r.splitter != nil && r.hasPrefix(k, prefix) {
+			// The prefix's first entry.
+			c := bytes.Compare(k, key)
+			if c == 0 {
+				if !has {
+					dst = append(dst, v...)
+				}
+				pin.Release()
+				r.putScratch(s)
+				return dst, nil
+			}
+			pin.Release()
+			r.putScratch(s)
+			if c > 0 {
+				return dst, ErrNotFound
+			}
+			return r.getIndexed(dst, key, has)
+		}
+		if r.splitter == nil && bytes.Equal(k, key) {
+			if !has {
+				dst = append(dst, v...) // before the block v lies in is released
+			}
 			pin.Release()
 			r.putScratch(s)
 			return dst, nil
@@ -294,7 +391,7 @@ func (r *Reader) putScratch(s *scratch) {
 		s.indexPin.Release()
 		s.partPin.Release()
 		s.index.release()
-		r.scratch.Put(s)
+		scratchPool.Put(s)
 	}
 }
 

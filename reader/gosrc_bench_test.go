@@ -4,9 +4,10 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -27,7 +28,12 @@ var (
 
 func loadGoSrc(b *testing.B) {
 	gosrcOnce.Do(func() {
-		root := filepath.Join(runtime.GOROOT(), "src")
+		out, err := exec.Command("go", "env", "GOROOT").Output()
+		if err != nil {
+			gosrcErr = err
+			return
+		}
+		root := filepath.Join(strings.TrimSpace(string(out)), "src")
 		gosrcErr = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil || !d.Type().IsRegular() {
 				return err

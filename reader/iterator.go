@@ -1,29 +1,89 @@
 package reader
 
 import (
+	"bytes"
+	"math"
+
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
 )
 
-// Iterator walks a table's entries in key order, forwards or backwards.
-// It is not safe for concurrent use; use one per goroutine. An open
-// Iterator keeps the reader's file mapped after Reader.Close until the
-// Iterator is closed.
+// IterOptions configure an Iterator (Reader.NewIter). As in Pebble, the
+// lower bound is inclusive and the upper bound exclusive: the iterator
+// shows only keys k with LowerBound <= k < UpperBound in bytes.Compare
+// order. A nil bound is no bound; an empty, non-nil LowerBound admits
+// every key, an empty, non-nil UpperBound none. NewIter copies the
+// bounds.
+type IterOptions struct {
+	LowerBound []byte // inclusive; nil: from the first key
+	UpperBound []byte // exclusive; nil: to the last key
+}
+
+// Iterator walks a table's entries in key order, forwards or backwards,
+// within the bounds it was created with (IterOptions). It is not safe for
+// concurrent use; use one per goroutine. A move from an unpositioned or
+// exhausted iterator (Next, Prev) returns false and leaves it so; seek
+// again (SeekGE, SeekLT, First, Last) to go on.
+//
+// An open Iterator keeps working after Reader.Close, and keeps the
+// reader's file open and mapped, until the Iterator is closed.
 type Iterator struct {
 	r      *Reader
 	s      scratch
-	loaded bool // s.data holds the block of the current index entry
-	mapped bool // s.data's block is read in place from the file mapping
-	scan   bool // First or Last started a full scan: see Reader.beginScan
+	lower  []byte // inclusive bound; nil for none
+	upper  []byte // exclusive bound; nil for none
+	loaded bool   // s.data holds the block of the current index entry, on an entry within bounds
+	mapped bool   // s.data's block is read in place from the file mapping
+	scan   bool   // First or Last started a full scan: see Reader.beginScan
 	err    error
 	closed bool
 	ra     readahead // over a ReaderAt: see readahead.go
+
+	hidx    format.HashIndex // the hash index of an unmapped reader, during SeekPrefixGE
+	hidxPin cache.Handle
+
+	// lazyIndex, when not 0, is 1 + the data block s.data holds, whose
+	// index entry s.index is not yet on: SeekPrefixGE through the hash
+	// index loads the block without the index, which is positioned only
+	// when a move leaves the block (syncIndex).
+	lazyIndex int
 }
 
-// NewIterator returns an unpositioned iterator; call First, Last or SeekGE.
-// On a closed reader every move returns false and Err wraps ErrClosed.
-func (r *Reader) NewIterator() *Iterator {
+// syncIndex positions s.index on the entry of the block a hashed
+// SeekPrefixGE loaded, if it is not there yet.
+func (it *Iterator) syncIndex() bool {
+	if it.lazyIndex == 0 {
+		return true
+	}
+	i := it.lazyIndex - 1
+	it.lazyIndex = 0
+	if !it.s.index.SeekRestart(i) {
+		if it.err = it.s.index.Err(); it.err == nil {
+			it.err = format.Corruptf(format.SectionIndex, int64(it.r.footer.Index.Offset), "no index entry for data block %d", i)
+		}
+		return false
+	}
+	return true
+}
+
+// NewIterator returns an unbounded, unpositioned iterator: NewIter(nil).
+func (r *Reader) NewIterator() *Iterator { return r.NewIter(nil) }
+
+// NewIter returns an unpositioned iterator over the keys within o's
+// bounds (nil: every key); call First, Last, SeekGE, SeekLT or
+// SeekPrefixGE. Every positioning method respects the bounds. On a closed
+// reader every move returns false and Err wraps ErrClosed. Close the
+// iterator when done: it holds the reader's file open.
+func (r *Reader) NewIter(o *IterOptions) *Iterator {
 	it := &Iterator{r: r}
+	if o != nil {
+		if o.LowerBound != nil {
+			it.lower = append([]byte{}, o.LowerBound...)
+		}
+		if o.UpperBound != nil {
+			it.upper = append([]byte{}, o.UpperBound...)
+		}
+	}
 	if !r.acquire() {
 		it.err, it.closed = ErrClosed, true
 		return it
@@ -78,6 +138,16 @@ func (it *Iterator) forward() bool {
 			it.err = err
 			return false
 		}
+		if !it.syncIndex() {
+			return false
+		}
+		// The block's separator is >= its keys and < the next block's: at
+		// or past the upper bound, the next block lies past it too, and is
+		// not read.
+		if it.upper != nil && it.s.index.Valid() && bytes.Compare(it.s.index.Key(), it.upper) >= 0 {
+			it.loaded = false
+			return false
+		}
 		if !it.s.index.Next() || !it.loadBlock() {
 			if it.err == nil {
 				it.err = it.s.index.Err()
@@ -97,10 +167,22 @@ func (it *Iterator) backward() bool {
 			it.err = err
 			return false
 		}
-		if !it.s.index.Prev() || !it.loadBlock() {
+		if !it.syncIndex() {
+			return false
+		}
+		if !it.s.index.Prev() {
 			if it.err == nil {
 				it.err = it.s.index.Err()
 			}
+			return false
+		}
+		// Every key of the earlier block is <= its separator: below the
+		// lower bound, the block is not read.
+		if it.lower != nil && bytes.Compare(it.s.index.Key(), it.lower) < 0 {
+			it.loaded = false
+			return false
+		}
+		if !it.loadBlock() {
 			return false
 		}
 		it.s.data.Last()
@@ -119,49 +201,322 @@ func (it *Iterator) stop() {
 
 func (it *Iterator) usable() bool { return it.err == nil && !it.closed }
 
-// First moves to the first entry; false if the table is empty or on error.
+// First moves to the first entry within the bounds (at or after
+// LowerBound); false if there is none or on error.
 func (it *Iterator) First() (ok bool) {
 	if it.r.mapped != nil {
 		defer restoreFault(protect())
 		defer it.recoverFault(&ok)
 	}
+	if it.lower != nil {
+		return it.checkUpper(it.seekGE(it.lower))
+	}
 	it.startScan()
+	it.lazyIndex = 0
 	if !it.usable() || !it.s.index.First() || !it.loadBlock() {
 		it.stop()
 		return false
 	}
 	it.s.data.First()
-	return it.forward()
+	return it.checkUpper(it.forward())
 }
 
-// Last moves to the last entry; false if the table is empty or on error.
+// Last moves to the last entry within the bounds (before UpperBound);
+// false if there is none or on error.
 func (it *Iterator) Last() (ok bool) {
 	if it.r.mapped != nil {
 		defer restoreFault(protect())
 		defer it.recoverFault(&ok)
 	}
+	if it.upper != nil {
+		return it.checkLower(it.seekLT(it.upper))
+	}
 	it.startScan()
+	it.lazyIndex = 0
 	if !it.usable() || !it.s.index.Last() || !it.loadBlock() {
 		it.stop()
 		return false
 	}
 	it.s.data.Last()
-	return it.backward()
+	return it.checkLower(it.backward())
 }
 
-// SeekGE moves to the first entry whose key is >= key; false if there is
-// none or on error.
+// SeekGE moves to the first entry whose key is >= key (and >= LowerBound,
+// < UpperBound); false if there is none or on error.
 func (it *Iterator) SeekGE(key []byte) (ok bool) {
 	if it.r.mapped != nil {
 		defer restoreFault(protect())
 		defer it.recoverFault(&ok)
 	}
+	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
+		key = it.lower
+	}
+	return it.checkUpper(it.seekGE(key))
+}
+
+// SeekLT moves to the last entry whose key is < key (and < UpperBound,
+// >= LowerBound); false if there is none or on error. Like SeekGE it
+// allocates nothing.
+func (it *Iterator) SeekLT(key []byte) (ok bool) {
+	if it.r.mapped != nil {
+		defer restoreFault(protect())
+		defer it.recoverFault(&ok)
+	}
+	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
+		key = it.upper
+	}
+	return it.checkLower(it.seekLT(key))
+}
+
+// SeekPrefixGE moves to the first entry whose key is >= key and whose
+// prefix is prefix (and within the bounds); false if there is none or on
+// error. As with Pebble's SeekPrefixGE, key should have the prefix
+// (key[:Split(key)] == prefix); a key below prefix seeks from prefix.
+//
+// In a table built with a splitter (builder.Options.Splitter) the reader
+// knows, the filter is probed with prefix first: when it rules the prefix
+// out, SeekPrefixGE returns false without reading a data block. With a
+// hash index as well, a present prefix's slot leads straight to its first
+// entry, without searching the index block. In other tables it works as
+// SeekGE followed by a check that the key found starts with prefix
+// (bytes.HasPrefix). The iterator is exhausted, not positioned, when it
+// returns false; Next then returns false, and the next key with another
+// prefix is not shown. It allocates nothing.
+func (it *Iterator) SeekPrefixGE(prefix, key []byte) (ok bool) {
+	r := it.r
+	if !it.usable() {
+		return false
+	}
+	if r.mapped != nil {
+		defer it.endGuard(&ok, protect())
+	}
+	if r.splitter != nil && !r.mayContain(prefix) {
+		it.loaded = false
+		return false
+	}
+	if bytes.Compare(key, prefix) < 0 {
+		key = prefix // every key with the prefix is >= it
+	}
+	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
+		key = it.lower
+	}
+	if r.splitter != nil && r.useHash {
+		ok = it.seekPrefixHashed(prefix, key)
+	} else {
+		ok = it.seekGE(key)
+		// Keys sort by prefix (the builder refuses others), but a key
+		// shorter than format.Suffix's n is its own prefix, so the first
+		// key >= key may have a smaller prefix than key's (FuzzPrefix
+		// found one: prefix "\x00" ahead of "\x00\x04"). Step over them.
+		for ok && r.splitter != nil {
+			k := it.s.data.Key()
+			if bytes.Compare(k[:r.split(k)], prefix) >= 0 {
+				break
+			}
+			ok = it.Next()
+		}
+	}
+	if ok && !r.hasPrefix(it.s.data.Key(), prefix) {
+		it.loaded = false
+		return false
+	}
+	return it.checkUpper(ok)
+}
+
+// seekGE moves to the first entry >= key, ignoring the lower bound.
+func (it *Iterator) seekGE(key []byte) bool {
+	it.lazyIndex = 0
 	if !it.usable() || !it.s.index.SeekGE(key) || !it.loadBlock() {
 		it.stop()
 		return false
 	}
 	it.s.data.SeekGE(key)
 	return it.forward()
+}
+
+// seekLT moves to the last entry < key, ignoring the upper bound.
+func (it *Iterator) seekLT(key []byte) bool {
+	it.lazyIndex = 0
+	if !it.usable() {
+		it.loaded = false
+		return false
+	}
+	// The block whose separator is the first >= key holds the first key
+	// >= key, if any; the entry before that is the answer, in this block
+	// or an earlier one. Past every separator, the answer is the last key.
+	if !it.s.index.SeekGE(key) {
+		if err := it.s.index.Err(); err != nil {
+			it.err = err
+			it.loaded = false
+			return false
+		}
+		if !it.s.index.Last() || !it.loadBlock() {
+			it.stop()
+			return false
+		}
+		it.s.data.Last()
+		return it.backward()
+	}
+	if !it.loadBlock() {
+		return false
+	}
+	if it.s.data.SeekGE(key) {
+		it.s.data.Prev()
+	} else if it.s.data.Err() == nil {
+		it.s.data.Last() // every key of the block is < key
+	}
+	return it.backward()
+}
+
+// seekPrefixHashed positions on the first entry >= key with prefix prefix
+// of a Version2 table with a splitter: the hash index slot of prefix leads
+// to the prefix's first entry. key is >= prefix.
+func (it *Iterator) seekPrefixHashed(prefix, key []byte) bool {
+	r := it.r
+	x := &r.hidx
+	if err := r.loadHashIndex(); err != nil {
+		it.err, it.loaded = err, false
+		return false
+	}
+	if !r.hidxKept {
+		var err error
+		if x, err = r.hashIndex(&it.hidx, &it.hidxPin); err != nil {
+			it.err, it.loaded = err, false
+			return false
+		}
+		defer it.releaseHashIndex()
+	}
+	probe := x.Probe(format.KeyHash(prefix))
+	for {
+		i, off, ok, err := probe.Next()
+		if err != nil {
+			it.err, it.loaded = err, false
+			return false
+		}
+		if !ok {
+			it.loaded = false
+			return false // no slot names the prefix: absent
+		}
+		switch {
+		case x.FileOffsets():
+			if r.mapped != nil && off < r.dataEnd {
+				// As Get does: the entry's lines are on their way while
+				// the block's handle and state are looked up.
+				format.Prefetch(r.mapped[off:], entryPrefetchBytes)
+			}
+			off -= min(off, x.BlockHandle(i).Offset)
+		case x.DecodedOffsets():
+			off -= min(off, x.DecodedStart(i))
+		}
+		if !it.loadHashedBlock(x, i, off) {
+			return false
+		}
+		if !it.s.data.SeekOffset(int(off)) {
+			it.err, it.loaded = it.s.data.Err(), false
+			return false
+		}
+		if !r.hasPrefix(it.s.data.Key(), prefix) {
+			continue // another prefix's slot with the same tag
+		}
+		if bytes.Compare(it.s.data.Key(), key) >= 0 {
+			return true
+		}
+		// A later version: search this block, then, past its end, the
+		// whole table.
+		if it.s.data.SeekGE(key) {
+			return true
+		}
+		if err := it.s.data.Err(); err != nil {
+			it.err, it.loaded = err, false
+			return false
+		}
+		return it.seekGE(key)
+	}
+}
+
+// loadHashedBlock loads data block i, at the handle the hash index x
+// gives, into s.data, leaving s.index to be positioned when a move leaves
+// the block.
+//
+// off is the entry's offset in the block. A raw, checked block of a
+// mapped file, or a cached block, is set up from the end of its entries
+// recorded when it was first checked or cached, without reading its
+// restart array; the cached block's entry is prefetched.
+func (it *Iterator) loadHashedBlock(x *format.HashIndex, i int, off uint64) bool {
+	it.loaded = false
+	r := it.r
+	h := x.BlockHandle(i)
+	var contents []byte
+	var err error
+	if ents, ok := r.mappedEntries(i, h); ok {
+		it.s.setPin(cache.Handle{})
+		contents = r.mapped[h.Offset : h.Offset+h.Length : h.Offset+h.Length]
+		err = it.s.data.InitEntries(format.SectionDataBlock, int64(h.Offset), contents, len(ents))
+	} else if pin, ok := it.cachedBlock(i, off); ok {
+		it.s.setPin(pin)
+		contents = pin.Bytes()
+		err = it.s.data.InitEntries(format.SectionDataBlock, int64(h.Offset), contents, int(pin.Aux()))
+	} else {
+		contents, err = r.dataBlock(&it.s, i, h)
+		if err == nil {
+			err = it.s.data.Init(format.SectionDataBlock, int64(h.Offset), contents)
+		}
+	}
+	if err != nil {
+		it.err = err
+		return false
+	}
+	it.loaded = true
+	it.mapped = it.r.inMapping(contents)
+	it.lazyIndex = i + 1
+	return true
+}
+
+// cachedBlock returns data block i pinned, if it is in the cache with a
+// known end of entries, prefetching the entry at off.
+func (it *Iterator) cachedBlock(i int, off uint64) (cache.Handle, bool) {
+	t := it.r.blocks
+	if t == nil || i >= t.Len() || off > 1<<31 {
+		return cache.Handle{}, false
+	}
+	pin, ok := t.GetAt(i, int(off))
+	if !ok {
+		return pin, false
+	}
+	if end := pin.Aux(); end == math.MaxUint32 || int(end) > len(pin.Bytes()) {
+		pin.Release()
+		return cache.Handle{}, false
+	}
+	return pin, true
+}
+
+// releaseHashIndex releases the hash index pinned by seekPrefixHashed.
+func (it *Iterator) releaseHashIndex() {
+	it.hidxPin.Release()
+	it.hidxPin = cache.Handle{}
+	it.hidx = format.HashIndex{}
+}
+
+// checkUpper ends a forward move that reached the upper bound.
+func (it *Iterator) checkUpper(ok bool) bool {
+	if ok && it.upper != nil && bytes.Compare(it.s.data.Key(), it.upper) >= 0 {
+		ok = false
+	}
+	if !ok {
+		it.loaded = false
+	}
+	return ok
+}
+
+// checkLower ends a backward move that went below the lower bound.
+func (it *Iterator) checkLower(ok bool) bool {
+	if ok && it.lower != nil && bytes.Compare(it.s.data.Key(), it.lower) < 0 {
+		ok = false
+	}
+	if !ok {
+		it.loaded = false
+	}
+	return ok
 }
 
 // Next moves to the following entry; false past the last entry or on error.
@@ -178,7 +533,7 @@ func (it *Iterator) Next() bool {
 	// block reads the index and maybe the mapping, so that is guarded.
 	it.s.data.Next()
 	if it.s.data.Valid() {
-		return true
+		return it.checkUpper(true)
 	}
 	return it.forwardProtected()
 }
@@ -187,7 +542,7 @@ func (it *Iterator) nextProtected() (ok bool) {
 	defer restoreFault(protect())
 	defer it.recoverFault(&ok)
 	it.s.data.Next()
-	return it.forward()
+	return it.checkUpper(it.forward())
 }
 
 func (it *Iterator) forwardProtected() (ok bool) {
@@ -195,7 +550,7 @@ func (it *Iterator) forwardProtected() (ok bool) {
 		defer restoreFault(protect())
 		defer it.recoverFault(&ok)
 	}
-	return it.forward()
+	return it.checkUpper(it.forward())
 }
 
 // Prev moves to the preceding entry; false before the first entry or on
@@ -209,7 +564,7 @@ func (it *Iterator) Prev() (ok bool) {
 		return false
 	}
 	it.s.data.Prev()
-	return it.backward()
+	return it.checkLower(it.backward())
 }
 
 // Valid reports whether the iterator is positioned on an entry.
@@ -250,11 +605,23 @@ func (it *Iterator) Close() error {
 	it.s.indexPin.Release()
 	it.s.index.release()
 	it.ra.release()
+	it.releaseHashIndex()
 	if it.scan {
 		it.r.endScan()
 	}
 	it.r.release()
 	return it.err
+}
+
+// endGuard, deferred with protect's result, is recoverFault and
+// restoreFault in one deferred call, for the hot paths.
+func (it *Iterator) endGuard(ok *bool, old bool) {
+	if v := recover(); v != nil {
+		it.err = it.r.faultError(v)
+		it.loaded = false
+		*ok = false
+	}
+	restoreFault(old)
 }
 
 // recoverFault, deferred after protect, stops the iterator with an error on

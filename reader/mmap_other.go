@@ -9,5 +9,3 @@ func mmapFile(f *os.File, size int64) ([]byte, error) { return nil, errNoMmap }
 func munmap(data []byte) error { return nil }
 
 func adviseAccess(data []byte, sequential bool) {}
-
-func mmapAnon(n int) []byte { return nil }

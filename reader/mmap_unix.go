@@ -34,17 +34,3 @@ func adviseAccess(data []byte, sequential bool) {
 	}
 	_ = unix.Madvise(data, advice)
 }
-
-// mmapAnon maps n bytes of private anonymous memory, reserved lazily
-// (MAP_NORESERVE): pages cost memory only once written. It returns nil on
-// failure.
-func mmapAnon(n int) []byte {
-	if n <= 0 {
-		return nil
-	}
-	data, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
-	if err != nil {
-		return nil
-	}
-	return data
-}

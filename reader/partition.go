@@ -277,10 +277,10 @@ func (r *Reader) partitionsAhead(p int, pin *cache.Handle, buf *[]byte) (filter,
 }
 
 // seekPartition finds the partition that may hold key: the first whose
-// top-level key is >= key, by a binary search of r.topKeys, which the
-// reader keeps from the top-level index's first load (its keys only, a
-// few KiB, so that a lookup neither pins nor decodes the top-level
-// index). ok is false when key is past every partition.
+// top-level key (its last key) is >= key, by a binary search of
+// r.topKeys, which the reader keeps from the top-level index's first load
+// (its keys only, a few KiB, so that a lookup neither pins nor decodes
+// the top-level index). ok is false when key is past every partition.
 func (r *Reader) seekPartition(key []byte) (p int, ok bool, err error) {
 	if err := r.loadIndex(); err != nil {
 		return 0, false, err
@@ -297,13 +297,41 @@ func (r *Reader) seekPartition(key []byte) (p int, ok bool, err error) {
 	return lo, lo < len(r.topKeys), nil
 }
 
+// seekPrefixPartition is seekPartition for the first key whose prefix is
+// prefix, in a table with a splitter: the first partition whose last
+// key's prefix is >= prefix. Prefixes never decrease from key to key, so
+// that partition holds the prefix's first key if any key has it, even
+// when keys of smaller prefixes sort after prefix itself (format.Suffix
+// with a user key that is a proper prefix of another), which a search by
+// key would take for the prefix's.
+func (r *Reader) seekPrefixPartition(prefix []byte) (p int, ok bool, err error) {
+	if r.splitter == nil {
+		return r.seekPartition(prefix)
+	}
+	if err := r.loadIndex(); err != nil {
+		return 0, false, err
+	}
+	lo, hi := 0, len(r.topKeys)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		k := r.topKeys[m]
+		if bytes.Compare(k[:r.split(k)], prefix) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(r.topKeys), nil
+}
+
 // mayContainParted is mayContainHash for a Version3 table: the filter of
-// key's partition. Errors answer true.
-func (r *Reader) mayContainParted(key []byte, h uint64) bool {
+// the partition of fk's first key (fk a key, or a prefix with a
+// splitter). Errors answer true.
+func (r *Reader) mayContainParted(fk []byte, h uint64) bool {
 	if r.policy == nil {
 		return true
 	}
-	p, ok, err := r.seekPartition(key)
+	p, ok, err := r.seekPrefixPartition(fk)
 	if err != nil {
 		return true
 	}
@@ -315,7 +343,7 @@ func (r *Reader) mayContainParted(key []byte, h uint64) bool {
 	if err != nil {
 		return true
 	}
-	ok = r.probe(filter, key, h)
+	ok = r.probe(filter, fk, h)
 	pin.Release()
 	return ok
 }
@@ -330,9 +358,11 @@ func (r *Reader) probe(filter, key []byte, h uint64) bool {
 }
 
 // getParted is getAppend for a Version3 table: the top-level index leads
-// to key's partition, whose filter is probed and whose index partition is
-// searched; both stay pinned for the lookup.
-func (r *Reader) getParted(dst, key []byte) ([]byte, error) {
+// to key's partition, whose filter is probed (with key's prefix, in a
+// table with a splitter: each partition's filter holds the prefixes of
+// its keys) and whose index partition is searched; both stay pinned for
+// the lookup.
+func (r *Reader) getParted(dst, key []byte, has bool) ([]byte, error) {
 	p, ok, err := r.seekPartition(key)
 	if err != nil || !ok {
 		if err == nil {
@@ -346,11 +376,12 @@ func (r *Reader) getParted(dst, key []byte) ([]byte, error) {
 		return dst, err
 	}
 	if r.policy != nil {
+		fk := key[:r.split(key)]
 		var h uint64
 		if r.cacheLocal {
-			h = format.KeyHash(key)
+			h = format.KeyHash(fk)
 		}
-		if !r.probe(filter, key, h) {
+		if !r.probe(filter, fk, h) {
 			pin.Release()
 			return dst, ErrNotFound
 		}
@@ -362,7 +393,7 @@ func (r *Reader) getParted(dst, key []byte) ([]byte, error) {
 		return dst, err
 	}
 	v, err := r.findIn(s, key, int(r.parts[p].FirstBlock))
-	if err != nil {
+	if err != nil || has {
 		return dst, err
 	}
 	return append(dst, v...), nil
@@ -528,6 +559,36 @@ func (x *indexIter) SeekGE(key []byte) bool {
 		return false
 	}
 	return x.BlockIter.SeekGE(key) || x.nextPartition()
+}
+
+// SeekRestart moves to the entry of data block i (an index's restart
+// points are its entries): in a Version3 table, entry i-FirstBlock of the
+// partition that covers block i.
+func (x *indexIter) SeekRestart(i int) bool {
+	if x.r == nil {
+		return x.BlockIter.SeekRestart(i)
+	}
+	x.err = nil
+	r := x.r
+	// The last partition whose first block is <= i.
+	lo, hi := 0, len(r.parts)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if r.parts[m].FirstBlock <= uint64(i) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	p := lo - 1
+	if i < 0 || p < 0 || !x.top.SeekRestart(p) || !x.enter(false) {
+		x.release()
+		if x.err == nil {
+			x.err = x.top.Err()
+		}
+		return false
+	}
+	return x.BlockIter.SeekRestart(i - x.base)
 }
 
 // nextPartition moves to the first entry of the partitions after the

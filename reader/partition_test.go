@@ -124,9 +124,11 @@ func checkPartitioned(t *testing.T, r *reader.Reader, es []entry) {
 // per MiB.
 func TestPartitionedReadCounts(t *testing.T) {
 	es := numbered(200000, func(i int) string { return fmt.Sprintf("%0100x", uint64(i)*0x9e3779b97f4a7c15) })
-	data, p := build(t, es, nil) // the default threshold
+	// About 450 KiB of index and filter: under the default threshold
+	// (4 MiB), partitioned by a lower one.
+	data, p := build(t, es, &builder.Options{PartitionThreshold: 256 << 10})
 	if p.FormatVersion != format.Version3 {
-		t.Fatalf("a %d-entry table with the default options: format version %d, want 3", len(es), p.FormatVersion)
+		t.Fatalf("a %d-entry table with a 256 KiB threshold: format version %d, want 3", len(es), p.FormatVersion)
 	}
 	src := &recorder{data: data}
 	open := func() *reader.Reader {

@@ -44,6 +44,17 @@ type Options struct {
 	// Properties().FilterPolicy still names the stored policy.
 	Filters []filterblock.Policy
 
+	// Splitters lists splitters to recognise by name (format.Splitter),
+	// besides the built-in format.Suffix(n); an entry here takes
+	// precedence over a built-in splitter of the same name. A table built
+	// with a splitter the reader does not know has its filter and hash
+	// index over prefixes it cannot compute, so it is read as if it had
+	// no filter, no splitter and no hash index: MayContain and
+	// MayContainPrefix return true, Get searches the index block,
+	// Iterator.SeekPrefixGE works as SeekGE followed by a bytes.HasPrefix
+	// check, and Properties().SplitterUnknown is set.
+	Splitters []format.Splitter
+
 	// Cache holds the reader's decoded blocks: data blocks that are
 	// compressed, or read through ReadAt, and, for a reader without a file
 	// mapping, its index block, filter and hash index. Any number of
@@ -73,9 +84,12 @@ type Options struct {
 	NoMmap bool
 }
 
-// Reader reads one table. All methods are safe for concurrent use; after
-// Close, Get and iterators return errors wrapping ErrClosed and MayContain
-// returns true.
+// Reader reads one table. All methods are safe for concurrent use. After
+// Close, Get, Has and Verify return errors wrapping ErrClosed, NewIter
+// returns an iterator whose Err wraps ErrClosed, and MayContain and
+// MayContainPrefix return true. An Iterator opened before Close keeps
+// working until it is closed: it holds the file (and its mapping) open,
+// as a call in flight does.
 type Reader struct {
 	mapped []byte      // the whole file when memory-mapped, else nil
 	ra     io.ReaderAt // the source when not memory-mapped
@@ -87,7 +101,9 @@ type Reader struct {
 	props   format.Properties
 	dataEnd uint64 // end of the data blocks: the hash index's or filter section's offset
 
-	policy      filterblock.Policy // nil when the table's policy is unknown
+	policy      filterblock.Policy // nil when the table's policy (or splitter) is unknown
+	splitter    format.Splitter    // the table's splitter; nil when it has none or it is unknown
+	useHash     bool               // Get and SeekPrefixGE may use the hash index (Version2, splitter known if any, and for an unmapped reader in the tail: see Options.TailSize)
 	cacheLocal  bool               // policy is the built-in Bloom: probe without an interface call
 	filterState lazySection
 	filter      []byte // filter bits, if filterKept
@@ -97,7 +113,6 @@ type Reader struct {
 	index       []byte // index block contents, if indexKept
 	hashState   lazySection
 	hidx        format.HashIndex // the hash index of a Version2 table, if hidxKept
-	useHash     bool             // Get uses the hash index (see Options.TailSize)
 	metaMu      sync.Mutex       // held by loadMeta
 
 	// Whether the reader keeps a section itself, once it has loaded: a
@@ -127,7 +142,6 @@ type Reader struct {
 	closed atomic.Bool
 	freed  atomic.Bool
 
-	scratch  sync.Pool // *scratch
 	dropOnce sync.Once // closes the cache tables
 }
 
@@ -321,6 +335,15 @@ func (r *Reader) init(opts *Options) error {
 	r.policy, r.cacheLocal = lookupPolicy(p.FilterPolicy, opts)
 	p.FilterUnknown = r.policy == nil && p.FilterPolicy != ""
 	r.useHash = p.HashIndexSize != 0 && (r.mapped != nil || uint64(r.size)-p.DataSize <= uint64(tailLen))
+	if p.Splitter != "" {
+		r.splitter = lookupSplitter(p.Splitter, opts)
+		if r.splitter == nil {
+			// The filter and hash index hold prefixes this reader cannot
+			// compute: use neither.
+			p.SplitterUnknown = true
+			r.policy, r.cacheLocal, r.useHash = nil, false, false
+		}
+	}
 	if r.mapped == nil {
 		// Sections in the tail are loaded now, from its bytes; damage
 		// found in them is reported on first use, as for a section read
@@ -411,6 +434,41 @@ func (r *Reader) beforeLoad(state *lazySection) error {
 		return err
 	}
 	return nil
+}
+
+// lookupSplitter finds the splitter named name among opts.Splitters, then
+// the built-in ones; nil if none matches.
+func lookupSplitter(name string, opts *Options) format.Splitter {
+	if opts != nil {
+		for _, s := range opts.Splitters {
+			if s != nil && s.Name() == name {
+				return s
+			}
+		}
+	}
+	return format.BuiltinSplitter(name)
+}
+
+// split returns the length of key's prefix under the table's splitter, or
+// len(key) without one. A splitter answering outside [0, len(key)] is
+// taken as len(key), so that a faulty splitter cannot crash a lookup.
+func (r *Reader) split(key []byte) int {
+	if r.splitter == nil {
+		return len(key)
+	}
+	if n := r.splitter.Split(key); n >= 0 && n <= len(key) {
+		return n
+	}
+	return len(key)
+}
+
+// hasPrefix reports whether key's prefix is prefix: under the table's
+// splitter when the reader knows it, else bytes.HasPrefix.
+func (r *Reader) hasPrefix(key, prefix []byte) bool {
+	if !bytes.HasPrefix(key, prefix) {
+		return false
+	}
+	return r.splitter == nil || r.split(key) == len(prefix)
 }
 
 // maxSnappyDecoded bounds the decoded size of n stored bytes.
@@ -694,9 +752,12 @@ func (r *Reader) free() {
 
 // Close releases the reader and drops its blocks from the cache (blocks
 // that calls in flight or open iterators still use are freed when they are
-// done with them). Calls already in flight finish first; the mapping is
-// released when the last of them, and the last open Iterator, is done. Later calls return errors wrapping ErrClosed. Closing twice
-// returns an error wrapping ErrClosed.
+// done with them). Calls already in flight finish first. Iterators opened
+// before Close go on working, reading blocks again as they need them, and
+// the file stays open and mapped until the last of them is closed: close
+// every Iterator, or the file is never released. Later calls return
+// errors wrapping ErrClosed (NewIter an iterator whose Err does).
+// Closing twice returns an error wrapping ErrClosed.
 func (r *Reader) Close() error {
 	if !r.closed.CompareAndSwap(false, true) {
 		return &closedTwiceError{name: r.name}

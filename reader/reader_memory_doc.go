@@ -16,10 +16,12 @@
 // of a table whose filter and index block did not fit reads them into
 // one buffer, dropped likewise.
 //
-// Besides the cache, a Reader holds about 1 KiB, its smallest and largest
-// keys (from the properties), and 12 bytes per data block: an 8-byte cache
-// slot and, for a mapped file, 4 bytes recording which blocks' checksums
-// have been checked.
+// Besides the cache, a Reader holds 12 bytes per data block (an 8-byte
+// cache slot and, for a mapped file, 4 bytes recording which blocks'
+// checksums have been checked) and about 11 KiB more: the Reader itself,
+// its pooled lookup buffers, and its smallest and largest keys (from the
+// properties). A memory-mapped table of 50,000 entries in 1,470 blocks
+// measured 29 KiB of Go heap per reader after Gets.
 //
 // A partitioned table (format.Version3) adds, per partition, 32 bytes of
 // handle, its top-level key (kept on the Go heap from the top-level

@@ -7,9 +7,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -66,6 +68,9 @@ type smMachine struct {
 	opts     builder.Options
 	ropts    reader.Options // the reader's options: filter policies and block cache budget
 	known    bool           // the reader knows the table's filter policy
+	split    *smSplitter    // the table's splitter; nil for none
+	splitOK  bool           // the reader knows the splitter (or there is none)
+	user     map[string][]byte
 
 	r    *reader.Reader
 	mode smTableMode
@@ -99,6 +104,9 @@ func TestStateMachine(t *testing.T) {
 			"seekge":     m.seekGE,
 			"iterate":    m.iterate,
 			"verify":     m.verify,
+			"seeklt":     m.seekLT,
+			"seekprefix": m.seekPrefix,
+			"bounded":    m.bounded,
 		})
 	})
 }
@@ -130,8 +138,11 @@ func (m *smMachine) check(t *rapid.T) {
 		t.Fatalf("table built with hash index %v: format version %d, footer version %d, hash index size %d",
 			m.opts.HashIndex, p.FormatVersion, m.r.Footer().Version, p.HashIndexSize)
 	}
-	if m.r.FilterKnown() != m.known || p.FilterUnknown == m.known {
+	if m.r.FilterKnown() != (m.known && m.splitOK) || p.FilterUnknown == m.known || p.SplitterUnknown == m.splitOK {
 		t.Fatalf("policy %q: FilterKnown() = %v, FilterUnknown = %v; the reader should know it: %v", p.FilterPolicy, m.r.FilterKnown(), p.FilterUnknown, m.known)
+	}
+	if len(m.user) == 0 && p.User != nil || len(m.user) > 0 && !reflect.DeepEqual(p.User, m.user) {
+		t.Fatalf("user properties %q, set %q", p.User, m.user)
 	}
 	if mmapSupported && m.r.Mapped() != (m.mode == smOpen) {
 		t.Fatalf("Mapped() = %v for a reader opened by %v", m.r.Mapped(), m.mode)
@@ -277,6 +288,17 @@ func (m *smMachine) build(t *rapid.T) {
 		Filter:          policy,
 		HashIndex:       rapid.Bool().Draw(t, "hashIndex"),
 	}
+	// A splitter keeping the first n bytes meets the contract of
+	// format.Splitter for any keys; registered with the reader or not.
+	m.split, m.splitOK = nil, true
+	if n := rapid.IntRange(0, 3).Draw(t, "splitBytes"); n > 0 {
+		m.split = &smSplitter{n}
+		m.opts.Splitter = m.split
+		if m.splitOK = rapid.Bool().Draw(t, "splitterKnown"); m.splitOK {
+			m.ropts.Splitters = []format.Splitter{m.split}
+		}
+	}
+	m.user = rapid.MapOfN(rapid.StringN(1, 6, -1), rapid.SliceOfN(rapid.Byte(), 0, 8), 0, 4).Draw(t, "userProperties")
 
 	m.closeReader(t)
 	if m.path != "" {
@@ -301,6 +323,11 @@ func (m *smMachine) build(t *rapid.T) {
 	for _, k := range m.keys {
 		if err := b.Add([]byte(k), []byte(m.vals[k])); err != nil {
 			t.Fatalf("Add(%q): %v", k, err)
+		}
+	}
+	for k, v := range m.user {
+		if err := b.SetUserProperty(k, v); err != nil {
+			t.Fatalf("SetUserProperty(%q): %v", k, err)
 		}
 	}
 	if err := b.Finish(); err != nil {
@@ -328,8 +355,8 @@ func (m *smMachine) build(t *rapid.T) {
 			p.FilterPolicy, p.Compression, p.BlockSize, p.RestartInterval,
 			policy.Name(), m.opts.Compression, m.opts.BlockSize, m.opts.RestartInterval)
 	}
-	if m.r.FilterKnown() != m.known {
-		t.Fatalf("FilterKnown() = %v for policy %q (known to the reader: %v)", m.r.FilterKnown(), p.FilterPolicy, m.known)
+	if m.r.FilterKnown() != (m.known && m.splitOK) {
+		t.Fatalf("FilterKnown() = %v for policy %q (known to the reader: %v, splitter known: %v)", m.r.FilterKnown(), p.FilterPolicy, m.known, m.splitOK)
 	}
 }
 
@@ -653,5 +680,122 @@ func (m *smMachine) verify(t *rapid.T) {
 	m.needReader(t)
 	if err := m.r.Verify(); err != nil {
 		t.Fatalf("Verify: %v", err)
+	}
+}
+
+// smSplitter keeps the first n bytes of a key as its prefix: fixed-length
+// prefixes meet the contract of format.Splitter for any set of keys.
+type smSplitter struct{ n int }
+
+func (s *smSplitter) Name() string       { return fmt.Sprintf("test.FirstBytes(%d)", s.n) }
+func (s *smSplitter) Split(k []byte) int { return min(s.n, len(k)) }
+
+// prefixOf returns k's prefix under the table's splitter, or k itself.
+func (m *smMachine) prefixOf(k string) string {
+	if m.split == nil {
+		return k
+	}
+	return k[:m.split.Split([]byte(k))]
+}
+
+// smDrawKey draws a present key or an absent one.
+func (m *smMachine) drawKey(t *rapid.T, label string) string {
+	if len(m.keys) > 0 && rapid.Bool().Draw(t, label+"Present") {
+		return rapid.SampledFrom(m.keys).Draw(t, label)
+	}
+	return smAbsentKey(t, m.vals, m.keys)
+}
+
+// seekLT checks SeekLT, then steps back.
+func (m *smMachine) seekLT(t *rapid.T) {
+	m.needReader(t)
+	k := m.drawKey(t, "seekLTKey")
+	s := m.newIter(t)
+	defer s.close()
+	s.pos = sort.SearchStrings(m.keys, k) - 1
+	s.valid = s.pos >= 0
+	s.expect("SeekLT("+strconv.Quote(k)+")", s.it.SeekLT([]byte(k)))
+	for range rapid.IntRange(0, 5).Draw(t, "seekLTSteps") {
+		s.prev()
+	}
+}
+
+// seekPrefix checks MayContainPrefix and SeekPrefixGE of a present or
+// absent key's prefix: the first key >= k with that prefix (under the
+// splitter the reader knows; bytes.HasPrefix otherwise).
+func (m *smMachine) seekPrefix(t *rapid.T) {
+	m.needReader(t)
+	k := m.drawKey(t, "seekPrefixKey")
+	prefix := m.prefixOf(k)
+	want := -1
+	for i, mk := range m.keys {
+		if mk < k || !strings.HasPrefix(mk, prefix) {
+			continue
+		}
+		if m.split != nil && m.splitOK && m.prefixOf(mk) != prefix {
+			continue
+		}
+		want = i
+		break
+	}
+	if want >= 0 && m.split != nil && !m.r.MayContainPrefix([]byte(prefix)) {
+		t.Fatalf("MayContainPrefix(%q) = false, but %q is present", prefix, m.keys[want])
+	}
+	if m.split == nil && !m.r.MayContainPrefix([]byte(prefix)) {
+		t.Fatalf("MayContainPrefix(%q) = false in a table without a splitter", prefix)
+	}
+	s := m.newIter(t)
+	defer s.close()
+	s.pos, s.valid = want, want >= 0
+	s.expect("SeekPrefixGE("+strconv.Quote(prefix)+", "+strconv.Quote(k)+")", s.it.SeekPrefixGE([]byte(prefix), []byte(k)))
+}
+
+// bounded scans within random bounds both ways and seeks inside them.
+func (m *smMachine) bounded(t *rapid.T) {
+	m.needReader(t)
+	var lower, upper []byte
+	if rapid.Bool().Draw(t, "hasLower") {
+		lower = []byte(m.drawKey(t, "lower"))
+	}
+	if rapid.Bool().Draw(t, "hasUpper") {
+		upper = []byte(m.drawKey(t, "upper"))
+	}
+	var want []string
+	for _, k := range m.keys {
+		if (lower == nil || k >= string(lower)) && (upper == nil || k < string(upper)) {
+			want = append(want, k)
+		}
+	}
+	it := m.r.NewIter(&reader.IterOptions{LowerBound: lower, UpperBound: upper})
+	defer func() {
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	var got []string
+	for ok := it.First(); ok; ok = it.Next() {
+		got = append(got, string(it.Key()))
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("scan of [%q, %q): %q, want %q", lower, upper, got, want)
+	}
+	got = got[:0]
+	for ok := it.Last(); ok; ok = it.Prev() {
+		got = append(got, string(it.Key()))
+	}
+	slices.Reverse(got)
+	if !slices.Equal(got, want) && len(want)+len(got) > 0 {
+		t.Fatalf("backward scan of [%q, %q): %q, want %q", lower, upper, got, want)
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	k := m.drawKey(t, "boundedSeek")
+	i := sort.SearchStrings(want, k)
+	if ok := it.SeekGE([]byte(k)); ok != (i < len(want)) || ok && string(it.Key()) != want[i] {
+		t.Fatalf("bounded SeekGE(%q) = %v at %q", k, ok, it.Key())
+	}
+	if ok := it.SeekLT([]byte(k)); ok != (i > 0) || ok && string(it.Key()) != want[i-1] {
+		t.Fatalf("bounded SeekLT(%q) = %v at %q", k, ok, it.Key())
 	}
 }

@@ -15,8 +15,13 @@ import (
 // sizes and smallest/largest keys agree with the properties. In a Version2
 // table it also checks that every entry is stored whole and that the hash
 // index finds every key at its entry, with no other occupied slot. In a
-// Version3 table it checks every partition's checksums and that each key
-// lies in the range its partition's top-level key gives. It returns
+// table with a splitter the reader knows, it checks that prefixes never
+// decrease, that the filter matches every prefix, and that the hash index
+// finds each distinct prefix at its first entry (a reader that does not
+// know the splitter checks neither filter nor hash index slots). In a
+// Version3 table it checks every partition's checksums, that each
+// partition's top-level key is its last key, and that each partition's
+// filter matches every key (or prefix) of the partition. It returns
 // the first problem found, wrapping format.ErrCorrupt, or ErrClosed.
 func (r *Reader) Verify() (err error) {
 	if !r.acquire() {
@@ -67,9 +72,23 @@ func (r *Reader) verify() error {
 		prevKey, prevSep      []byte
 		havePrev, havePrevSep bool
 		first                 = true
+		prefixes              uint64 // distinct prefixes (keys, without a splitter)
+		slotsChecked          = hashed && (r.useHash || r.props.Splitter == "")
 		part                  = -1   // a Version3 table's current partition, by first block
+		partNo                int    // and by number
 		top, prevTop          []byte // its top-level key, and the previous partition's
+		partFilter            []byte // its filter
+		filterPin             cache.Handle
 	)
+	defer func() { filterPin.Release() }()
+	// endPartition checks that the partition that ends has its last key
+	// as its top-level key.
+	endPartition := func() error {
+		if part >= 0 && !bytes.Equal(prevKey, top) {
+			return format.Corruptf(format.SectionTopIndex, indexOff, "partition of data blocks from %d ends with key %q, its top-level key is %q", part, prevKey, top)
+		}
+		return nil
+	}
 	for ok := idx.First(); ok; ok = idx.Next() {
 		// Verify re-reads every checksum, even of blocks already trusted.
 		if _, ok := idx.RestartIndex(); ok {
@@ -92,9 +111,20 @@ func (r *Reader) verify() error {
 			}
 		}
 		if r.parted && idx.base != part {
+			if err := endPartition(); err != nil {
+				return err
+			}
 			part = idx.base
 			prevTop = append(prevTop[:0], top...)
 			top = append(top[:0], idx.top.Key()...)
+			partNo, _ = idx.top.RestartIndex()
+			if r.policy != nil {
+				filterPin.Release()
+				filterPin = cache.Handle{}
+				if partFilter, _, err = r.partition(partNo, &filterPin); err != nil {
+					return err
+				}
+			}
 		}
 		d := &s.data
 		if err := d.Init(format.SectionDataBlock, int64(h.Offset), contents); err != nil {
@@ -119,11 +149,33 @@ func (r *Reader) verify() error {
 				}
 				first = false
 			}
-			if r.policy != nil && !r.mayContain(k) {
+			pk := k[:r.split(k)]
+			newPrefix := true
+			if r.splitter != nil && havePrev {
+				switch c := bytes.Compare(pk, prevKey[:r.split(prevKey)]); {
+				case c == 0:
+					newPrefix = false
+				case c < 0:
+					return format.Corruptf(format.SectionDataBlock, int64(h.Offset), "key %q has a smaller prefix under splitter %q than the previous key %q", k, r.props.Splitter, prevKey)
+				}
+			}
+			if newPrefix {
+				prefixes++
+			}
+			if r.parted && r.policy != nil {
+				var hk uint64
+				if r.cacheLocal {
+					hk = format.KeyHash(pk)
+				}
+				if !r.probe(partFilter, pk, hk) {
+					return format.Corruptf(format.SectionFilterPartition, int64(r.parts[partNo].Offset), "filter partition does not match key %q", k)
+				}
+			}
+			if r.policy != nil && !r.mayContain(pk) {
 				return format.Corruptf(format.SectionFilter, int64(r.footer.Filter.Offset), "filter does not match key %q", k)
 			}
 			if hashed {
-				if err := r.verifyHashed(x, k, int(blocks), d.Offset(), contents, h); err != nil {
+				if err := r.verifyHashed(x, k, pk, newPrefix && slotsChecked, int(blocks), d.Offset(), contents, h); err != nil {
 					return err
 				}
 			}
@@ -151,6 +203,9 @@ func (r *Reader) verify() error {
 	if err := idx.Err(); err != nil {
 		return err
 	}
+	if err := endPartition(); err != nil {
+		return err
+	}
 	propsOff := int64(r.footer.Properties.Offset)
 	switch {
 	case nextOffset != r.dataEnd:
@@ -163,16 +218,16 @@ func (r *Reader) verify() error {
 		return format.Corruptf(format.SectionProperties, propsOff, "%d key and %d value bytes, properties say %d and %d", keyBytes, valueBytes, p.RawKeyBytes, p.RawValueBytes)
 	case entries > 0 && !bytes.Equal(prevKey, p.LargestKey):
 		return format.Corruptf(format.SectionProperties, propsOff, "largest key %q, table ends with %q", p.LargestKey, prevKey)
-	case hashed && x.Occupied() != entries:
-		return format.Corruptf(format.SectionHashIndex, int64(p.DataSize), "%d occupied slots for %d entries", x.Occupied(), entries)
+	case slotsChecked && x.Occupied() != prefixes:
+		return format.Corruptf(format.SectionHashIndex, int64(p.DataSize), "%d occupied slots for %d entries (%d distinct prefixes)", x.Occupied(), entries, prefixes)
 	}
 	return nil
 }
 
 // verifyHashed checks that the entry with key k at byte offset off of data
-// block i (contents, at handle h) stands alone and that the hash index
-// leads to it.
-func (r *Reader) verifyHashed(x *format.HashIndex, k []byte, i, off int, contents []byte, h format.BlockHandle) error {
+// block i (contents, at handle h) stands alone and, if slot, that the hash
+// index leads to it from the hash of hk (the key, or its prefix).
+func (r *Reader) verifyHashed(x *format.HashIndex, k, hk []byte, slot bool, i, off int, contents []byte, h format.BlockHandle) error {
 	ek, _, err := format.EntryAt(contents, int64(h.Offset), uint32(off))
 	if err != nil {
 		return err
@@ -180,7 +235,10 @@ func (r *Reader) verifyHashed(x *format.HashIndex, k []byte, i, off int, content
 	if !bytes.Equal(ek, k) {
 		return format.Corruptf(format.SectionDataBlock, int64(h.Offset), "entry at block offset %d does not decode alone", off)
 	}
-	probe := x.Probe(format.KeyHash(k))
+	if !slot {
+		return nil
+	}
+	probe := x.Probe(format.KeyHash(hk))
 	for {
 		b, o, ok, err := probe.Next()
 		if err != nil {

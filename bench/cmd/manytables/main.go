@@ -39,6 +39,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,6 +60,7 @@ func main() {
 type config struct {
 	tables, entries, goroutines int
 	duration, warmup            time.Duration
+	rounds                      int // interleaved measurements of every configuration
 	cacheBytes                  int64
 	impls                       []string
 	comps                       []compression
@@ -108,7 +110,8 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	tables := fs.Int("tables", 200, "number of tables")
 	entries := fs.Int("entries", 50_000, "entries per table")
-	duration := fs.Duration("duration", 20*time.Second, "timed lookups per implementation and compression")
+	duration := fs.Duration("duration", 20*time.Second, "timed lookups per implementation and compression, in all rounds together")
+	rounds := fs.Int("rounds", 3, "measure every implementation and compression this many times, in turn, for -duration/rounds each, starting each round one configuration later; Gets/s is the median round")
 	warmup := fs.Duration("warmup", 2*time.Second, "untimed lookups before the timed ones, in each child (values checked too)")
 	goroutines := fs.Int("goroutines", 16, "goroutines doing lookups")
 	cacheSize := sizeFlag(64 << 20)
@@ -144,13 +147,13 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		return runChild(spec, stdout, stderr)
 	}
 
-	cfg := config{tables: *tables, entries: *entries, goroutines: *goroutines, duration: *duration, warmup: *warmup,
+	cfg := config{tables: *tables, entries: *entries, goroutines: *goroutines, duration: *duration, warmup: *warmup, rounds: *rounds,
 		cacheBytes: int64(cacheSize), dir: *dir, keep: *keep, cpuprofile: *cpuprofile}
 	if cfg.tables < 1 || cfg.tables > maxTables || cfg.entries < 1 || cfg.entries > maxEntries {
 		return fmt.Errorf("-tables must be in [1, %d] and -entries in [1, %d]", maxTables, maxEntries)
 	}
-	if cfg.goroutines < 1 || cfg.duration <= 0 || cfg.warmup < 0 {
-		return fmt.Errorf("-goroutines and -duration must be positive, -warmup not negative")
+	if cfg.goroutines < 1 || cfg.duration <= 0 || cfg.warmup < 0 || cfg.rounds < 1 {
+		return fmt.Errorf("-goroutines, -duration and -rounds must be positive, -warmup not negative")
 	}
 	for _, c := range strings.Split(*comps, ",") {
 		c := compression(strings.TrimSpace(c))
@@ -194,10 +197,54 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 // row is one (implementation, compression): its build and its child's
 // measurements.
 type row struct {
-	BuildSec     float64 `json:"build_sec"`
-	FileBytes    int64   `json:"file_bytes"`
-	BuildWorkers int     `json:"build_workers"`
+	BuildSec     float64   `json:"build_sec"`
+	FileBytes    int64     `json:"file_bytes"`
+	BuildWorkers int       `json:"build_workers"`
+	RoundGets    []float64 `json:"round_gets_per_sec"` // Gets/s of each round, in round order
 	childResult
+}
+
+// merge folds the rounds of one configuration into one result: Gets/s
+// is the median round's; counts add up; memory peaks are the largest.
+func merge(rs []childResult) childResult {
+	order := make([]int, len(rs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return rs[order[a]].GetsPerSec < rs[order[b]].GetsPerSec })
+	m := rs[order[len(order)/2]]
+	m.Gets, m.Present, m.Absent, m.WarmupGets, m.Mallocs, m.Errors, m.Wrong = 0, 0, 0, 0, 0, 0, 0
+	m.ElapsedSec, m.OpenSec = 0, 0
+	var hits, misses, evictions int64
+	for _, r := range rs {
+		m.Gets += r.Gets
+		m.Present += r.Present
+		m.Absent += r.Absent
+		m.WarmupGets += r.WarmupGets
+		m.Mallocs += r.Mallocs
+		m.Errors += r.Errors
+		m.Wrong += r.Wrong
+		m.ElapsedSec += r.ElapsedSec
+		m.OpenSec = max(m.OpenSec, r.OpenSec)
+		m.RssAnonPeak = max(m.RssAnonPeak, r.RssAnonPeak)
+		m.RssFilePeak = max(m.RssFilePeak, r.RssFilePeak)
+		m.HeapInusePeak = max(m.HeapInusePeak, r.HeapInusePeak)
+		m.CacheSizePeak = max(m.CacheSizePeak, r.CacheSizePeak)
+		if m.FirstError == "" {
+			m.FirstError = r.FirstError
+		}
+		if m.FirstWrong == "" {
+			m.FirstWrong = r.FirstWrong
+		}
+		hits += r.Cache.Hits
+		misses += r.Cache.Misses
+		evictions += r.Cache.Evictions
+	}
+	m.Cache.Hits, m.Cache.Misses, m.Cache.Evictions = hits, misses, evictions
+	if m.Gets > 0 {
+		m.AllocsPer = float64(m.Mallocs) / float64(m.Gets)
+	}
+	return m
 }
 
 // report is a whole run.
@@ -211,6 +258,7 @@ type report struct {
 	Entries    int     `json:"entries"`
 	Goroutines int     `json:"goroutines"`
 	Duration   string  `json:"duration"`
+	Rounds     int     `json:"rounds"`
 	Warmup     string  `json:"warmup"`
 	CacheBytes int64   `json:"cache_bytes"`
 	ElapsedSec float64 `json:"elapsed_sec"`
@@ -247,10 +295,14 @@ func run(cfg config, progress io.Writer) (*report, error) {
 	}
 	w := newWorkload(cfg.tables, cfg.entries)
 	rep := &report{CPU: cpuName(), Cores: runtime.NumCPU(), GoVersion: runtime.Version(), Cgo: cgoEnabled,
-		Tables: cfg.tables, Entries: cfg.entries, Goroutines: cfg.goroutines, Duration: cfg.duration.String(), Warmup: cfg.warmup.String(),
+		Tables: cfg.tables, Entries: cfg.entries, Goroutines: cfg.goroutines, Duration: cfg.duration.String(), Rounds: cfg.rounds, Warmup: cfg.warmup.String(),
 		CacheBytes: cfg.cacheBytes}
 	logf("%d tables × %d entries (%.0f MiB of keys and values), %d goroutines × %v (after %v of warm-up), shared cache %s",
 		cfg.tables, cfg.entries, mib(int64(cfg.tables)*w.rawBytes()), cfg.goroutines, cfg.duration, cfg.warmup, formatSize(cfg.cacheBytes))
+	// Build every configuration first, then measure them in rounds, each
+	// round starting one configuration later, so that a burst of other
+	// load on this shared machine falls on all of them alike.
+	var specs []childSpec
 	for ci, c := range cfg.comps {
 		for ii, name := range cfg.impls {
 			sub := filepath.Join(dir, name+"-"+string(c))
@@ -265,7 +317,7 @@ func run(cfg config, progress io.Writer) (*report, error) {
 			logf("%s/%s: built %d tables, %.1f MiB, in %.1fs (%d workers, fsync included)",
 				name, c, cfg.tables, mib(r.FileBytes), r.BuildSec, r.BuildWorkers)
 			spec := childSpec{Impl: name, Compression: c, Dir: sub, Tables: cfg.tables, Entries: cfg.entries,
-				Duration: cfg.duration, Warmup: cfg.warmup, Goroutines: cfg.goroutines, CacheBytes: cfg.cacheBytes,
+				Duration: cfg.duration / time.Duration(cfg.rounds), Warmup: cfg.warmup, Goroutines: cfg.goroutines, CacheBytes: cfg.cacheBytes,
 				Seed: uint64(ci*len(cfg.impls)+ii) + 1}
 			if cfg.cpuprofile != "" {
 				if err := os.MkdirAll(cfg.cpuprofile, 0o755); err != nil {
@@ -276,19 +328,30 @@ func run(cfg config, progress io.Writer) (*report, error) {
 					return nil, err
 				}
 			}
-			r.childResult, err = runChildProcess(exe, spec, progress)
-			if err != nil {
-				return nil, fmt.Errorf("%s/%s: %w", name, c, err)
-			}
-			logf("%s/%s: %.0f Gets/s, peak RssAnon %.1f MiB, peak HeapInuse %.1f MiB, %.3f allocs/Get, %d errors, %d wrong",
-				name, c, r.GetsPerSec, mib(r.RssAnonPeak), mib(r.HeapInusePeak), r.AllocsPer, r.Errors, r.Wrong)
+			specs = append(specs, spec)
 			rep.Rows = append(rep.Rows, r)
-			if !cfg.keep {
-				if err := os.RemoveAll(sub); err != nil {
-					return nil, err
-				}
-			}
 		}
+	}
+	results := make([][]childResult, len(specs))
+	for round := range cfg.rounds {
+		for k := range specs {
+			j := (round + k) % len(specs)
+			spec := specs[j]
+			spec.Seed += uint64(round) << 32
+			res, err := runChildProcess(exe, spec, progress)
+			if err != nil {
+				return nil, fmt.Errorf("%s/%s: %w", spec.Impl, spec.Compression, err)
+			}
+			logf("round %d/%d, %s/%s: %.0f Gets/s, peak RssAnon %.1f MiB, peak HeapInuse %.1f MiB, %.3f allocs/Get, %d errors, %d wrong",
+				round+1, cfg.rounds, spec.Impl, spec.Compression, res.GetsPerSec, mib(res.RssAnonPeak), mib(res.HeapInusePeak), res.AllocsPer, res.Errors, res.Wrong)
+			results[j] = append(results[j], res)
+		}
+	}
+	for j := range specs {
+		for _, res := range results[j] {
+			rep.Rows[j].RoundGets = append(rep.Rows[j].RoundGets, res.GetsPerSec)
+		}
+		rep.Rows[j].childResult = merge(results[j])
 	}
 	rep.ElapsedSec = time.Since(t0).Seconds()
 	logf("done in %.1fs", rep.ElapsedSec)

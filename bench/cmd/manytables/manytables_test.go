@@ -144,7 +144,7 @@ func TestWorkerNoticesWrongValues(t *testing.T) {
 func TestManyTablesSmoke(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	args := []string{"-tables", "4", "-entries", "2000", "-duration", "300ms", "-warmup", "100ms", "-goroutines", "4",
+	args := []string{"-tables", "4", "-entries", "2000", "-duration", "300ms", "-rounds", "2", "-warmup", "100ms", "-goroutines", "4",
 		"-cache", "256KiB", "-dir", dir, "-json"}
 	if err := mainErr(args, &stdout, &stderr); err != nil {
 		t.Fatalf("manytables: %v\n%s", err, stderr.String())

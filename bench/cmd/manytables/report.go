@@ -21,8 +21,8 @@ const (
 func isOurs(impl string) bool { return impl == "ours" || strings.HasPrefix(impl, "ours-") }
 
 func writeMarkdown(w io.Writer, r *report) {
-	fmt.Fprintf(w, "## manytables: %d tables × %d entries, %d goroutines × %s (after %s of warm-up), one shared cache of %s per process\n\n",
-		r.Tables, r.Entries, r.Goroutines, r.Duration, r.Warmup, formatSize(r.CacheBytes))
+	fmt.Fprintf(w, "## manytables: %d tables × %d entries, %d goroutines × %s in %d interleaved rounds (each after %s of warm-up), one shared cache of %s per process\n\n",
+		r.Tables, r.Entries, r.Goroutines, r.Duration, r.Rounds, r.Warmup, formatSize(r.CacheBytes))
 	fmt.Fprintf(w, "`%s` on %s (%d cores), %s, cgo %v; %.0fs in all.\n\n", r.Command, r.CPU, r.Cores, r.GoVersion, r.Cgo, r.ElapsedSec)
 
 	fmt.Fprintln(w, "| impl | compression | Gets/s | vs pebble | peak RssAnon MiB | peak HeapInuse MiB | allocs/Get | cache hit rate | errors | wrong values |")
@@ -37,12 +37,12 @@ func writeMarkdown(w io.Writer, r *report) {
 		if h := x.hitRate(); h >= 0 {
 			hr = fmt.Sprintf("%.1f%%", 100*h)
 		}
-		fmt.Fprintf(w, "| %s | %s | %.0f | %s | %.1f | %.1f | %.4f | %s | %d | %d |\n",
-			x.Impl, x.Compression, x.GetsPerSec, vs, mib(x.RssAnonPeak), mib(x.HeapInusePeak), x.AllocsPer, hr, x.Errors, x.Wrong)
+		fmt.Fprintf(w, "| %s | %s | %.0f%s | %s | %.1f | %.1f | %.4f | %s | %d | %d |\n",
+			x.Impl, x.Compression, x.GetsPerSec, x.roundRange(), vs, mib(x.RssAnonPeak), mib(x.HeapInusePeak), x.AllocsPer, hr, x.Errors, x.Wrong)
 	}
 
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Gets/s: all goroutines together over the timed run, half present keys and half absent, every value checked (in the warm-up too: errors and wrong values count both). vs pebble: Gets/s over Pebble's at the same compression. "+
+	fmt.Fprintln(w, "Gets/s: all goroutines together over a timed run, the median of the rounds (their range in brackets), half present keys and half absent, every value checked (in the warm-up too: errors and wrong values count both). vs pebble: Gets/s over Pebble's at the same compression. "+
 		"RssAnon: resident memory minus file-mapped pages (Go heap, stacks, C malloc, our cache's anonymous mapping); peaks sampled every 50 ms over the child's life. "+
 		"allocs/Get: MemStats.Mallocs over the timed run / Gets (the warm-up takes the readers' one-time allocations: lazy per-table setup on the first Get, scratch pools filling, Pebble's iterators). "+
 		"Cache hit rate: hits / (hits + misses) of the shared cache over the timed run. Ours caches decoded data blocks only (index, filter and hash index are read in place from the mapping); "+
@@ -133,4 +133,16 @@ func writeMarkdown(w io.Writer, r *report) {
 			fmt.Fprintf(w, "- %s: %s: hit rate %.1f%%, %d misses%s\n", name, state, 100*x.hitRate(), x.Cache.Misses, ev)
 		}
 	}
+}
+
+// roundRange is " [min-max]" of the rounds' Gets/s, or "" for one round.
+func (x *row) roundRange() string {
+	if len(x.RoundGets) < 2 {
+		return ""
+	}
+	lo, hi := x.RoundGets[0], x.RoundGets[0]
+	for _, g := range x.RoundGets {
+		lo, hi = min(lo, g), max(hi, g)
+	}
+	return fmt.Sprintf(" [%.0f-%.0f]", lo, hi)
 }

@@ -399,7 +399,7 @@ func main() {
 	fmt.Println("ReadAt calls / bytes asked for, per reader (16-byte keys, 100-byte values, 4 KiB blocks, snappy, 10 bits/key).")
 	fmt.Println("Pebble v1.1.5 reads through an objstorage.Readable with the read-ahead of its remote objects (64 KiB to 1 MiB).")
 	fmt.Println("ours: reader.New with the default TailSize (256 KiB) and read-ahead (64 KiB, 256 KiB, 1 MiB).")
-	fmt.Println("ours v3: partitioned index and filter, forced at every size here (by default only above 256 KiB of index and filter).")
+	fmt.Println("ours v3: partitioned index and filter, forced at every size here (by default only above 4 MiB of index and filter).")
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n <= 0 {

@@ -1,0 +1,264 @@
+package reader_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/reader"
+)
+
+// gappedEntries returns n entries whose keys leave gaps, so that index
+// separators are shortened strictly between blocks.
+func gappedEntries(n int) []entry {
+	es := make([]entry, n)
+	for i := range es {
+		es[i] = entry{fmt.Sprintf("key%06d", 7*i), fmt.Sprintf("value %d, padded to fill blocks sooner", i)}
+	}
+	return es
+}
+
+// TestBoundsDoNotReadPastThem checks that a scan stops at the upper bound
+// without reading the next data block when the index separator is at or
+// past the bound, and a backward scan at the lower bound likewise.
+func TestBoundsDoNotReadPastThem(t *testing.T) {
+	es := gappedEntries(300)
+	data, _ := build(t, es, &builder.Options{BlockSize: 256, Compression: format.SnappyCompression})
+	blocks := dataBlocks(t, data)
+	if len(blocks) < 4 {
+		t.Fatalf("%d blocks", len(blocks))
+	}
+	i := 1 // a block whose separator lies strictly above its last key
+	for ; i < len(blocks)-1; i++ {
+		if blocks[i].Separator > blocks[i].Keys[len(blocks[i].Keys)-1] {
+			break
+		}
+	}
+	if i == len(blocks)-1 {
+		t.Fatal("no shortened separator")
+	}
+	upper := blocks[i].Separator
+	r := openMem(t, data, cacheOpts(t, 1<<20))
+	defer r.Close()
+	it := r.NewIter(&reader.IterOptions{UpperBound: []byte(upper)})
+	var n int
+	for ok := it.SeekGE([]byte(blocks[i].Keys[0])); ok; ok = it.Next() {
+		n++
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(blocks[i].Keys) {
+		t.Fatalf("scan below %q gave %d keys, want the %d of block %d", upper, n, len(blocks[i].Keys), i)
+	}
+	if reader.CachedBlock(r, i+1) {
+		t.Fatalf("block %d was read although its predecessor's separator %q is at the upper bound", i+1, upper)
+	}
+
+	lower := blocks[i+1].Keys[0]
+	it = r.NewIter(&reader.IterOptions{LowerBound: []byte(lower)})
+	n = 0
+	for ok := it.SeekLT([]byte(blocks[i+2].Keys[0])); ok; ok = it.Prev() {
+		n++
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(blocks[i+1].Keys) {
+		t.Fatalf("scan back to %q gave %d keys, want %d", lower, n, len(blocks[i+1].Keys))
+	}
+	if reader.CachedBlock(r, i-1) {
+		t.Fatalf("block %d was read although its separator is below the lower bound", i-1)
+	}
+}
+
+// TestSeekLTAfterExhaustion is the adapter's case from issue 11: after a
+// SeekGE past the end, SeekLT of the same key finds the last key.
+func TestSeekLTAfterExhaustion(t *testing.T) {
+	es := gappedEntries(100)
+	data, _ := build(t, es, &builder.Options{BlockSize: 128})
+	sources(t, data, nil, func(t *testing.T, r *reader.Reader) {
+		it := r.NewIterator()
+		defer it.Close()
+		if it.SeekGE([]byte("zzz")) || it.Prev() {
+			t.Fatal("SeekGE past the end, or Prev after it, returned true")
+		}
+		if !it.SeekLT([]byte("zzz")) || string(it.Key()) != es[len(es)-1].Key {
+			t.Fatalf("SeekLT past the end at %q, want %q", it.Key(), es[len(es)-1].Key)
+		}
+		if it.SeekLT([]byte(es[0].Key)) || it.Err() != nil {
+			t.Fatalf("SeekLT of the first key: %v %v", it.Valid(), it.Err())
+		}
+		if !it.SeekLT([]byte(es[50].Key)) || string(it.Key()) != es[49].Key {
+			t.Fatalf("SeekLT(%q) at %q", es[50].Key, it.Key())
+		}
+	})
+}
+
+// TestIteratorAfterClose checks the documented choice: an iterator opened
+// before Reader.Close goes on working until closed; one opened after
+// fails with ErrClosed, as do Get and Has.
+func TestIteratorAfterClose(t *testing.T) {
+	es := gappedEntries(500)
+	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
+		data, _ := build(t, es, &builder.Options{BlockSize: 256, Compression: c})
+		sources(t, data, nil, func(t *testing.T, r *reader.Reader) {
+			it := r.NewIterator()
+			if !it.First() {
+				t.Fatal(it.Err())
+			}
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			n := 1
+			for it.Next() {
+				if string(it.Key()) != es[n].Key || string(it.Value()) != es[n].Value {
+					t.Fatalf("after Close: at %q, want %q", it.Key(), es[n].Key)
+				}
+				n++
+			}
+			if err := it.Close(); err != nil || n != len(es) {
+				t.Fatalf("after Close: %d entries, %v", n, err)
+			}
+			late := r.NewIter(nil)
+			if late.First() || !errors.Is(late.Err(), reader.ErrClosed) {
+				t.Fatalf("iterator opened after Close: %v", late.Err())
+			}
+			late.Close()
+			if _, err := r.Has([]byte(es[0].Key)); !errors.Is(err, reader.ErrClosed) {
+				t.Fatalf("Has after Close: %v", err)
+			}
+			if !r.MayContainPrefix([]byte("x")) {
+				t.Fatal("MayContainPrefix after Close = false")
+			}
+		})
+	}
+}
+
+// customSplit is a splitter readers know only through Options.Splitters:
+// the prefix is everything up to and including the first '/'.
+type customSplit struct{}
+
+func (customSplit) Name() string { return "test.UpToSlash" }
+func (customSplit) Split(k []byte) int {
+	for i, c := range k {
+		if c == '/' {
+			return i + 1
+		}
+	}
+	return len(k)
+}
+
+// TestUnknownSplitter reads a table whose splitter the reader does not
+// know: no filter and no hash index, every lookup still right.
+func TestUnknownSplitter(t *testing.T) {
+	var es []entry
+	for u := range 50 {
+		for v := range 3 {
+			es = append(es, entry{fmt.Sprintf("u%03d/%d", u, v), fmt.Sprint(u, v)})
+		}
+	}
+	data, _ := build(t, es, &builder.Options{BlockSize: 128, HashIndex: true, Splitter: customSplit{}})
+	known := &reader.Options{Splitters: []format.Splitter{customSplit{}}}
+	for _, tc := range []struct {
+		name string
+		opts *reader.Options
+	}{{"known", known}, {"unknown", nil}} {
+		t.Run(tc.name, func(t *testing.T) {
+			sources(t, data, tc.opts, func(t *testing.T, r *reader.Reader) {
+				p := r.Properties()
+				if p.Splitter != "test.UpToSlash" || p.SplitterUnknown != (tc.opts == nil) {
+					t.Fatalf("splitter %q, unknown %v", p.Splitter, p.SplitterUnknown)
+				}
+				if err := r.Verify(); err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range es {
+					if ok, err := r.Has([]byte(e.Key)); !ok || err != nil {
+						t.Fatalf("Has(%q) = %v, %v", e.Key, ok, err)
+					}
+				}
+				it := r.NewIterator()
+				defer it.Close()
+				if !it.SeekPrefixGE([]byte("u007/"), []byte("u007/1")) || string(it.Key()) != "u007/1" {
+					t.Fatalf("SeekPrefixGE at %q, %v", it.Key(), it.Err())
+				}
+				if it.SeekPrefixGE([]byte("u007/"), []byte("u007/3")) {
+					t.Fatalf("SeekPrefixGE past the prefix's versions at %q", it.Key())
+				}
+				absent := 0
+				for u := 100; u < 1100; u++ {
+					if !r.MayContainPrefix(fmt.Appendf(nil, "u%04d/", u)) {
+						absent++
+					}
+				}
+				if tc.opts == nil && absent != 0 {
+					t.Fatalf("MayContainPrefix = false %d times with an unknown splitter", absent)
+				}
+				if tc.opts != nil && absent < 900 {
+					t.Fatalf("MayContainPrefix ruled out only %d of 1000 absent prefixes", absent)
+				}
+			})
+		})
+	}
+}
+
+// TestZeroAllocs checks that Has, SeekPrefixGE, SeekLT and a bounded Next
+// allocate nothing, on mapped and unmapped readers of every table kind.
+func TestZeroAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	var es []entry
+	for u := range 2000 {
+		for v := range 1 + u%3 {
+			k := binary.BigEndian.AppendUint64(fmt.Appendf(nil, "user%06d", u), ^uint64(3-v)) // newest version first
+			es = append(es, entry{string(k), "some value"})
+		}
+	}
+	for _, hash := range []bool{false, true} {
+		for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
+			data, _ := build(t, es, &builder.Options{HashIndex: hash, Compression: c, Splitter: format.Suffix(8)})
+			t.Run(fmt.Sprintf("hash=%v/%v", hash, c), func(t *testing.T) {
+				sources(t, data, nil, func(t *testing.T, r *reader.Reader) {
+					present := []byte(es[1234].Key)
+					prefix := present[:len(present)-8]
+					absent := []byte("user999999")
+					it := r.NewIter(&reader.IterOptions{LowerBound: []byte("user000100"), UpperBound: []byte("user001900")})
+					defer it.Close()
+					it.First()
+					for name, f := range map[string]func(){
+						"Has": func() {
+							if ok, err := r.Has(present); !ok || err != nil {
+								t.Fatal(ok, err)
+							}
+						},
+						"SeekPrefixGE present": func() {
+							if !it.SeekPrefixGE(prefix, present) {
+								t.Fatal(it.Err())
+							}
+						},
+						"SeekPrefixGE absent": func() { it.SeekPrefixGE(absent, absent) },
+						"SeekLT": func() {
+							if !it.SeekLT(present) {
+								t.Fatal(it.Err())
+							}
+						},
+						"bounded Next": func() {
+							if !it.Next() {
+								it.First()
+							}
+						},
+					} {
+						if n := testing.AllocsPerRun(200, f); n != 0 {
+							t.Errorf("%s: %v allocations per call", name, n)
+						}
+					}
+				})
+			})
+		}
+	}
+}
