@@ -56,6 +56,11 @@
 //     64 to 256 bytes, zstd and the binary fuse filter among them) and
 //     a sorted key/value set; the table built from them must read back
 //     exactly.
+//   - FuzzPrefix: a table built as FuzzRoundTrip's (format versions 1, 2
+//     and 3) with a format.Suffix splitter, or none, and user properties:
+//     Has, MayContainPrefix, SeekPrefixGE, bounded scans both ways and
+//     SeekLT must agree with the sorted entries, also where one prefix is
+//     a proper prefix of another.
 //
 // The seeds are small tables built in the seed functions (snappy, zstd and
 // raw, Bloom and binary fuse filters,

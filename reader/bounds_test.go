@@ -206,8 +206,10 @@ func TestUnknownSplitter(t *testing.T) {
 	}
 }
 
-// TestZeroAllocs checks that Has, SeekPrefixGE, SeekLT and a bounded Next
-// allocate nothing, on mapped and unmapped readers of every table kind.
+// TestZeroAllocs checks that Has, MayContainPrefix, SeekPrefixGE, SeekLT
+// and a bounded Next allocate nothing, on mapped and unmapped readers of
+// every table kind: version 1, 2 (hash index) and 3 (partitioned, in
+// partitions of about 1 KiB, so that the moves cross partitions).
 func TestZeroAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -219,10 +221,17 @@ func TestZeroAllocs(t *testing.T) {
 			es = append(es, entry{string(k), "some value"})
 		}
 	}
-	for _, hash := range []bool{false, true} {
-		for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
-			data, _ := build(t, es, &builder.Options{HashIndex: hash, Compression: c, Splitter: format.Suffix(8)})
-			t.Run(fmt.Sprintf("hash=%v/%v", hash, c), func(t *testing.T) {
+	for _, kind := range []string{"v1", "hash", "partitioned"} {
+		for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression, format.ZstdCompression} {
+			opts := &builder.Options{HashIndex: kind == "hash", Compression: c, Splitter: format.Suffix(8)}
+			if kind == "partitioned" {
+				opts.PartitionThreshold, opts.PartitionSize = 1, 1024
+			}
+			data, p := build(t, es, opts)
+			if want := wantVersion(opts, len(es)); p.FormatVersion != want {
+				t.Fatalf("%s: format version %d, want %d", kind, p.FormatVersion, want)
+			}
+			t.Run(fmt.Sprintf("%s/%v", kind, c), func(t *testing.T) {
 				sources(t, data, nil, func(t *testing.T, r *reader.Reader) {
 					present := []byte(es[1234].Key)
 					prefix := present[:len(present)-8]
@@ -242,6 +251,16 @@ func TestZeroAllocs(t *testing.T) {
 							}
 						},
 						"SeekPrefixGE absent": func() { it.SeekPrefixGE(absent, absent) },
+						"MayContainPrefix": func() {
+							if !r.MayContainPrefix(prefix) {
+								t.Fatal("MayContainPrefix = false for a present prefix")
+							}
+						},
+						"SeekLT far": func() {
+							if !it.SeekLT([]byte("user001800")) || !it.SeekLT([]byte("user000200")) {
+								t.Fatal(it.Err())
+							}
+						},
 						"SeekLT": func() {
 							if !it.SeekLT(present) {
 								t.Fatal(it.Err())
