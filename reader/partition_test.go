@@ -232,6 +232,7 @@ func TestPartitionedBitFlipSweep(t *testing.T) {
 	}{
 		{format.SnappyCompression, nil},
 		{format.NoCompression, cacheOpts(t, 0)},
+		{format.ZstdCompression, nil}, // the golden prefixparted.sst: splitter, user properties
 	} {
 		g := partSweepTable(t, v.c)
 		t.Run(g.name, func(t *testing.T) {
@@ -254,16 +255,17 @@ func TestPartitionedTruncationSweep(t *testing.T) {
 }
 
 // partSweepTable returns the golden partitioned table (snappy, 176
-// entries in partitions of about 256 bytes), or for NoCompression a
-// table of 200 entries built like it.
+// entries in partitions of about 256 bytes), for ZstdCompression the
+// golden prefixparted.sst (the same with zstd, a splitter and a user
+// property), or for NoCompression a table of 200 entries built like it.
 func partSweepTable(t *testing.T, c format.Compression) *goldenTable {
 	t.Helper()
-	if c == format.SnappyCompression {
-		data, err := os.ReadFile(filepath.Join(sweepGoldenDir, "partitioned.sst"))
+	if name := map[format.Compression]string{format.SnappyCompression: "partitioned.sst", format.ZstdCompression: "prefixparted.sst"}[c]; name != "" {
+		data, err := os.ReadFile(filepath.Join(sweepGoldenDir, name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return newGoldenTable(t, "partitioned.sst", data)
+		return newGoldenTable(t, name, data)
 	}
 	es := numbered(200, func(i int) string { return fmt.Sprintf("v%d", i) })
 	data, p := build(t, es, &builder.Options{BlockSize: 256, RestartInterval: 4, Compression: c, PartitionThreshold: 1, PartitionSize: 256})

@@ -118,6 +118,13 @@ func (r *Reader) verify() error {
 			prevTop = append(prevTop[:0], top...)
 			top = append(top[:0], idx.top.Key()...)
 			partNo, _ = idx.top.RestartIndex()
+			if r.mapped != nil && partNo < len(r.parts) {
+				// Checked on first use; Verify checks again.
+				ph := r.parts[partNo]
+				if err := r.checkPartition(partNo, r.mapped[ph.Offset:ph.End():ph.End()]); err != nil {
+					return err
+				}
+			}
 			if r.policy != nil {
 				filterPin.Release()
 				filterPin = cache.Handle{}
