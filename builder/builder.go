@@ -124,11 +124,11 @@ type Options struct {
 	// must read the whole index and filter on its first lookup of an
 	// unpartitioned table, about 1 MiB per 500k entries, against one
 	// partition of a few KiB for a partitioned one. Up to 4 MiB that first
-	// read is one request of a few tens of milliseconds at most, and the
-	// mapped lookups keep their speed; beyond it a table's first lookups
-	// would read many MiB, so partitions pay off. Lower it (or set 1) for
-	// tables served mostly from object storage; set -1 for the previous
-	// layout at every size.
+	// read is one request of at most 4 MiB, once per reader, and mapped
+	// lookups keep their speed; beyond it a table's first lookup would
+	// read many MiB, so partitions pay off. Lower it (or set 1) for tables
+	// served mostly from object storage; set -1 for the one-level layout
+	// at every size.
 	//
 	// The partitioned layout is built only with a filter policy whose
 	// generator takes key hashes and builds one filter per call with no
