@@ -42,6 +42,13 @@ var goldenTables = []struct {
 	// and hash index over prefixes) and user properties (tag 21).
 	{"prefix.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10), HashIndex: true, Splitter: format.Suffix(4)}, true,
 		map[string][]byte{"app.tombstones": {3}, "app.empty": {}, "z": []byte("last\x00value")}},
+	// Version 3: partitioned index and filter, forced on this small table
+	// by a threshold of 1 byte, in partitions of about 256 bytes.
+	{"partitioned.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10), PartitionThreshold: 1, PartitionSize: 256}, true, nil},
+	// prefixparted.sst: version 3 with a splitter (each partition's
+	// filter over its keys' prefixes), zstd blocks and user properties.
+	{"prefixparted.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.ZstdCompression, Filter: filterblock.Bloom(10), Splitter: format.Suffix(4), PartitionThreshold: 1, PartitionSize: 256}, true,
+		map[string][]byte{"app.level": {6}}},
 }
 
 // goldenReaderOpts let readers of the golden tables use the binary fuse
@@ -155,6 +162,9 @@ func TestGolden(t *testing.T) {
 				}
 			}
 			wantVersion := format.Version1
+			if g.opts.PartitionThreshold > 0 {
+				wantVersion = format.Version3
+			}
 			if g.opts.HashIndex {
 				wantVersion = format.Version2
 			}

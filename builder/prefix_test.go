@@ -127,6 +127,8 @@ func TestEstimatedSize(t *testing.T) {
 		{HashIndex: true},
 		{HashIndex: true, Compression: format.NoCompression, Splitter: format.Suffix(8)},
 		{Compression: format.ZstdCompression},
+		{PartitionThreshold: 1},
+		{PartitionThreshold: 1, PartitionSize: 1024, Splitter: format.Suffix(8)},
 	} {
 		t.Run(fmt.Sprintf("%+v", opts), func(t *testing.T) {
 			var buf bytes.Buffer

@@ -1,8 +1,12 @@
-// Package format defines table formats 1 and 2: the byte layout shared by
-// the builder and the reader, the block codec, block handles and trailers,
-// the hash index, properties, and the corruption errors every decoder
-// returns. Version 2 is version 1 plus a hash index section; a builder
-// writes it only when asked for a hash index, so both are current.
+// Package format defines table formats 1, 2 and 3: the byte layout shared
+// by the builder and the reader, the block codec, block handles and
+// trailers, the hash index, the partitioned index and filter, properties,
+// and the corruption errors every decoder returns. Version 2 is version 1
+// plus a hash index section; a builder writes it only when asked for a
+// hash index. Version 3 is version 1 with the filter and index block cut
+// into partitions under a top-level index; a builder writes it for tables
+// whose index and filter would exceed a threshold (4 MiB by default).
+// All three are current.
 //
 // # Conventions
 //
@@ -201,6 +205,95 @@
 // would be believed by Get. Verify walks every entry and checks that the
 // hash index leads to each at its exact offset and to nothing else.
 //
+// # Partitioned index and filter (version 3)
+//
+// A version 3 table replaces the filter section and the index block of
+// version 1 by partitions and a top-level index, so that a reader of a
+// large table on object storage reads, per lookup, one partition of a few
+// KiB instead of the whole filter and index (megabytes at millions of
+// keys). This is RocksDB's partitioned index and filters (the index type
+// kTwoLevelIndexSearch with partition_filters = true; "Partitioned
+// Index/Filters" in the RocksDB wiki) and Pebble's two-level index
+// (sstable.WriterOptions.IndexBlockSize: an index larger than that is cut
+// into partitions under a top-level index), with each partition's
+// filter stored next to its index so that one read fetches both:
+//
+//	offset 0
+//	+--------------------------------------------+
+//	| data blocks, as in version 1               |   DataSize bytes
+//	+--------------------------------------------+
+//	| filter partition 0       | trailer (5)     |   partition 0
+//	| index partition 0        | trailer (5)     |
+//	+--------------------------------------------+
+//	| ...                                        |
+//	+--------------------------------------------+
+//	| filter partition P-1     | trailer (5)     |   partition P-1
+//	| index partition P-1      | trailer (5)     |
+//	+--------------------------------------------+
+//	| top-level index          | trailer (5)     |   IndexSize bytes
+//	+--------------------------------------------+
+//	| properties               | trailer (5)     |
+//	+--------------------------------------------+
+//	| footer (64 bytes)                          |
+//	+--------------------------------------------+  file size
+//
+// Partition p covers the consecutive data blocks FirstBlock(p) to
+// FirstBlock(p+1)-1 (the last one, to the last data block); P >= 1 and
+// every partition covers at least one block. Its index partition has the
+// layout of a version 1 index block (restart interval 1; separators and
+// handles exactly as there) with one entry per data block it covers, in
+// file order, so its entry i is data block FirstBlock(p)+i. Its filter
+// partition is the filter policy's encoding (as in a version 1 filter
+// section, without the name and padding: the policy is named by property
+// tag 12) over exactly the keys of those data blocks. In a table with a
+// splitter (tag 20) it holds instead the distinct prefixes of those keys,
+// each once: a prefix whose keys run over several partitions is in the
+// filter of each of them, so that the filter of a key's partition holds
+// the key's prefix. Both are stored raw with a trailer of their own.
+//
+// The top-level index has the index block layout (restart interval 1)
+// with one entry per partition, in file order. The key of partition p's
+// entry is the last key of its last data block (not a separator: with a
+// splitter, a reader looking for a prefix's first key needs the prefix of
+// each partition's last key), so a key k can only be in the first
+// partition whose key is >= k; k is in no partition if every key is < k.
+// The first key with prefix q is in the first partition whose key's
+// prefix is >= q, since prefixes never decrease from key to key; a key
+// search for q itself may land earlier, on keys of smaller prefixes that
+// sort after q (format.Suffix with a user key that is a proper prefix of
+// another). The value is four uvarints:
+//
+//	+-----------------+--------------------+-------------------+--------------------+
+//	| offset uvarint  | filterLen uvarint  | indexLen uvarint  | firstBlock uvarint |
+//	+-----------------+--------------------+-------------------+--------------------+
+//
+// offset is the file offset of the filter partition; filterLen and
+// indexLen the stored lengths of the filter and index partitions,
+// trailers excluded. The index partition starts at offset + filterLen + 5,
+// and the partition ends at offset + filterLen + indexLen + 10, where the
+// next one starts: partition 0 at DataSize, and the last one ends where
+// the top-level index starts. firstBlock is 0 for partition 0 and
+// increases strictly, below the data block count. A reader reads a
+// partition, both blocks and their trailers, with one read of
+// filterLen + indexLen + 10 bytes, and checks both checksums, that both
+// are stored raw, and that the index partition has one entry per data
+// block it covers, before using it.
+//
+// The footer's index handle names the top-level index; its filter handle
+// spans the partitions: offset DataSize, length the partitions' total
+// size minus 5, so that, as in every version, the filter handle's end
+// (offset + length + 5) is the index handle's offset; the last 5 bytes so
+// spanned are the last index partition's trailer. Property tag 9 (index
+// size) is the top-level index's size with its trailer, tag 10 (filter
+// size) the partitions' total size. Version 3 tables have no hash index
+// (no tag 17). A builder cuts a partition after the data block whose
+// index entry brings the partition's estimated filter and index bytes to
+// its target (16 KiB by default: about 10 KiB of filter and 6 KiB of
+// index with 16-byte keys and 10 bits per key), and writes version 3 only
+// when the index and filter would exceed its threshold (4 MiB by default)
+// and the filter policy is Bloom, without a hash index; other tables keep
+// version 1 (or 2), byte for byte.
+//
 // # Properties block
 //
 // A sequence of records in strictly increasing tag order; readers skip tags
@@ -279,7 +372,7 @@
 //	+----------------+----------------+-----------------+---------+---------+------------------+
 //
 // The handles are fixed-width here so the footer has a fixed size. version
-// is 1 or 2, as in the properties. The CRC is the masked CRC-32C of bytes [0, 52). The magic number is
+// is 1, 2 or 3, as in the properties. The CRC is the masked CRC-32C of bytes [0, 52). The magic number is
 // the bytes 8b 53 53 54 0d 0a 1a 0a ("\x8bSST\r\n\x1a\n", uint64 LE
 // 0x0a1a0a0d5453538b): like PNG's signature, its first byte is not ASCII
 // and its tail catches line-ending translation.
@@ -294,6 +387,9 @@
 // the footer, in one read of the file's tail); each data block's CRC is
 // checked before its contents are first used. In a version 2 table, Get
 // reads only the hash index and the entries its slots name; MayContain
-// still probes the filter. Every failure wraps ErrCorrupt as a
+// still probes the filter. In a version 3 table the top-level index is
+// checked on first use like an index block (its handles must tile the
+// bytes from DataSize to its own offset), and each partition before its
+// first use. Every failure wraps ErrCorrupt as a
 // *CorruptError naming the section and the byte offset.
 package format

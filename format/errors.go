@@ -18,6 +18,11 @@ const (
 	SectionDataBlock  = "data block"
 	SectionFilter     = "filter section"
 	SectionProperties = "properties"
+
+	// Sections of a Version3 (partitioned) table.
+	SectionTopIndex        = "top-level index"
+	SectionIndexPartition  = "index partition"
+	SectionFilterPartition = "filter partition"
 )
 
 // CorruptError describes a corruption found at a byte offset of a table

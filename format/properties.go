@@ -19,9 +19,17 @@ const (
 	// every data block entry whole (shared = 0) so that the hash index can
 	// point at it. Builders write it when asked for a hash index.
 	Version2 uint32 = 2
+	// Version3 is Version1 with a partitioned index and filter: the
+	// index block and the filter are cut into partitions of a few KiB,
+	// each partition's filter stored next to its index, and a small
+	// top-level index, which the footer's index handle names, leads to the
+	// partition of a key. Builders write it for tables whose index and
+	// filter would be large (builder.Options.PartitionThreshold). See the
+	// package documentation, "Partitioned index and filter".
+	Version3 uint32 = 3
 	// Version is the newest version this package reads and writes; readers
 	// accept Version1 through Version.
-	Version = Version2
+	Version = Version3
 )
 
 // Properties describes a table. The builder fills it in and stores it in

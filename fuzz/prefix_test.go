@@ -12,7 +12,8 @@ import (
 
 // FuzzPrefix builds a table with a format.Suffix splitter and user
 // properties from the input (decoded as FuzzRoundTrip's, after a leading
-// byte: suffix length in bits 0-2, no splitter with bit 3), then checks
+// byte: suffix length in bits 0-2, no splitter with bit 3; so bit 5 of
+// the restart byte partitions it, format version 3), then checks
 // user properties, Has, MayContainPrefix, SeekPrefixGE, bounded scans
 // both ways and SeekLT against the sorted entries. Keys whose prefixes
 // break the splitter's order are refused with builder.ErrPrefixOrder and
@@ -27,6 +28,22 @@ func FuzzPrefix(f *testing.F) {
 	f.Add(append([]byte{2}, encodeRoundTrip([3]byte{0, 1, 2 | 64 | 128}, kvs)...))
 	f.Add(append([]byte{8}, encodeRoundTrip([3]byte{4, 2, 1 | 64}, kvs)...))
 	f.Add([]byte{3})
+	// Version 3: partitions of 64 bytes over 1-byte blocks (one block per
+	// entry, several per partition); zstd and mmap with partitions of 192.
+	f.Add(append([]byte{1}, encodeRoundTrip([3]byte{0, 32, 1}, kvs)...))
+	f.Add(append([]byte{2}, encodeRoundTrip([3]byte{1, 32 | 128 | 2, 3 | 64}, kvs)...))
+	// Suffix(2) over keys whose prefixes are prefixes of one another:
+	// "ab\x05" has prefix "a" and sorts after "ab", before the keys of
+	// prefix "ab"; "b" is shorter than the suffix, its own prefix. Keys of
+	// prefix "ab" start a partition of their own (one key per block,
+	// partitions of 64 bytes), so that a search for "ab" by key would
+	// land in the partition of "ab\x05".
+	loose := []kv{
+		{[]byte("a\x00\x00"), []byte("1")}, {[]byte("a\x00\x01"), nil}, {[]byte("ab\x05"), []byte("3")},
+		{[]byte("ab\x10\x00"), []byte("4")}, {[]byte("ab\x10\x01"), nil}, {[]byte("b"), []byte("6")},
+	}
+	f.Add(append([]byte{2}, encodeRoundTrip([3]byte{0, 32, 1}, loose)...))
+	f.Add(append([]byte{2 | 8}, encodeRoundTrip([3]byte{0, 32, 1}, loose)...))
 	path := f.TempDir() + "/prefix.sst"
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 {

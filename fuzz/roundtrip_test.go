@@ -51,7 +51,14 @@ func decodeRoundTrip(data []byte) roundTripInput {
 		return b
 	}
 	in.opts.BlockSize = 1 + 16*int(next())
-	in.opts.RestartInterval = int(next() & 31)
+	ri := next()
+	in.opts.RestartInterval = int(ri & 31)
+	if ri&32 != 0 {
+		// Partitioned (format version 3) whatever the size, in
+		// partitions of 64 to 256 bytes.
+		in.opts.PartitionThreshold = 1
+		in.opts.PartitionSize = 64 * (1 + int(ri>>6))
+	}
 	b := next()
 	in.opts.Compression = []format.Compression{format.DefaultCompression, format.NoCompression, format.SnappyCompression, format.ZstdCompression}[b&3]
 	in.opts.Filter = filterblock.Bloom(int(b >> 2 & 15))
@@ -119,6 +126,14 @@ func FuzzRoundTrip(f *testing.F) {
 	f.Add(encodeRoundTrip([3]byte{4, 2, 3 | 128}, kvs))
 	f.Add(encodeRoundTrip([3]byte{0, 0, 15 << 2}, kvs))
 	f.Add(encodeRoundTrip([3]byte{0, 0, 3 | 15<<2 | 64 | 128}, kvs))
+	// Partitioned: raw and snappy, through mmap or not, with the binary
+	// fuse filter (which is never partitioned) and with a hash index
+	// (which is not either).
+	f.Add(encodeRoundTrip([3]byte{1, 32, 1 | 4<<2}, kvs))
+	f.Add(encodeRoundTrip([3]byte{0, 2 | 32 | 64, 2 | 64}, kvs))
+	f.Add(encodeRoundTrip([3]byte{1, 32 | 192, 0}, kvs[:7]))
+	f.Add(encodeRoundTrip([3]byte{1, 32, 15 << 2}, kvs))
+	f.Add(encodeRoundTrip([3]byte{1, 32, 128}, kvs))
 	f.Add([]byte{255, 31, 3, 0, 0, 0})
 	f.Add([]byte{1, 3, 2, 0, 5, 0x85, 'a', 'b', 'c', 'd', 'e', 'z', 3, 4, 0x90, 'f', 'g', 'h', 'i', 'y'})
 	f.Add([]byte{})
@@ -182,6 +197,10 @@ func FuzzRoundTrip(f *testing.F) {
 			if p.HashIndexSize < format.HashIndexHeaderLen+format.BlockTrailerLen {
 				t.Fatalf("hash index of %d bytes", p.HashIndexSize)
 			}
+		}
+		_, bloom := in.opts.Filter.(filterblock.Sized)
+		if in.opts.PartitionThreshold > 0 && !in.opts.HashIndex && bloom && len(in.kvs) > 0 {
+			wantProps.FormatVersion = format.Version3
 		}
 		if f := r.Footer(); f.Version != wantProps.FormatVersion || p.DataSize+p.HashIndexSize != f.Filter.Offset {
 			t.Fatalf("footer version %d, filter at %d; properties: version %d, data size %d, hash index size %d",

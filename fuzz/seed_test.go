@@ -100,6 +100,8 @@ func makeSeedTables() ([]seedTable, error) {
 		{"zstd-fuse-odd", odd, &builder.Options{Compression: format.ZstdCompression, Filter: filterblock.BinaryFuse8()}},
 		{"hash-zstd-256-fuse", repetitive, &builder.Options{BlockSize: 256, Compression: format.ZstdCompression, Filter: filterblock.BinaryFuse8(), HashIndex: true}},
 		{"fuse-empty", nil, &builder.Options{Filter: filterblock.BinaryFuse8()}},
+		{"part-raw-64", numbered, &builder.Options{BlockSize: 64, RestartInterval: 2, Compression: format.NoCompression, PartitionThreshold: 1, PartitionSize: 128}},
+		{"part-snappy-256", repetitive, &builder.Options{BlockSize: 256, Compression: format.SnappyCompression, PartitionThreshold: 1, PartitionSize: 256}},
 	}
 	for _, s := range steps {
 		if err := add(s.name, s.kvs, s.opts); err != nil {
@@ -263,8 +265,7 @@ func repairChecksums(file []byte) []byte {
 		binary.LittleEndian.PutUint32(file[h.Offset+h.Length+1:], format.BlockChecksum(stored, typ))
 	}
 	// Data blocks first: the index names them, and lies after them.
-	index := file[f.Index.Offset : f.Index.Offset+f.Index.Length]
-	if file[f.Index.Offset+f.Index.Length] == format.BlockTypeRaw {
+	fixBlocks := func(index []byte) {
 		var it format.BlockIter
 		if it.Init(format.SectionIndex, 0, index) == nil {
 			n := 0
@@ -276,7 +277,30 @@ func repairChecksums(file []byte) []byte {
 			}
 		}
 	}
-	fix(f.Filter)
+	index := file[f.Index.Offset : f.Index.Offset+f.Index.Length]
+	if f.Version == format.Version3 {
+		// The top-level index names the partitions, whose index
+		// partitions name the data blocks.
+		var it format.BlockIter
+		if it.Init(format.SectionIndex, 0, index) == nil {
+			n := 0
+			for ok := it.First(); ok && n < 4096; ok = it.Next() {
+				ph, ok := format.DecodePartitionHandle(it.Value())
+				ih := ph.Index()
+				if ok && ph.End() >= ph.Offset && ph.End() <= f.Index.Offset {
+					fixBlocks(file[ih.Offset : ih.Offset+ih.Length])
+					fix(ph.Filter())
+					fix(ih)
+				}
+				n++
+			}
+		}
+	} else if file[f.Index.Offset+f.Index.Length] == format.BlockTypeRaw {
+		fixBlocks(index)
+	}
+	if f.Version != format.Version3 {
+		fix(f.Filter)
+	}
 	fix(f.Index)
 	fix(f.Properties)
 	// A version 2 table's hash index lies where its properties say.

@@ -100,41 +100,71 @@ func TestSeekLTAfterExhaustion(t *testing.T) {
 
 // TestIteratorAfterClose checks the documented choice: an iterator opened
 // before Reader.Close goes on working until closed; one opened after
-// fails with ErrClosed, as do Get and Has.
+// fails with ErrClosed, as do Get and Has. Partitioned tables (version 3)
+// too: the iterator reads partitions after Close, the reader's cache
+// slots for them dropped, and goes back across them with Prev and SeekLT.
 func TestIteratorAfterClose(t *testing.T) {
 	es := gappedEntries(500)
 	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
-		data, _ := build(t, es, &builder.Options{BlockSize: 256, Compression: c})
-		sources(t, data, nil, func(t *testing.T, r *reader.Reader) {
-			it := r.NewIterator()
-			if !it.First() {
-				t.Fatal(it.Err())
+		for _, parted := range []bool{false, true} {
+			opts := &builder.Options{BlockSize: 256, Compression: c}
+			if parted {
+				opts.PartitionThreshold, opts.PartitionSize = 1, 512
 			}
-			if err := r.Close(); err != nil {
-				t.Fatal(err)
-			}
-			n := 1
-			for it.Next() {
-				if string(it.Key()) != es[n].Key || string(it.Value()) != es[n].Value {
-					t.Fatalf("after Close: at %q, want %q", it.Key(), es[n].Key)
-				}
-				n++
-			}
-			if err := it.Close(); err != nil || n != len(es) {
-				t.Fatalf("after Close: %d entries, %v", n, err)
-			}
-			late := r.NewIter(nil)
-			if late.First() || !errors.Is(late.Err(), reader.ErrClosed) {
-				t.Fatalf("iterator opened after Close: %v", late.Err())
-			}
-			late.Close()
-			if _, err := r.Has([]byte(es[0].Key)); !errors.Is(err, reader.ErrClosed) {
-				t.Fatalf("Has after Close: %v", err)
-			}
-			if !r.MayContainPrefix([]byte("x")) {
-				t.Fatal("MayContainPrefix after Close = false")
-			}
-		})
+			data, _ := build(t, es, opts)
+			sources(t, data, cacheOpts(t, 16<<10), func(t *testing.T, r *reader.Reader) {
+				iteratorAfterClose(t, r, es)
+			})
+		}
+	}
+}
+
+func iteratorAfterClose(t *testing.T, r *reader.Reader, es []entry) {
+	it := r.NewIterator()
+	if !it.First() {
+		t.Fatal(it.Err())
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n := 1
+	for it.Next() {
+		if string(it.Key()) != es[n].Key || string(it.Value()) != es[n].Value {
+			t.Fatalf("after Close: at %q, want %q", it.Key(), es[n].Key)
+		}
+		n++
+	}
+	if err := it.Err(); err != nil || n != len(es) {
+		t.Fatalf("after Close: %d entries, %v", n, err)
+	}
+	n = len(es) - 1
+	for ok := it.Last(); ok; ok = it.Prev() {
+		if string(it.Key()) != es[n].Key {
+			t.Fatalf("after Close, backwards: at %q, want %q", it.Key(), es[n].Key)
+		}
+		n--
+	}
+	if err := it.Err(); err != nil || n != -1 {
+		t.Fatalf("after Close, backwards: %d entries left, %v", n+1, err)
+	}
+	for _, i := range []int{len(es) - 1, 0, len(es) / 2, 1} {
+		if !it.SeekLT([]byte(es[i].Key+"\x00")) || string(it.Key()) != es[i].Key {
+			t.Fatalf("after Close: SeekLT past %q at %q, %v", es[i].Key, it.Key(), it.Err())
+		}
+	}
+	if err := it.Close(); err != nil {
+		t.Fatalf("after Close: %v", err)
+	}
+	late := r.NewIter(nil)
+	if late.First() || !errors.Is(late.Err(), reader.ErrClosed) {
+		t.Fatalf("iterator opened after Close: %v", late.Err())
+	}
+	late.Close()
+	if _, err := r.Has([]byte(es[0].Key)); !errors.Is(err, reader.ErrClosed) {
+		t.Fatalf("Has after Close: %v", err)
+	}
+	if !r.MayContainPrefix([]byte("x")) {
+		t.Fatal("MayContainPrefix after Close = false")
 	}
 }
 
@@ -206,8 +236,10 @@ func TestUnknownSplitter(t *testing.T) {
 	}
 }
 
-// TestZeroAllocs checks that Has, SeekPrefixGE, SeekLT and a bounded Next
-// allocate nothing, on mapped and unmapped readers of every table kind.
+// TestZeroAllocs checks that Has, MayContainPrefix, SeekPrefixGE, SeekLT
+// and a bounded Next allocate nothing, on mapped and unmapped readers of
+// every table kind: version 1, 2 (hash index) and 3 (partitioned, in
+// partitions of about 1 KiB, so that the moves cross partitions).
 func TestZeroAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -219,10 +251,17 @@ func TestZeroAllocs(t *testing.T) {
 			es = append(es, entry{string(k), "some value"})
 		}
 	}
-	for _, hash := range []bool{false, true} {
-		for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
-			data, _ := build(t, es, &builder.Options{HashIndex: hash, Compression: c, Splitter: format.Suffix(8)})
-			t.Run(fmt.Sprintf("hash=%v/%v", hash, c), func(t *testing.T) {
+	for _, kind := range []string{"v1", "hash", "partitioned"} {
+		for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression, format.ZstdCompression} {
+			opts := &builder.Options{HashIndex: kind == "hash", Compression: c, Splitter: format.Suffix(8)}
+			if kind == "partitioned" {
+				opts.PartitionThreshold, opts.PartitionSize = 1, 1024
+			}
+			data, p := build(t, es, opts)
+			if want := wantVersion(opts, len(es)); p.FormatVersion != want {
+				t.Fatalf("%s: format version %d, want %d", kind, p.FormatVersion, want)
+			}
+			t.Run(fmt.Sprintf("%s/%v", kind, c), func(t *testing.T) {
 				sources(t, data, nil, func(t *testing.T, r *reader.Reader) {
 					present := []byte(es[1234].Key)
 					prefix := present[:len(present)-8]
@@ -242,6 +281,16 @@ func TestZeroAllocs(t *testing.T) {
 							}
 						},
 						"SeekPrefixGE absent": func() { it.SeekPrefixGE(absent, absent) },
+						"MayContainPrefix": func() {
+							if !r.MayContainPrefix(prefix) {
+								t.Fatal("MayContainPrefix = false for a present prefix")
+							}
+						},
+						"SeekLT far": func() {
+							if !it.SeekLT([]byte("user001800")) || !it.SeekLT([]byte("user000200")) {
+								t.Fatal(it.Err())
+							}
+						},
 						"SeekLT": func() {
 							if !it.SeekLT(present) {
 								t.Fatal(it.Err())

@@ -12,12 +12,13 @@ import (
 
 // scratch holds per-call buffers, pooled so lookups do not allocate.
 type scratch struct {
-	index    format.BlockIter
+	index    indexIter // the index block, or a Version3 table's top-level index or index partition
 	data     format.BlockIter
 	raw      []byte       // stored block bytes read through ReadAt
 	decoded  []byte       // decoded block contents the cache could not take
 	pin      cache.Handle // the cached block s.data reads, if any
 	indexPin cache.Handle // the cached index block s.index reads, if any
+	partPin  cache.Handle // the cached partition a Version3 lookup reads, if any
 	ra       *readahead   // an iterator's read-ahead window, over a ReaderAt
 }
 
@@ -98,8 +99,13 @@ func (r *Reader) mayContain(key []byte) bool {
 }
 
 // mayContainHash is mayContain given h = format.KeyHash(key) (used only
-// when r.cacheLocal).
+// when r.cacheLocal). key is what the filter holds: a key, or a prefix in
+// a table with a splitter; in a partitioned table the filter probed is
+// that of the partition of the first key with that prefix.
 func (r *Reader) mayContainHash(key []byte, h uint64) bool {
+	if r.parted {
+		return r.mayContainParted(key, h)
+	}
 	if r.policy == nil || r.loadFilter() != nil {
 		return true
 	}
@@ -207,6 +213,9 @@ func (r *Reader) endGuardedGet(dst []byte, out *[]byte, err *error, old bool) {
 func (r *Reader) getAppend(dst, key []byte, has bool) ([]byte, error) {
 	if r.useHash {
 		return r.getHashed(dst, key, has)
+	}
+	if r.parted {
+		return r.getParted(dst, key, has)
 	}
 	if !r.mayContain(key[:r.split(key)]) {
 		return dst, ErrNotFound
@@ -389,6 +398,8 @@ func (r *Reader) putScratch(s *scratch) {
 	if s != nil {
 		s.pin.Release()
 		s.indexPin.Release()
+		s.partPin.Release()
+		s.index.release()
 		scratchPool.Put(s)
 	}
 }
@@ -499,17 +510,23 @@ func (r *Reader) mappedEntries(i int, h format.BlockHandle) ([]byte, bool) {
 // find looks key up in the index and its data block. The value it returns
 // aliases the mapping or s's buffers.
 func (r *Reader) find(s *scratch, index, key []byte) ([]byte, error) {
-	idx := &s.index
-	if err := idx.Init(format.SectionIndex, int64(r.footer.Index.Offset), index); err != nil {
+	if err := s.index.BlockIter.Init(format.SectionIndex, int64(r.footer.Index.Offset), index); err != nil {
 		return nil, err
 	}
+	return r.findIn(s, key, 0)
+}
+
+// findIn is find with s.index.BlockIter initialised on the index block,
+// or on an index partition whose entry 0 is data block base.
+func (r *Reader) findIn(s *scratch, key []byte, base int) ([]byte, error) {
+	idx := &s.index.BlockIter
 	if !idx.SeekGE(key) {
 		if err := idx.Err(); err != nil {
 			return nil, err
 		}
 		return nil, ErrNotFound
 	}
-	contents, h, err := r.blockAt(s, idx)
+	contents, h, err := r.blockAt(s, idx, base)
 	if err != nil {
 		return nil, err
 	}
@@ -530,9 +547,11 @@ func (r *Reader) find(s *scratch, index, key []byte) ([]byte, error) {
 }
 
 // blockAt returns the contents of the data block the index iterator is on,
-// checking its checksum before first use.
-func (r *Reader) blockAt(s *scratch, idx *format.BlockIter) ([]byte, format.BlockHandle, error) {
+// checking its checksum before first use; base is the number of the data
+// block of idx's entry 0 (0 but in an index partition).
+func (r *Reader) blockAt(s *scratch, idx *format.BlockIter, base int) ([]byte, format.BlockHandle, error) {
 	i, ok := idx.RestartIndex()
+	i += base
 	if !ok {
 		return nil, format.BlockHandle{}, format.Corruptf(format.SectionIndex, int64(r.footer.Index.Offset), "index entry is not a restart point")
 	}
@@ -649,7 +668,13 @@ func (r *Reader) checkedBlock(s *scratch, i int, h format.BlockHandle) (stored [
 		if err != nil {
 			return nil, 0, err
 		}
-		s.raw = raw[:0]
+		if r.mapped == nil {
+			// A mapped reader's read returns the mapping itself, which
+			// must never become the buffer of a pooled scratch: another
+			// reader would read into it, writing to a read-only (or, once
+			// this reader closes, unmapped) file mapping.
+			s.raw = raw[:0]
+		}
 		return format.CheckBlock(format.SectionDataBlock, int64(h.Offset), raw)
 	}
 	buf := r.mapped[h.Offset:h.End()]

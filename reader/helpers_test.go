@@ -15,6 +15,7 @@ import (
 
 	"github.com/sstkit/sstable/builder"
 	"github.com/sstkit/sstable/cache"
+	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/reader"
@@ -191,37 +192,55 @@ func dataBlocks(t tb, data []byte) []blockInfo {
 	if err != nil {
 		t.Fatalf("footer: %v", err)
 	}
-	var idx format.BlockIter
-	if err := idx.Init(format.SectionIndex, int64(f.Index.Offset), data[f.Index.Offset:f.Index.Offset+f.Index.Length]); err != nil {
-		t.Fatalf("index: %v", err)
+	// The index block, or a Version3 table's index partitions in turn.
+	indexes := []format.BlockHandle{f.Index}
+	if f.Version == format.Version3 {
+		indexes = indexes[:0]
+		var top format.BlockIter
+		if err := top.Init(format.SectionTopIndex, int64(f.Index.Offset), data[f.Index.Offset:f.Index.Offset+f.Index.Length]); err != nil {
+			t.Fatalf("top-level index: %v", err)
+		}
+		for ok := top.First(); ok; ok = top.Next() {
+			ph, ok := format.DecodePartitionHandle(top.Value())
+			if !ok {
+				t.Fatalf("bad partition handle in the top-level index")
+			}
+			indexes = append(indexes, ph.Index())
+		}
 	}
 	var out []blockInfo
-	for ok := idx.First(); ok; ok = idx.Next() {
-		h, n := format.DecodeHandle(idx.Value())
-		if n != len(idx.Value()) {
-			t.Fatalf("bad handle in index")
+	for _, ih := range indexes {
+		var idx format.BlockIter
+		if err := idx.Init(format.SectionIndex, int64(ih.Offset), data[ih.Offset:ih.Offset+ih.Length]); err != nil {
+			t.Fatalf("index: %v", err)
 		}
-		stored, typ, err := format.CheckBlock(format.SectionDataBlock, int64(h.Offset), data[h.Offset:h.End()])
-		if err != nil {
+		for ok := idx.First(); ok; ok = idx.Next() {
+			h, n := format.DecodeHandle(idx.Value())
+			if n != len(idx.Value()) {
+				t.Fatalf("bad handle in index")
+			}
+			stored, typ, err := format.CheckBlock(format.SectionDataBlock, int64(h.Offset), data[h.Offset:h.End()])
+			if err != nil {
+				t.Fatalf("%v", err)
+			}
+			contents, err := format.DecodeBlock(format.SectionDataBlock, int64(h.Offset), stored, typ, 1<<30, nil)
+			if err != nil {
+				t.Fatalf("%v", err)
+			}
+			bi := blockInfo{Handle: h, Type: typ, Separator: string(idx.Key()), Contents: contents}
+			var d format.BlockIter
+			if err := d.Init(format.SectionDataBlock, int64(h.Offset), contents); err != nil {
+				t.Fatalf("%v", err)
+			}
+			for ok := d.First(); ok; ok = d.Next() {
+				bi.Keys = append(bi.Keys, string(d.Key()))
+				bi.Offsets = append(bi.Offsets, d.Offset())
+			}
+			out = append(out, bi)
+		}
+		if err := idx.Err(); err != nil {
 			t.Fatalf("%v", err)
 		}
-		contents, err := format.DecodeBlock(format.SectionDataBlock, int64(h.Offset), stored, typ, 1<<30, nil)
-		if err != nil {
-			t.Fatalf("%v", err)
-		}
-		bi := blockInfo{Handle: h, Type: typ, Separator: string(idx.Key()), Contents: contents}
-		var d format.BlockIter
-		if err := d.Init(format.SectionDataBlock, int64(h.Offset), contents); err != nil {
-			t.Fatalf("%v", err)
-		}
-		for ok := d.First(); ok; ok = d.Next() {
-			bi.Keys = append(bi.Keys, string(d.Key()))
-			bi.Offsets = append(bi.Offsets, d.Offset())
-		}
-		out = append(out, bi)
-	}
-	if err := idx.Err(); err != nil {
-		t.Fatalf("%v", err)
 	}
 	return out
 }
@@ -284,4 +303,48 @@ func drawCacheOpts(t *rapid.T) *reader.Options {
 	c := cache.New(capacity)
 	t.Cleanup(func() { _ = c.Close() }) // fails, leaving the cache open, if a reader was left open
 	return &reader.Options{Cache: c}
+}
+
+// partitionable reports whether a builder partitions a table with filter
+// policy p (given a low enough PartitionThreshold and no hash index): the
+// Bloom policies, whose generators take hashes and never fall back.
+func partitionable(p filterblock.Policy) bool {
+	if p == nil {
+		return true
+	}
+	g := p.NewGenerator()
+	_, hashes := g.(filterblock.HashAdder)
+	_, fallback := g.(filterblock.FallbackReporter)
+	return hashes && !fallback
+}
+
+// drawPartitioning forces partitioning (format version 3) on a table of
+// the property tests, whose tables are far below the default threshold:
+// a threshold of 1 byte, and partitions from 1 byte (a partition per data
+// block) to a few KiB.
+func drawPartitioning(t *rapid.T, o *builder.Options) {
+	o.PartitionThreshold = 1
+	o.PartitionSize = rapid.SampledFrom([]int{1, 100, 300, 1024, 4096}).Draw(t, "partitionSize")
+}
+
+// drawCompression draws the data block compression: snappy or none, and
+// with zstd also zstd.
+func drawCompression(t *rapid.T, zstd bool) format.Compression {
+	cs := []format.Compression{format.NoCompression, format.SnappyCompression}
+	if zstd {
+		cs = append(cs, format.ZstdCompression)
+	}
+	return rapid.SampledFrom(cs).Draw(t, "compression")
+}
+
+// wantVersion returns the format version a builder with options o writes
+// for a table of n entries small enough for the default threshold.
+func wantVersion(o *builder.Options, n int) uint32 {
+	switch {
+	case o.HashIndex:
+		return format.Version2
+	case o.PartitionThreshold > 0 && n > 0 && partitionable(o.Filter):
+		return format.Version3
+	}
+	return format.Version1
 }

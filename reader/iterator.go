@@ -107,7 +107,7 @@ func (it *Iterator) init() (err error) {
 	if err != nil {
 		return err
 	}
-	return it.s.index.Init(format.SectionIndex, int64(r.footer.Index.Offset), index)
+	return r.initIndexIter(&it.s.index, index)
 }
 
 // loadBlock loads the data block of the current index entry into s.data.
@@ -117,7 +117,7 @@ func (it *Iterator) loadBlock() bool {
 		it.err = it.s.index.Err()
 		return false
 	}
-	contents, h, err := it.r.blockAt(&it.s, &it.s.index)
+	contents, h, err := it.r.blockAt(&it.s, &it.s.index.BlockIter, it.s.index.base)
 	if err == nil {
 		err = it.s.data.Init(format.SectionDataBlock, int64(h.Offset), contents)
 	}
@@ -190,6 +190,15 @@ func (it *Iterator) backward() bool {
 	return true
 }
 
+// stop unpositions the iterator after a failed move, keeping the index's
+// error: a partitioned table's index reads its partitions as it moves.
+func (it *Iterator) stop() {
+	it.loaded = false
+	if it.err == nil && !it.closed {
+		it.err = it.s.index.Err()
+	}
+}
+
 func (it *Iterator) usable() bool { return it.err == nil && !it.closed }
 
 // First moves to the first entry within the bounds (at or after
@@ -205,7 +214,7 @@ func (it *Iterator) First() (ok bool) {
 	it.startScan()
 	it.lazyIndex = 0
 	if !it.usable() || !it.s.index.First() || !it.loadBlock() {
-		it.loaded = false
+		it.stop()
 		return false
 	}
 	it.s.data.First()
@@ -225,7 +234,7 @@ func (it *Iterator) Last() (ok bool) {
 	it.startScan()
 	it.lazyIndex = 0
 	if !it.usable() || !it.s.index.Last() || !it.loadBlock() {
-		it.loaded = false
+		it.stop()
 		return false
 	}
 	it.s.data.Last()
@@ -318,7 +327,7 @@ func (it *Iterator) SeekPrefixGE(prefix, key []byte) (ok bool) {
 func (it *Iterator) seekGE(key []byte) bool {
 	it.lazyIndex = 0
 	if !it.usable() || !it.s.index.SeekGE(key) || !it.loadBlock() {
-		it.loaded = false
+		it.stop()
 		return false
 	}
 	it.s.data.SeekGE(key)
@@ -342,7 +351,7 @@ func (it *Iterator) seekLT(key []byte) bool {
 			return false
 		}
 		if !it.s.index.Last() || !it.loadBlock() {
-			it.loaded = false
+			it.stop()
 			return false
 		}
 		it.s.data.Last()
@@ -596,6 +605,7 @@ func (it *Iterator) Close() error {
 	it.loaded = false
 	it.s.setPin(cache.Handle{})
 	it.s.indexPin.Release()
+	it.s.index.release()
 	it.ra.release()
 	it.releaseHashIndex()
 	if it.scan {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -35,8 +36,44 @@ func pxKey() *rapid.Generator[string] {
 	})
 }
 
+// pxLooseKey draws a key of 0 to 5 bytes over a small alphabet, for
+// tables under format.Suffix(pxSuffix) in which one prefix may be a
+// proper prefix of another and a key shorter than the suffix is its own
+// prefix: keys that sort after a prefix but have a smaller one, which a
+// seek for the prefix meets first.
+func pxLooseKey() *rapid.Generator[string] {
+	return rapid.Custom(func(t *rapid.T) string {
+		return string(rapid.SliceOfN(rapid.SampledFrom([]byte{0x00, 0x04, 'a', 'b', 0xff}), 0, 5).Draw(t, "loose"))
+	})
+}
+
+// pxSplit is format.Suffix(pxSuffix)'s prefix of k.
+func pxSplit(k string) string {
+	if len(k) < pxSuffix {
+		return k
+	}
+	return k[:len(k)-pxSuffix]
+}
+
+// pxMonotone keeps, of sorted keys, those whose prefixes never decrease
+// from one kept key to the next (the keys a builder with format.Suffix
+// accepts in order), dropping the others.
+func pxMonotone(keys []string) []string {
+	var out []string
+	for _, k := range keys {
+		if len(out) == 0 || pxSplit(k) >= pxSplit(out[len(out)-1]) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // pxModel is a sorted table of versioned entries.
-type pxModel struct{ es []entry }
+type pxModel struct {
+	es    []entry
+	loose bool // keys of pxLooseKey: SeekPrefixGE as the reader defines it
+	split bool // the table has format.Suffix(pxSuffix) as its splitter
+}
 
 func (m *pxModel) keys() []string {
 	out := make([]string, len(m.es))
@@ -82,6 +119,27 @@ func (m *pxModel) seekLT(k string, lower, upper []byte) int {
 // seekPrefixGE returns the index of the first entry >= k whose user key
 // is prefix, within bounds, or -1.
 func (m *pxModel) seekPrefixGE(prefix, k string, lower, upper []byte) int {
+	if m.loose && !m.split {
+		// A SeekGE from the greatest of k, prefix and the lower bound,
+		// whose entry must start with prefix.
+		from := max(k, prefix)
+		if lower != nil {
+			from = max(from, string(lower))
+		}
+		i := sort.Search(len(m.es), func(i int) bool { return m.es[i].Key >= from })
+		if i < len(m.es) && strings.HasPrefix(m.es[i].Key, prefix) && inBounds(m.es[i].Key, lower, upper) {
+			return i
+		}
+		return -1
+	}
+	if m.loose {
+		for i, e := range m.es {
+			if pxSplit(e.Key) == prefix && e.Key >= k && inBounds(e.Key, lower, upper) {
+				return i
+			}
+		}
+		return -1
+	}
 	for i, e := range m.es {
 		if len(e.Key) == len(prefix)+pxSuffix && e.Key[:len(prefix)] == prefix && e.Key >= k && inBounds(e.Key, lower, upper) {
 			return i
@@ -107,6 +165,12 @@ func itAt(t *rapid.T, op string, it *reader.Iterator, ok bool, m *pxModel, want 
 
 // drawBound draws nil, an empty bound, a key of the table or another key.
 func drawBound(t *rapid.T, m *pxModel, label string) []byte {
+	if m.loose {
+		if rapid.IntRange(0, 2).Draw(t, label+"Kind") == 0 {
+			return nil
+		}
+		return []byte(pxLooseKey().Draw(t, label))
+	}
 	switch rapid.IntRange(0, 4).Draw(t, label+"Kind") {
 	case 0, 1:
 		return nil
@@ -128,22 +192,58 @@ func drawBound(t *rapid.T, m *pxModel, label string) []byte {
 // sorted model.
 func TestPropertyPrefixesAndBounds(t *testing.T) {
 	dir := t.TempDir()
-	rapid.Check(t, func(t *rapid.T) {
-		keys := rapid.SliceOfNDistinct(pxKey(), 0, 120, func(s string) string { return s }).Draw(t, "keys")
-		sort.Strings(keys)
-		m := &pxModel{}
-		for i, k := range keys {
-			m.es = append(m.es, entry{k, fmt.Sprintf("v%d", i)})
+	rapid.Check(t, func(t *rapid.T) { prefixesAndBounds(t, dir, false) })
+}
+
+// TestPropertyPrefixesPartitioned is TestPropertyPrefixesAndBounds with
+// partitioning forced (format version 3 unless the table is empty or has
+// a hash index), partitions down to one data block, zstd among the
+// compressions, reader.Open with NoMmap among the ways to open, and, in
+// half the tables, loose keys (pxLooseKey): prefixes that are proper
+// prefixes of others and keys shorter than the suffix, kept in an order
+// the builder accepts (pxMonotone), so that a prefix's keys may come
+// after keys of smaller prefixes that sort after the prefix itself.
+func TestPropertyPrefixesPartitioned(t *testing.T) {
+	dir := t.TempDir()
+	rapid.Check(t, func(t *rapid.T) { prefixesAndBounds(t, dir, true) })
+}
+
+// prefixesAndBounds is one check of TestPropertyPrefixesAndBounds, with
+// parted that of TestPropertyPrefixesPartitioned.
+func prefixesAndBounds(t *rapid.T, dir string, parted bool) {
+	{
+		gen := pxKey()
+		loose := parted && rapid.Bool().Draw(t, "looseKeys")
+		if loose {
+			gen = pxLooseKey()
 		}
+		minKeys := 0
+		if parted {
+			// Rapid favours small slices; a size class makes tables of
+			// many partitions common.
+			minKeys = rapid.SampledFrom([]int{0, 20, 80}).Draw(t, "minKeys")
+		}
+		keys := rapid.SliceOfNDistinct(gen, minKeys, 120, func(s string) string { return s }).Draw(t, "keys")
+		sort.Strings(keys)
 		opts := &builder.Options{
 			BlockSize:       rapid.SampledFrom([]int{32, 100, 400, 4096}).Draw(t, "blockSize"),
 			RestartInterval: rapid.IntRange(1, 8).Draw(t, "restartInterval"),
-			Compression:     rapid.SampledFrom([]format.Compression{format.NoCompression, format.SnappyCompression}).Draw(t, "compression"),
+			Compression:     drawCompression(t, parted),
 			HashIndex:       rapid.Bool().Draw(t, "hashIndex"),
 		}
 		split := rapid.Bool().Draw(t, "splitter")
 		if split {
 			opts.Splitter = format.Suffix(pxSuffix)
+			if loose {
+				keys = pxMonotone(keys)
+			}
+		}
+		if parted {
+			drawPartitioning(t, opts)
+		}
+		m := &pxModel{loose: loose, split: split}
+		for i, k := range keys {
+			m.es = append(m.es, entry{k, fmt.Sprintf("v%d", i)})
 		}
 		user := rapid.MapOfN(rapid.StringN(1, 8, -1), rapid.SliceOfN(rapid.Byte(), 0, 20), 0, 5).Draw(t, "user")
 
@@ -162,6 +262,9 @@ func TestPropertyPrefixesAndBounds(t *testing.T) {
 		if err := b.Finish(); err != nil {
 			t.Fatal(err)
 		}
+		if v := b.Properties().FormatVersion; v != wantVersion(opts, len(keys)) {
+			t.Fatalf("format version %d, want %d", v, wantVersion(opts, len(keys)))
+		}
 		if got := b.EstimatedSize(); got != uint64(buf.Len()) {
 			t.Fatalf("EstimatedSize after Finish = %d, table is %d bytes", got, buf.Len())
 		}
@@ -175,6 +278,9 @@ func TestPropertyPrefixesAndBounds(t *testing.T) {
 			ropts.Cache = c
 		}
 		if rapid.Bool().Draw(t, "mapped") {
+			if parted {
+				ropts.NoMmap = rapid.IntRange(0, 3).Draw(t, "noMmap") == 0
+			}
 			var err error
 			if r, err = reader.Open(writeFile(t, dir, data), ropts); err != nil {
 				t.Fatal(err)
@@ -208,13 +314,13 @@ func TestPropertyPrefixesAndBounds(t *testing.T) {
 			if v, err := r.Get([]byte(e.Key)); err != nil || string(v) != e.Value {
 				t.Fatalf("Get(%q) = %q, %v", e.Key, v, err)
 			}
-			pre := e.Key[:len(e.Key)-pxSuffix]
+			pre := pxSplit(e.Key)
 			if !r.MayContainPrefix([]byte(pre)) || !r.MayContain([]byte(e.Key)) {
 				t.Fatalf("MayContainPrefix(%q) or MayContain(%q) = false for a present key", pre, e.Key)
 			}
 		}
 		for range 10 {
-			k := pxKey().Draw(t, "absent")
+			k := gen.Draw(t, "absent")
 			i := sort.SearchStrings(keys, k)
 			present := i < len(keys) && keys[i] == k
 			ok, err := r.Has([]byte(k))
@@ -264,7 +370,7 @@ func TestPropertyPrefixesAndBounds(t *testing.T) {
 			if len(keys) > 0 && rapid.Bool().Draw(t, "seekPresent") {
 				k = rapid.SampledFrom(keys).Draw(t, "seekKey")
 			} else {
-				k = pxKey().Draw(t, "seekKey")
+				k = gen.Draw(t, "seekKey")
 			}
 			var pos int
 			var ok bool
@@ -275,7 +381,7 @@ func TestPropertyPrefixesAndBounds(t *testing.T) {
 			case 1:
 				op, ok, pos = "SeekLT("+k+")", it.SeekLT([]byte(k)), m.seekLT(k, lower, upper)
 			default:
-				pre := k[:len(k)-pxSuffix]
+				pre := pxSplit(k)
 				if rapid.Bool().Draw(t, "seekAtPrefix") {
 					k = pre // the first version
 				}
@@ -310,5 +416,5 @@ func TestPropertyPrefixesAndBounds(t *testing.T) {
 				}
 			}
 		}
-	})
+	}
 }

@@ -120,10 +120,26 @@ func genFilter(t *rapid.T) (policy filterblock.Policy, ropts *reader.Options, kn
 // budget.
 func TestPropertyRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	rapid.Check(t, func(t *rapid.T) {
+	rapid.Check(t, func(t *rapid.T) { propertyRoundTrip(t, dir, false) })
+}
+
+// TestPropertyRoundTripPartitioned is TestPropertyRoundTrip with
+// partitioning forced (format version 3 unless the table is empty, has a
+// hash index or a filter other than Bloom), partitions down to one data
+// block, zstd among the compressions, and reader.Open with NoMmap among
+// the ways to open.
+func TestPropertyRoundTripPartitioned(t *testing.T) {
+	dir := t.TempDir()
+	rapid.Check(t, func(t *rapid.T) { propertyRoundTrip(t, dir, true) })
+}
+
+// propertyRoundTrip is one check of TestPropertyRoundTrip, with parted
+// that of TestPropertyRoundTripPartitioned.
+func propertyRoundTrip(t *rapid.T, dir string, parted bool) {
+	{
 		blockSize := rapid.IntRange(64, 8192).Draw(t, "blockSize")
 		restart := rapid.IntRange(1, 32).Draw(t, "restartInterval")
-		comp := rapid.SampledFrom([]format.Compression{format.NoCompression, format.SnappyCompression}).Draw(t, "compression")
+		comp := drawCompression(t, parted)
 		hash := rapid.Bool().Draw(t, "hashIndex")
 		policy, ropts, known, bits := genFilter(t)
 		// Rapid favours small slices; a size class makes large tables common.
@@ -142,18 +158,24 @@ func TestPropertyRoundTrip(t *testing.T) {
 		}
 
 		opts := &builder.Options{BlockSize: blockSize, RestartInterval: restart, Compression: comp, Filter: policy, HashIndex: hash}
+		if parted {
+			drawPartitioning(t, opts)
+		}
 		data, builtProps := build(t, es, opts)
 
 		var r *reader.Reader
 		if rapid.Bool().Draw(t, "mmap") {
 			path := writeFile(t, dir, data)
 			defer os.Remove(path)
+			if parted {
+				ropts.NoMmap = rapid.Bool().Draw(t, "noMmap")
+			}
 			var err error
 			if r, err = reader.Open(path, ropts); err != nil {
 				t.Fatalf("Open: %v", err)
 			}
-			if mmapSupported && !r.Mapped() {
-				t.Fatalf("Open did not memory-map the file")
+			if mmapSupported && r.Mapped() == ropts.NoMmap {
+				t.Fatalf("Open with NoMmap %v: Mapped() = %v", ropts.NoMmap, r.Mapped())
 			}
 		} else {
 			r = openMem(t, data, ropts)
@@ -187,10 +209,7 @@ func TestPropertyRoundTrip(t *testing.T) {
 			BlockSize, RestartInterval             uint64
 			FormatVersion                          uint32
 		}
-		wantVersion := format.Version1
-		if hash {
-			wantVersion = format.Version2
-		}
+		wantVersion := wantVersion(opts, len(es))
 		wantProps := someProps{uint64(len(es)), keyBytes, valueBytes, smallest, largest,
 			policy.Name(), bits, comp, uint64(blockSize), uint64(restart), wantVersion}
 		gotProps := someProps{p.NumEntries, p.RawKeyBytes, p.RawValueBytes, p.SmallestKey, p.LargestKey,
@@ -359,7 +378,7 @@ func TestPropertyRoundTrip(t *testing.T) {
 				check("SeekGE("+strconv.Quote(k)+")", m.seekGE(it, k))
 			}
 		}
-	})
+	}
 }
 
 // iterModel is the documented iterator behaviour over a sorted slice: moves
@@ -412,9 +431,24 @@ func (m *iterModel) prev(it *reader.Iterator) bool {
 // tag matches, a corruption error, but never a wrong value.
 func TestPropertyDamagedBlocks(t *testing.T) {
 	dir := t.TempDir()
-	rapid.Check(t, func(t *rapid.T) {
+	rapid.Check(t, func(t *rapid.T) { damagedBlocks(t, dir, false) })
+}
+
+// TestPropertyDamagedBlocksPartitioned is TestPropertyDamagedBlocks on
+// tables built partitioned (format version 3 without a hash index), with
+// zstd among the compressions: the blocks damaged include each filter
+// partition, each index partition and the top-level index.
+func TestPropertyDamagedBlocksPartitioned(t *testing.T) {
+	dir := t.TempDir()
+	rapid.Check(t, func(t *rapid.T) { damagedBlocks(t, dir, true) })
+}
+
+// damagedBlocks is one check of TestPropertyDamagedBlocks, with parted
+// that of TestPropertyDamagedBlocksPartitioned.
+func damagedBlocks(t *rapid.T, dir string, parted bool) {
+	{
 		blockSize := rapid.IntRange(64, 1024).Draw(t, "blockSize")
-		comp := rapid.SampledFrom([]format.Compression{format.NoCompression, format.SnappyCompression}).Draw(t, "compression")
+		comp := drawCompression(t, parted)
 		hash := rapid.Bool().Draw(t, "hashIndex")
 		keys := rapid.SliceOfNDistinct(genKey(), 1, 80, rapid.ID[string]).Draw(t, "keys")
 		sort.Strings(keys)
@@ -422,12 +456,16 @@ func TestPropertyDamagedBlocks(t *testing.T) {
 		for i, k := range keys {
 			es[i] = entry{k, genValue(blockSize).Draw(t, "value")}
 		}
-		data, props := build(t, es, &builder.Options{
+		opts := &builder.Options{
 			BlockSize:       blockSize,
 			RestartInterval: rapid.IntRange(1, 8).Draw(t, "restartInterval"),
 			Compression:     comp,
 			HashIndex:       hash,
-		})
+		}
+		if parted {
+			drawPartitioning(t, opts)
+		}
+		data, props := build(t, es, opts)
 		f, err := footer.Decode(data[len(data)-footer.Size:], int64(len(data)))
 		if err != nil {
 			t.Fatalf("%v", err)
@@ -440,6 +478,15 @@ func TestPropertyDamagedBlocks(t *testing.T) {
 			isData bool
 		}
 		targets := []target{{"filter", f.Filter, nil, false}, {"index", f.Index, nil, false}, {"properties", f.Properties, nil, false}}
+		if props.FormatVersion == format.Version3 {
+			// The filter handle spans the partitions: damage each block
+			// of each partition instead.
+			targets = []target{{"top-level index", f.Index, nil, false}, {"properties", f.Properties, nil, false}}
+			for i, ph := range partitionHandles(t, data, f) {
+				targets = append(targets, target{"filter partition " + strconv.Itoa(i), ph.Filter(), nil, false},
+					target{"index partition " + strconv.Itoa(i), ph.Index(), nil, false})
+			}
+		}
 		if hash {
 			h := format.BlockHandle{Offset: props.DataSize, Length: props.HashIndexSize - format.BlockTrailerLen}
 			targets = append(targets, target{"hash index", h, nil, false})
@@ -529,5 +576,26 @@ func TestPropertyDamagedBlocks(t *testing.T) {
 			isCorrupt("SeekGE", it.Err())
 		}
 		isCorrupt("Iterator.Close", it.Close())
-	})
+	}
+}
+
+// partitionHandles returns the partition handles of the top-level index
+// of a Version3 table with footer f.
+func partitionHandles(t *rapid.T, data []byte, f footer.Footer) []format.PartitionHandle {
+	var it format.BlockIter
+	if err := it.Init(format.SectionTopIndex, int64(f.Index.Offset), data[f.Index.Offset:f.Index.Offset+f.Index.Length]); err != nil {
+		t.Fatalf("top-level index: %v", err)
+	}
+	var out []format.PartitionHandle
+	for ok := it.First(); ok; ok = it.Next() {
+		ph, ok := format.DecodePartitionHandle(it.Value())
+		if !ok {
+			t.Fatalf("top-level index entry %d: bad partition handle", len(out))
+		}
+		out = append(out, ph)
+	}
+	if err := it.Err(); err != nil {
+		t.Fatalf("top-level index: %v", err)
+	}
+	return out
 }

@@ -121,11 +121,21 @@ type Reader struct {
 	// unless they are too large for it: the reader then keeps them on the
 	// Go heap.
 	indexKept, filterKept, hidxKept bool
-	blocksOnce                      sync.Once       // sets up verified and blocks
-	verified                        []atomic.Uint32 // per data block: checksum checked, stored raw, end of entries (mapped files; see blockChecked)
-	cache                           *cache.Cache    // where decoded blocks live
-	sections                        *cache.Table    // the index, filter and hash index of an unmapped reader; registers the reader with cache from Open to Close
-	blocks                          *cache.Table    // data block i is slot i; nil until the index or hash index is loaded
+
+	// A Version3 table's partitions (partition.go): their handles, from
+	// the top-level index's first load; an unmapped reader's cache slots,
+	// one per partition; a mapped reader's checked-on-first-use flags.
+	parted      bool
+	parts       []format.PartitionHandle
+	topKeys     [][]byte // the top-level index's keys, parts[i]'s key at i
+	partTable   *cache.Table
+	partChecked []atomic.Bool
+
+	blocksOnce sync.Once       // sets up verified and blocks
+	verified   []atomic.Uint32 // per data block: checksum checked, stored raw, end of entries (mapped files; see blockChecked)
+	cache      *cache.Cache    // where decoded blocks live
+	sections   *cache.Table    // the index, filter and hash index of an unmapped reader; registers the reader with cache from Open to Close
+	blocks     *cache.Table    // data block i is slot i; nil until the index or hash index is loaded
 
 	scans  atomic.Int32 // full scans in progress; the mapping is advised sequential while > 0
 	refs   atomic.Int64 // 1 for the owner + 1 per call in flight or open iterator
@@ -219,7 +229,11 @@ func (r *Reader) initProtected(opts *Options) (err error) {
 // first lookup or iterator reads the filter and index block that did not
 // fit, in one ReadAt. So a cold Get of a present key makes at most three
 // reads counting New's (tail, filter and index, data block), and of an
-// absent key the filter rules out at most two.
+// absent key the filter rules out at most two. In a partitioned table
+// (format.Version3) the tail holds the top-level index, and a lookup
+// reads only its key's partition, filter and index together, a few KiB,
+// cached in a cache slot of its own: the same three and two reads, with
+// kilobytes instead of the whole filter and index.
 //
 // A ReadAt that returns fewer bytes than asked (with io.EOF or a nil
 // error) is followed by one for the rest; a source that ends before size
@@ -292,8 +306,10 @@ func (r *Reader) init(opts *Options) error {
 	switch {
 	case p.FormatVersion != f.Version:
 		return format.Corruptf(format.SectionProperties, propsOff, "format version %d disagrees with the footer's %d", p.FormatVersion, f.Version)
-	case f.Version == format.Version1 && p.HashIndexSize != 0:
-		return format.Corruptf(format.SectionProperties, propsOff, "format version 1 table with a %d-byte hash index", p.HashIndexSize)
+	case f.Version != format.Version2 && p.HashIndexSize != 0:
+		return format.Corruptf(format.SectionProperties, propsOff, "format version %d table with a %d-byte hash index", f.Version, p.HashIndexSize)
+	case f.Version == format.Version3 && p.NumDataBlocks == 0:
+		return format.Corruptf(format.SectionProperties, propsOff, "format version 3 (partitioned) table without data blocks")
 	case f.Version == format.Version2 && p.HashIndexSize < format.BlockTrailerLen+format.HashIndexHeaderLen:
 		return format.Corruptf(format.SectionProperties, propsOff, "format version 2 table with a hash index of %d bytes", p.HashIndexSize)
 	case p.DataSize > f.Filter.Offset || p.HashIndexSize != f.Filter.Offset-p.DataSize:
@@ -315,6 +331,7 @@ func (r *Reader) init(opts *Options) error {
 	if r.sections, err = r.cache.NewTable(numSections); err != nil {
 		return fmt.Errorf("sstable: open: block cache: %w", err)
 	}
+	r.parted = f.Version == format.Version3
 	r.policy, r.cacheLocal = lookupPolicy(p.FilterPolicy, opts)
 	p.FilterUnknown = r.policy == nil && p.FilterPolicy != ""
 	r.useHash = p.HashIndexSize != 0 && (r.mapped != nil || uint64(r.size)-p.DataSize <= uint64(tailLen))
@@ -357,7 +374,7 @@ type metaSection struct {
 // use, not loaded yet: the filter (if its policy is known), the index
 // block, and the hash index if Get uses it.
 func (r *Reader) metaSections(dst []metaSection) []metaSection {
-	if r.policy != nil && !r.filterState.done.Load() {
+	if r.policy != nil && !r.parted && !r.filterState.done.Load() {
 		dst = append(dst, metaSection{&r.filterState, r.footer.Filter, r.loadFilterFrom})
 	}
 	if !r.indexState.done.Load() {
@@ -563,6 +580,9 @@ func (r *Reader) loadIndexFrom(pre []byte) error {
 // checkIndex checks the index block's structure: one restart per entry,
 // one entry per data block.
 func (r *Reader) checkIndex(contents []byte) error {
+	if r.parted {
+		return r.checkTop(contents, !r.indexState.done.Load())
+	}
 	var it format.BlockIter
 	if err := it.Init(format.SectionIndex, int64(r.footer.Index.Offset), contents); err != nil {
 		return err
@@ -585,6 +605,11 @@ func (r *Reader) initBlocks() {
 		// r.sections keeps the cache open.
 		if r.mapped == nil || r.props.Compression != format.NoCompression {
 			r.blocks, _ = r.cache.NewTable(n)
+		}
+		if r.parted && r.mapped != nil {
+			r.partChecked = make([]atomic.Bool, len(r.parts))
+		} else if r.parted {
+			r.partTable, _ = r.cache.NewTable(len(r.parts))
 		}
 	})
 }
@@ -632,6 +657,9 @@ func (r *Reader) checkHashIndex(contents []byte) error {
 func (r *Reader) loadFilter() error {
 	if r.filterState.done.Load() {
 		return r.filterState.err
+	}
+	if r.parted {
+		return nil // the filter is partitioned: see partition.go
 	}
 	if r.policy != nil {
 		if err := r.beforeLoad(&r.filterState); err != nil {
@@ -788,6 +816,9 @@ func (r *Reader) dropCached() {
 		r.blocksOnce.Do(func() {}) // no table may be created after this
 		if r.blocks != nil {
 			r.blocks.Close()
+		}
+		if r.partTable != nil {
+			r.partTable.Close()
 		}
 		if r.sections != nil {
 			r.sections.Close()

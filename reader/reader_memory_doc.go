@@ -23,6 +23,15 @@
 // properties). A memory-mapped table of 50,000 entries in 1,470 blocks
 // measured 29 KiB of Go heap per reader after Gets.
 //
+// A partitioned table (format.Version3) adds, per partition, 32 bytes of
+// handle, its top-level key (kept on the Go heap from the top-level
+// index's first load) and an 8-byte cache slot, or for a mapped file a
+// 1-byte checked flag; its partitions, of a few KiB each, live in the
+// cache like data blocks (read in place when mapped). An iterator over a
+// ReaderAt that scans across partitions reads them ahead into a buffer
+// of its own of at most PartitionReadahead (1 MiB) bytes, reused until
+// it is closed.
+//
 // A Get or an iterator pins each cached block it reads until it is done
 // with it (for an iterator, until it moves to another block or is
 // closed), so that eviction never frees a block in use.

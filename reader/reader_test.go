@@ -698,11 +698,14 @@ func testGetReturnsCopy(t *testing.T, hash bool) {
 
 func TestNoAllocs(t *testing.T) {
 	for _, v := range tableVersions {
-		t.Run(v.name, func(t *testing.T) { testNoAllocs(t, v.hash) })
+		t.Run(v.name, func(t *testing.T) { testNoAllocs(t, v.hash, false) })
 	}
+	// Version 3, partitioned (with the bloom filter; the unknown policy
+	// keeps version 1).
+	t.Run("v3", func(t *testing.T) { testNoAllocs(t, false, true) })
 }
 
-func testNoAllocs(t *testing.T, hash bool) {
+func testNoAllocs(t *testing.T, hash, parted bool) {
 	if raceEnabled {
 		t.Skip("sync.Pool drops items under the race detector")
 	}
@@ -720,6 +723,9 @@ func testNoAllocs(t *testing.T, hash bool) {
 	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
 		for _, filter := range []string{"bloom", "unknown"} {
 			opts := &builder.Options{Compression: c, BlockSize: 1024, HashIndex: hash}
+			if parted {
+				opts.PartitionThreshold, opts.PartitionSize = 1, 1024
+			}
 			if filter == "unknown" {
 				opts.Filter = &bitmapPolicy{}
 			}

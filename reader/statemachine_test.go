@@ -55,7 +55,8 @@ func (m smTableMode) String() string {
 // smMachine is the state of one state-machine run: the model, the entries
 // waiting for the next build, and the table and reader under test.
 type smMachine struct {
-	dir string // per-check directory for on-disk tables
+	dir    string // per-check directory for on-disk tables
+	parted bool   // build partitioned tables (TestStateMachinePartitioned)
 
 	vals    map[string]string // the model: what the current table holds
 	keys    []string          // the model's keys, sorted
@@ -83,13 +84,22 @@ type smMachine struct {
 // and scans, checking every answer against a sorted-map model. The reader
 // options are random too: the block cache on, off or tiny, and the filter
 // policy built in, registered or unknown to the reader.
-func TestStateMachine(t *testing.T) {
+func TestStateMachine(t *testing.T) { runStateMachine(t, false) }
+
+// TestStateMachinePartitioned is TestStateMachine with every table built
+// partitioned (format version 3 unless it is empty, has a hash index or a
+// filter other than Bloom), in partitions down to one data block, with
+// zstd among the compressions and reader.Open with NoMmap among the ways
+// to open.
+func TestStateMachinePartitioned(t *testing.T) { runStateMachine(t, true) }
+
+func runStateMachine(t *testing.T, parted bool) {
 	rapid.Check(t, func(t *rapid.T) {
 		dir, err := os.MkdirTemp("", "sstable-statemachine-")
 		if err != nil {
 			t.Fatalf("MkdirTemp: %v", err)
 		}
-		m := &smMachine{dir: dir, vals: map[string]string{}, pending: map[string]string{}}
+		m := &smMachine{dir: dir, vals: map[string]string{}, pending: map[string]string{}, parted: parted}
 		t.Cleanup(func() {
 			m.closeReader(t)
 			os.RemoveAll(dir)
@@ -130,13 +140,10 @@ func (m *smMachine) check(t *rapid.T) {
 	if m.r.Size() != int64(len(m.data)) {
 		t.Fatalf("Size() = %d, table has %d bytes", m.r.Size(), len(m.data))
 	}
-	wantVersion := format.Version1
-	if m.opts.HashIndex {
-		wantVersion = format.Version2
-	}
+	wantVersion := wantVersion(&m.opts, len(m.keys))
 	if p.FormatVersion != wantVersion || m.r.Footer().Version != wantVersion || (p.HashIndexSize != 0) != m.opts.HashIndex {
-		t.Fatalf("table built with hash index %v: format version %d, footer version %d, hash index size %d",
-			m.opts.HashIndex, p.FormatVersion, m.r.Footer().Version, p.HashIndexSize)
+		t.Fatalf("table built with hash index %v, partition threshold %d: format version %d (want %d), footer version %d, hash index size %d",
+			m.opts.HashIndex, m.opts.PartitionThreshold, p.FormatVersion, wantVersion, m.r.Footer().Version, p.HashIndexSize)
 	}
 	if m.r.FilterKnown() != (m.known && m.splitOK) || p.FilterUnknown == m.known || p.SplitterUnknown == m.splitOK {
 		t.Fatalf("policy %q: FilterKnown() = %v, FilterUnknown = %v; the reader should know it: %v", p.FilterPolicy, m.r.FilterKnown(), p.FilterUnknown, m.known)
@@ -144,7 +151,7 @@ func (m *smMachine) check(t *rapid.T) {
 	if len(m.user) == 0 && p.User != nil || len(m.user) > 0 && !reflect.DeepEqual(p.User, m.user) {
 		t.Fatalf("user properties %q, set %q", p.User, m.user)
 	}
-	if mmapSupported && m.r.Mapped() != (m.mode == smOpen) {
+	if mmapSupported && m.r.Mapped() != (m.mode == smOpen && !m.ropts.NoMmap) {
 		t.Fatalf("Mapped() = %v for a reader opened by %v", m.r.Mapped(), m.mode)
 	}
 }
@@ -266,7 +273,11 @@ func (m *smMachine) build(t *rapid.T) {
 	var policy filterblock.Policy
 	m.ropts = *drawCacheOpts(t)
 	m.known = true
-	switch rapid.IntRange(0, 4).Draw(t, "filterKind") {
+	kind := rapid.IntRange(0, 4).Draw(t, "filterKind")
+	if m.parted && kind > 2 && rapid.Bool().Draw(t, "bloomAfterAll") {
+		kind = 0 // mostly partitioned tables
+	}
+	switch kind {
 	case 0:
 		policy = filterblock.Bloom(rapid.IntRange(1, 20).Draw(t, "bloomBits"))
 	case 1:
@@ -284,9 +295,13 @@ func (m *smMachine) build(t *rapid.T) {
 	m.opts = builder.Options{
 		BlockSize:       rapid.IntRange(16, 4096).Draw(t, "blockSize"),
 		RestartInterval: rapid.IntRange(1, 32).Draw(t, "restartInterval"),
-		Compression:     rapid.SampledFrom([]format.Compression{format.NoCompression, format.SnappyCompression}).Draw(t, "compression"),
+		Compression:     drawCompression(t, m.parted),
 		Filter:          policy,
 		HashIndex:       rapid.Bool().Draw(t, "hashIndex"),
+	}
+	if m.parted {
+		drawPartitioning(t, &m.opts)
+		m.ropts.NoMmap = rapid.IntRange(0, 3).Draw(t, "noMmap") == 0
 	}
 	// A splitter keeping the first n bytes meets the contract of
 	// format.Splitter for any keys; registered with the reader or not.

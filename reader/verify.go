@@ -18,7 +18,10 @@ import (
 // table with a splitter the reader knows, it checks that prefixes never
 // decrease, that the filter matches every prefix, and that the hash index
 // finds each distinct prefix at its first entry (a reader that does not
-// know the splitter checks neither filter nor hash index slots). It returns
+// know the splitter checks neither filter nor hash index slots). In a
+// Version3 table it checks every partition's checksums, that each
+// partition's top-level key is its last key, and that each partition's
+// filter matches every key (or prefix) of the partition. It returns
 // the first problem found, wrapping format.ErrCorrupt, or ErrClosed.
 func (r *Reader) Verify() (err error) {
 	if !r.acquire() {
@@ -57,7 +60,8 @@ func (r *Reader) verify() error {
 	}
 	idx := &s.index
 	indexOff := int64(r.footer.Index.Offset)
-	if err := idx.Init(format.SectionIndex, indexOff, index); err != nil {
+	defer idx.release()
+	if err := r.initIndexIter(idx, index); err != nil {
 		return err
 	}
 	p := &r.props
@@ -70,13 +74,27 @@ func (r *Reader) verify() error {
 		first                 = true
 		prefixes              uint64 // distinct prefixes (keys, without a splitter)
 		slotsChecked          = hashed && (r.useHash || r.props.Splitter == "")
+		part                  = -1   // a Version3 table's current partition, by first block
+		partNo                int    // and by number
+		top, prevTop          []byte // its top-level key, and the previous partition's
+		partFilter            []byte // its filter
+		filterPin             cache.Handle
 	)
+	defer func() { filterPin.Release() }()
+	// endPartition checks that the partition that ends has its last key
+	// as its top-level key.
+	endPartition := func() error {
+		if part >= 0 && !bytes.Equal(prevKey, top) {
+			return format.Corruptf(format.SectionTopIndex, indexOff, "partition of data blocks from %d ends with key %q, its top-level key is %q", part, prevKey, top)
+		}
+		return nil
+	}
 	for ok := idx.First(); ok; ok = idx.Next() {
 		// Verify re-reads every checksum, even of blocks already trusted.
-		if i, ok := idx.RestartIndex(); ok {
-			r.forgetVerified(i)
+		if _, ok := idx.RestartIndex(); ok {
+			r.forgetVerified(idx.block())
 		}
-		contents, h, err := r.blockAt(&s, idx)
+		contents, h, err := r.blockAt(&s, &idx.BlockIter, idx.base)
 		if err != nil {
 			return err
 		}
@@ -92,6 +110,29 @@ func (r *Reader) verify() error {
 				return format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "data block %d decodes to %d bytes, the hash index says %d", blocks, len(contents), n)
 			}
 		}
+		if r.parted && idx.base != part {
+			if err := endPartition(); err != nil {
+				return err
+			}
+			part = idx.base
+			prevTop = append(prevTop[:0], top...)
+			top = append(top[:0], idx.top.Key()...)
+			partNo, _ = idx.top.RestartIndex()
+			if r.mapped != nil && partNo < len(r.parts) {
+				// Checked on first use; Verify checks again.
+				ph := r.parts[partNo]
+				if err := r.checkPartition(partNo, r.mapped[ph.Offset:ph.End():ph.End()]); err != nil {
+					return err
+				}
+			}
+			if r.policy != nil {
+				filterPin.Release()
+				filterPin = cache.Handle{}
+				if partFilter, _, err = r.partition(partNo, &filterPin); err != nil {
+					return err
+				}
+			}
+		}
 		d := &s.data
 		if err := d.Init(format.SectionDataBlock, int64(h.Offset), contents); err != nil {
 			return err
@@ -103,6 +144,9 @@ func (r *Reader) verify() error {
 				return format.Corruptf(format.SectionDataBlock, int64(h.Offset), "first key %q is not after the previous block's separator %q", k, prevSep)
 			}
 			havePrevSep = false
+			if r.parted && (bytes.Compare(k, top) > 0 || part > 0 && bytes.Compare(k, prevTop) <= 0) {
+				return format.Corruptf(format.SectionTopIndex, indexOff, "key %q of data block %d lies outside its partition's key range (%q, %q]", k, blocks, prevTop, top)
+			}
 			if havePrev && bytes.Compare(k, prevKey) <= 0 {
 				return format.Corruptf(format.SectionDataBlock, int64(h.Offset), "key %q does not follow %q", k, prevKey)
 			}
@@ -124,6 +168,15 @@ func (r *Reader) verify() error {
 			}
 			if newPrefix {
 				prefixes++
+			}
+			if r.parted && r.policy != nil {
+				var hk uint64
+				if r.cacheLocal {
+					hk = format.KeyHash(pk)
+				}
+				if !r.probe(partFilter, pk, hk) {
+					return format.Corruptf(format.SectionFilterPartition, int64(r.parts[partNo].Offset), "filter partition does not match key %q", k)
+				}
 			}
 			if r.policy != nil && !r.mayContain(pk) {
 				return format.Corruptf(format.SectionFilter, int64(r.footer.Filter.Offset), "filter does not match key %q", k)
@@ -155,6 +208,9 @@ func (r *Reader) verify() error {
 		blocks++
 	}
 	if err := idx.Err(); err != nil {
+		return err
+	}
+	if err := endPartition(); err != nil {
 		return err
 	}
 	propsOff := int64(r.footer.Properties.Offset)

@@ -47,8 +47,13 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 	if p.HashIndexSize > 0 {
 		section("hash index", p.DataSize, p.HashIndexSize)
 	}
-	section("filter section", f.Filter.Offset, onDisk(f.Filter))
-	section("index block", f.Index.Offset, onDisk(f.Index))
+	if f.Version == format.Version3 {
+		section("partitions", f.Filter.Offset, onDisk(f.Filter))
+		section("top-level index", f.Index.Offset, onDisk(f.Index))
+	} else {
+		section("filter section", f.Filter.Offset, onDisk(f.Filter))
+		section("index block", f.Index.Offset, onDisk(f.Index))
+	}
 	section("properties block", f.Properties.Offset, onDisk(f.Properties))
 	section("footer", size-footer.Size, footer.Size)
 	fmt.Fprintf(w, "  %-18s %12s %12d\n", "file size", "", size)
