@@ -149,8 +149,8 @@ func TestPartitionedReadCounts(t *testing.T) {
 	if len(reads) != 2 {
 		t.Fatalf("cold Get of a present key: %d reads after New's, want 2 (partition, data block)", len(reads))
 	}
-	if n := reads[0][1]; n > 32<<10 {
-		t.Errorf("the partition read is %d bytes, want at most 32 KiB", n)
+	if n := reads[0][1]; n > reader.PartitionWindow {
+		t.Errorf("the partition read is %d bytes, want at most PartitionWindow (%d)", n, reader.PartitionWindow)
 	}
 	if _, err := r.Get([]byte(es[123457].Key)); err != nil {
 		t.Fatal(err)
@@ -317,5 +317,54 @@ func TestPartitionedCloseDuringFirstUse(t *testing.T) {
 		}
 		r.Close()
 		wg.Wait()
+	}
+}
+
+// TestPartitionWindow checks that a lookup missing its partition over a
+// ReaderAt caches the partitions around it (PartitionWindow): after 300
+// random present Gets over a table of a few hundred small partitions,
+// absent keys read no partitions, where one partition per read would
+// leave about a quarter of them unread. No read of partitions exceeds
+// PartitionWindow.
+func TestPartitionWindow(t *testing.T) {
+	es := numbered(200000, func(i int) string { return fmt.Sprintf("%0100x", uint64(i)*0x9e3779b97f4a7c15) })
+	data, p := build(t, es, &builder.Options{PartitionThreshold: 256 << 10, PartitionSize: 2 << 10})
+	if p.FormatVersion != format.Version3 {
+		t.Fatalf("format version %d, want 3", p.FormatVersion)
+	}
+	src := &recorder{data: data}
+	r, err := reader.New(src, int64(len(data)), cacheOpts(t, 64<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	src.take()
+	partReads := func() (n int) {
+		for _, rd := range src.take() {
+			if rd[0] >= int64(p.DataSize) {
+				n++
+				if rd[1] > reader.PartitionWindow {
+					t.Errorf("a %d-byte read of partitions, more than PartitionWindow", rd[1])
+				}
+			}
+		}
+		return n
+	}
+	for j := range 300 {
+		if _, err := r.Get([]byte(es[(j*7919+13)%len(es)].Key)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	present := partReads()
+	absent := 0
+	for j := range 1000 {
+		if _, err := r.Get([]byte(es[(j*104729+7)%len(es)].Key + "x")); !errors.Is(err, reader.ErrNotFound) {
+			t.Fatal(err)
+		}
+		absent += partReads()
+	}
+	t.Logf("300 present Gets read partitions %d times; then 1000 absent Gets %d times", present, absent)
+	if absent > 2 {
+		t.Errorf("after 300 present Gets, 1000 absent ones read partitions %d times, want at most 2", absent)
 	}
 }
