@@ -513,3 +513,27 @@ func TestReserveRelease(t *testing.T) {
 	}
 	closeAll(t, c, tb)
 }
+
+// TestLargeBlockUsesFreeSpace checks that a block larger than the near
+// search (a cached section of megabytes) takes free chunks wherever they
+// are rather than evicting: an unmapped reader's index and filter must
+// not evict each other from a cache with room for both.
+func TestLargeBlockUsesFreeSpace(t *testing.T) {
+	c := New(64 << 20) // 16 shards of 4 MiB
+	tb := newTable(t, c, 4)
+	mustPut(t, tb, 0, 4096, 1)
+	for i, n := range []int{1 << 20, 2 << 20} {
+		h, ok := tb.Reserve(i+1, n)
+		if !ok {
+			t.Fatalf("Reserve(%d, %d) failed", i+1, n)
+		}
+		fill(h.Bytes(), tb.id, i+1, 2)
+		tb.Publish(i+1, h, 0)
+		h.Release()
+	}
+	if st := c.Stats(); st.Evictions != 0 {
+		t.Fatalf("%d evictions in a shard with room: %+v", st.Evictions, st)
+	}
+	checkHit(t, tb, 0, 1)
+	closeAll(t, c, tb)
+}

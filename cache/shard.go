@@ -245,12 +245,19 @@ func (s *shard) findRun(k int) int {
 const nearChunks = 256 << 10 / ChunkSize
 
 // findRunNear is findRun limited to the nearChunks after the cursor (and,
-// past the shard's end, its first ones). A full shard's free chunks are
+// past the shard's end, its first ones) when the shard is nearly full and
+// k small; otherwise it is findRun. A full shard's free chunks are
 // mostly gaps left by evictions, too short for a block, and searching the
 // whole bitmap for each block (a thousand words in a 4 MiB shard) cost a
 // tenth of a thrashing cache's time; evicting near the cursor frees a run
 // sooner. The full search stays for when eviction has run out.
 func (s *shard) findRunNear(k int) int {
+	if s.nchunks-s.used >= nearChunks || k > nearChunks/4 {
+		// Room to spare, or a block too large for the near search to be
+		// likely to succeed (a section of megabytes): evicting would throw
+		// out blocks while free chunks wait elsewhere.
+		return s.findRun(k)
+	}
 	to := s.cursor + nearChunks
 	if at := s.findRunIn(s.cursor, min(to, s.nchunks), k); at >= 0 || to <= s.nchunks {
 		return at
