@@ -1,7 +1,8 @@
 // Package builder writes table files in the format described by package
 // format: it streams sorted key/value entries into data blocks and then
-// writes the hash index (if asked for), the filter section, the index
-// block, the properties block and the footer.
+// writes the hash index (if asked for), the filter section and the index
+// block (or, in a partitioned table, the partitions and the top-level
+// index), the properties block and the footer.
 package builder
 
 import (
@@ -50,10 +51,11 @@ const (
 	// in bytes: 4 MiB of index block and filter together. Tables up to it
 	// keep the one-level layout of format Version1 (Version2 with a hash
 	// index), byte for byte as builders before Version3 wrote them; only
-	// larger ones are partitioned. With 16-byte keys, 100-byte values,
-	// 4 KiB blocks and 10 bits per key that is about 2M entries: a table
-	// of 1M entries (about 2 MiB of index and filter) is not partitioned,
-	// one of 5M (about 10 MiB) is. See Options.PartitionThreshold for why.
+	// larger ones are partitioned, with a hash index or without. With
+	// 16-byte keys, 100-byte values, 4 KiB blocks and 10 bits per key that
+	// is about 2M entries: a table of 1M entries (about 2 MiB of index and
+	// filter) is not partitioned, one of 5M (about 10 MiB) is. See
+	// Options.PartitionThreshold for why.
 	DefaultPartitionThreshold = 4 << 20
 	// DefaultPartitionSize is the default Options.PartitionSize, in bytes:
 	// a partition's filter and index together, about 10 KiB and 6 KiB
@@ -102,6 +104,12 @@ type Options struct {
 	// bytes at 1M entries of 4 KiB blocks) and prefix compression of keys
 	// in data blocks, since every entry is stored whole. BlockSize must
 	// then be at most 1 GiB.
+	//
+	// A table whose index and filter exceed PartitionThreshold is
+	// partitioned all the same (format Version3 with the hash index
+	// section kept, still covering the whole table): a memory-mapped
+	// reader looks keys up through the hash index, a reader over an
+	// io.ReaderAt through one partition and never reads the hash index.
 	HashIndex bool
 	// PartitionThreshold is the size, in bytes, of the index block and
 	// filter together (the index block's contents and the filter's bits,
@@ -136,11 +144,13 @@ type Options struct {
 	// filterblock.BloomFPR). Tables with another policy (the LevelDB
 	// filter; filterblock.BinaryFuse8, whose construction may fail and
 	// fall back to Bloom, which would give a table partitions of two
-	// policies) or with HashIndex (whose slots name blocks of the whole
-	// table) are written in the one-level layout whatever their size,
+	// policies) are written in the one-level layout whatever their size,
 	// as before; Properties().FormatVersion tells which layout a table got.
-	// With a Splitter, each partition's filter holds the prefixes of its
-	// keys, a prefix continuing from the previous partition included.
+	// With HashIndex, the hash index section is written before the
+	// partitions and is not counted against the threshold (format
+	// package documentation, "Partitioned index and filter"). With a
+	// Splitter, each partition's filter holds the prefixes of its keys, a
+	// prefix continuing from the previous partition included.
 	PartitionThreshold int
 	// PartitionSize is the target size, in bytes, of one partition of a
 	// Version3 table: its filter and its index together. A partition is
@@ -262,7 +272,7 @@ func New(w io.Writer, opts *Options) *Builder {
 	if b.partSize <= 0 {
 		b.partSize = DefaultPartitionSize
 	}
-	b.partitionable = b.partThreshold > 0 && !o.HashIndex && b.hashAdder != nil && !fallback
+	b.partitionable = b.partThreshold > 0 && b.hashAdder != nil && !fallback
 	b.bitsPerKey = DefaultBitsPerKey
 	if s, ok := o.Filter.(filterblock.Sized); ok && s.BitsPerKey() > 0 {
 		b.bitsPerKey = s.BitsPerKey()
@@ -356,17 +366,20 @@ func (b *Builder) Add(key, value []byte) error {
 	if newPrefix || carry {
 		// With a splitter, the prefix's first entry stands for it.
 		prefix := key[:prefixLen]
-		switch {
-		case b.hashIndex:
-			h := format.KeyHash(prefix)
+		var h uint64
+		if b.hashIndex || b.partitionable {
+			h = format.KeyHash(prefix)
+		}
+		if b.hashIndex && newPrefix {
+			// One slot per prefix, at its first entry: a prefix carried
+			// into a new partition's filter gets no second slot.
 			b.hidx.Add(h, uint32(b.props.NumDataBlocks), uint32(off))
-			if b.hashAdder != nil {
-				b.hashAdder.AddHash(h)
-			} else {
-				b.filter.Add(prefix)
-			}
+		}
+		switch {
 		case b.partitionable:
-			b.hashes = append(b.hashes, format.KeyHash(prefix))
+			b.hashes = append(b.hashes, h)
+		case b.hashIndex && b.hashAdder != nil:
+			b.hashAdder.AddHash(h)
 		default:
 			b.filter.Add(prefix)
 		}
@@ -618,12 +631,13 @@ func (b *Builder) finish() error {
 	}
 	var f footer.Footer
 	if partitioned {
+		start := b.offset // DataSize + HashIndexSize: the hash index, if any, comes first
 		top, err := b.writePartitions(index)
 		if err != nil {
 			return err
 		}
 		b.props.FormatVersion = format.Version3
-		f.Filter = format.BlockHandle{Offset: b.props.DataSize, Length: b.offset - b.props.DataSize - format.BlockTrailerLen}
+		f.Filter = format.BlockHandle{Offset: start, Length: b.offset - start - format.BlockTrailerLen}
 		b.props.FilterSize = f.Filter.Length + format.BlockTrailerLen
 		index = top
 	} else {

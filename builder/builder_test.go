@@ -121,8 +121,37 @@ func blocksOf(t tb, data []byte) []block {
 	if err != nil {
 		t.Fatalf("footer: %v", err)
 	}
+	index := data[f.Index.Offset : f.Index.Offset+f.Index.Length]
+	if f.Version != format.Version3 {
+		return blocksIn(t, data, f.Index.Offset, index)
+	}
+	// A partitioned table: the top-level index leads to the index
+	// partitions, which list the data blocks in file order.
+	var top format.BlockIter
+	if err := top.Init(format.SectionTopIndex, int64(f.Index.Offset), index); err != nil {
+		t.Fatalf("top-level index: %v", err)
+	}
+	var out []block
+	for ok := top.First(); ok; ok = top.Next() {
+		ph, ok := format.DecodePartitionHandle(top.Value())
+		if !ok {
+			t.Fatalf("top-level index: bad partition handle %x", top.Value())
+		}
+		ih := ph.Index()
+		out = append(out, blocksIn(t, data, ih.Offset, data[ih.Offset:ih.Offset+ih.Length])...)
+	}
+	if err := top.Err(); err != nil {
+		t.Fatalf("%v", err)
+	}
+	return out
+}
+
+// blocksIn returns the data blocks an index block (or index partition)
+// at file offset off lists, in order.
+func blocksIn(t tb, data []byte, off uint64, index []byte) []block {
+	t.Helper()
 	var idx format.BlockIter
-	if err := idx.Init(format.SectionIndex, int64(f.Index.Offset), data[f.Index.Offset:f.Index.Offset+f.Index.Length]); err != nil {
+	if err := idx.Init(format.SectionIndex, int64(off), index); err != nil {
 		t.Fatalf("index: %v", err)
 	}
 	var out []block

@@ -49,6 +49,10 @@ var goldenTables = []struct {
 	// filter over its keys' prefixes), zstd blocks and user properties.
 	{"prefixparted.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.ZstdCompression, Filter: filterblock.Bloom(10), Splitter: format.Suffix(4), PartitionThreshold: 1, PartitionSize: 256}, true,
 		map[string][]byte{"app.level": {6}}},
+	// hashparted.sst: version 3 with a hash index (hashindex.sst's
+	// options, partitioned as partitioned.sst is): the hash index section
+	// between the data blocks and the partitions, covering every block.
+	{"hashparted.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10), HashIndex: true, PartitionThreshold: 1, PartitionSize: 256}, true, nil},
 }
 
 // goldenReaderOpts let readers of the golden tables use the binary fuse
@@ -162,10 +166,10 @@ func TestGolden(t *testing.T) {
 				}
 			}
 			wantVersion := format.Version1
-			if g.opts.PartitionThreshold > 0 {
+			switch {
+			case g.opts.PartitionThreshold > 0:
 				wantVersion = format.Version3
-			}
-			if g.opts.HashIndex {
+			case g.opts.HashIndex:
 				wantVersion = format.Version2
 			}
 			if g.opts.HashIndex && g.opts.Splitter == nil { // Verify checked a prefix hash index

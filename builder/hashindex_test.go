@@ -14,20 +14,21 @@ import (
 	"github.com/sstkit/sstable/format"
 )
 
-// checkHashIndexTable checks the layout of a version 2 table built from ps
-// without package reader: the footer and properties say version 2, the
-// sections follow each other (data, hash index, filter, index, properties,
-// footer) with the sizes the properties give, every data block entry is
-// stored whole, and the hash index locates every key. It returns the
-// decoded hash index.
+// checkHashIndexTable checks the layout of a table with a hash index built
+// from ps without package reader: the footer and properties say version 2
+// (or 3, partitioned), the sections follow each other (data, hash index,
+// filter or partitions, index or top-level index, properties, footer) with
+// the sizes the properties give, every data block entry is stored whole,
+// and the hash index covers every data block and locates every key. It
+// returns the decoded hash index.
 func checkHashIndexTable(t *testing.T, data []byte, bp format.Properties, ps []pair) format.HashIndex {
 	t.Helper()
 	f, err := footer.Decode(data[len(data)-footer.Size:], int64(len(data)))
 	if err != nil {
 		t.Fatalf("footer: %v", err)
 	}
-	if f.Version != format.Version2 || bp.FormatVersion != format.Version2 {
-		t.Fatalf("footer version %d, properties version %d; want %d", f.Version, bp.FormatVersion, format.Version2)
+	if f.Version != bp.FormatVersion || bp.FormatVersion != format.Version2 && bp.FormatVersion != format.Version3 {
+		t.Fatalf("footer version %d, properties version %d; want %d or %d (partitioned)", f.Version, bp.FormatVersion, format.Version2, format.Version3)
 	}
 	stored, typ, err := format.CheckBlock(format.SectionProperties, int64(f.Properties.Offset), data[f.Properties.Offset:f.Properties.End()])
 	if err != nil || typ != format.BlockTypeRaw {
@@ -296,5 +297,58 @@ func TestHashIndexBlockSizeLimit(t *testing.T) {
 	checkHashIndexTable(t, data, bp, ps)
 	if bp.BlockSize != 1<<30 {
 		t.Fatalf("BlockSize property %d", bp.BlockSize)
+	}
+}
+
+// TestHashIndexPartitioned builds the same entries with a hash index in
+// the one-level layout (version 2) and partitioned (version 3): the data
+// blocks and the hash index section are byte for byte the same, at the
+// same offsets, so the partitioned table's hash index covers every data
+// block of the table; then come the partitions, checked by
+// checkHashIndexTable and the reader.
+func TestHashIndexPartitioned(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	var ps []pair
+	for i := range 3000 {
+		ps = append(ps, pair{fmt.Sprintf("%c/key/%07d", 'a'+i/1000, i*13), randomString(rng, rng.IntN(40)) + strings.Repeat("v", rng.IntN(200))})
+	}
+	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression, format.ZstdCompression} {
+		for _, split := range []format.Splitter{nil, format.Suffix(3)} {
+			t.Run(fmt.Sprintf("%v/splitter=%v", c, split != nil), func(t *testing.T) {
+				opts := builder.Options{BlockSize: 512, Compression: c, HashIndex: true, Splitter: split, PartitionThreshold: -1}
+				v2, p2 := buildPairs(t, ps, &opts)
+				opts.PartitionThreshold, opts.PartitionSize = 1, 1024
+				v3, p3 := buildPairs(t, ps, &opts)
+				if p2.FormatVersion != format.Version2 || p3.FormatVersion != format.Version3 {
+					t.Fatalf("format versions %d and %d, want 2 and 3", p2.FormatVersion, p3.FormatVersion)
+				}
+				if p2.DataSize != p3.DataSize || p2.HashIndexSize != p3.HashIndexSize || p2.NumDataBlocks != p3.NumDataBlocks {
+					t.Fatalf("version 2: data %d, hash index %d, %d blocks; version 3: %d, %d, %d", p2.DataSize, p2.HashIndexSize, p2.NumDataBlocks, p3.DataSize, p3.HashIndexSize, p3.NumDataBlocks)
+				}
+				if end := p2.DataSize + p2.HashIndexSize; !bytes.Equal(v2[:end], v3[:end]) {
+					t.Fatal("data blocks or hash index differ between the one-level and partitioned tables")
+				}
+				if split == nil {
+					checkHashIndexTable(t, v3, p3, ps)
+				}
+				f, err := footer.Decode(v3[len(v3)-footer.Size:], int64(len(v3)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if f.Filter.Offset != p3.DataSize+p3.HashIndexSize {
+					t.Fatalf("partitions start at %d, want data size %d + hash index size %d", f.Filter.Offset, p3.DataSize, p3.HashIndexSize)
+				}
+				if n := len(blocksOf(t, v3)); n != int(p3.NumDataBlocks) {
+					t.Fatalf("index partitions list %d data blocks, properties say %d", n, p3.NumDataBlocks)
+				}
+				got, rp := readBack(t, v3)
+				if diff := cmp.Diff(ps, got); diff != "" {
+					t.Fatalf("table contents (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(p3, rp); diff != "" {
+					t.Fatalf("builder and reader properties differ (-builder +reader):\n%s", diff)
+				}
+			})
+		}
 	}
 }

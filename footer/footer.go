@@ -45,7 +45,7 @@ type Footer struct {
 	Index      format.BlockHandle // the index block
 	Filter     format.BlockHandle // the filter section
 	Properties format.BlockHandle // the properties block
-	Version    uint32             // format version; format.Version1 or format.Version2
+	Version    uint32             // format version; format.Version1 to format.Version (Version3)
 }
 
 // Append appends the Size-byte encoding of f to dst.

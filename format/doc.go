@@ -3,10 +3,11 @@
 // trailers, the hash index, the partitioned index and filter, properties,
 // and the corruption errors every decoder returns. Version 2 is version 1
 // plus a hash index section; a builder writes it only when asked for a
-// hash index. Version 3 is version 1 with the filter and index block cut
-// into partitions under a top-level index; a builder writes it for tables
-// whose index and filter would exceed a threshold (4 MiB by default).
-// All three are current.
+// hash index. Version 3 is version 1, or version 2 when the table has a
+// hash index, with the filter and index block cut into partitions under
+// a top-level index; a builder writes it for tables whose index and
+// filter would exceed a threshold (4 MiB by default), with a hash index or
+// without. All three are current.
 //
 // # Conventions
 //
@@ -26,7 +27,7 @@
 //	| data block 1  | trailer  |
 //	| ...                      |
 //	+--------------------------+
-//	| hash index    | trailer  |   HashIndexSize bytes (version 2 only)
+//	| hash index    | trailer  |   HashIndexSize bytes (only with a hash index)
 //	+--------------------------+
 //	| filter section | trailer |   FilterSize bytes
 //	+--------------------------+
@@ -98,9 +99,10 @@
 // simply makes a larger block. Lookups binary-search the restart points,
 // whose keys are stored whole, then scan at most one restart interval.
 //
-// In a version 2 table every entry has shared = 0 (keys are stored whole,
-// as at a restart point), so an entry can be decoded from its own offset;
-// restart points and the restart array are kept as in version 1.
+// In a table with a hash index (version 2, or version 3 with property tag
+// 17) every entry has shared = 0 (keys are stored whole, as at a restart
+// point), so an entry can be decoded from its own offset; restart points
+// and the restart array are kept as in version 1.
 //
 // # Index block
 //
@@ -142,11 +144,14 @@
 //	| L lines of 64 bytes (512 bits)  | k byte |
 //	+---------------------------------+--------+
 //
-// # Hash index section (version 2)
+// # Hash index section (version 2, and version 3 with a hash index)
 //
 // The hash index maps every key to its entry, so a point lookup reads one
 // slot and one entry instead of searching the index block and a data
-// block:
+// block. It is laid out the same way in both versions, and in a version 3
+// table too it covers the whole table: its slots and block offsets name
+// the table's data blocks by their numbers in the file, whatever
+// partition's index holds them:
 //
 //	 0       1           2            3       4                 8                16
 //	+-------+-----------+------------+-------+-----------------+----------------+
@@ -220,7 +225,9 @@
 //
 //	offset 0
 //	+--------------------------------------------+
-//	| data blocks, as in version 1               |   DataSize bytes
+//	| data blocks, as in version 1 (2)           |   DataSize bytes
+//	+--------------------------------------------+
+//	| hash index               | trailer (5)     |   HashIndexSize bytes (only with a hash index)
 //	+--------------------------------------------+
 //	| filter partition 0       | trailer (5)     |   partition 0
 //	| index partition 0        | trailer (5)     |
@@ -271,8 +278,9 @@
 // indexLen the stored lengths of the filter and index partitions,
 // trailers excluded. The index partition starts at offset + filterLen + 5,
 // and the partition ends at offset + filterLen + indexLen + 10, where the
-// next one starts: partition 0 at DataSize, and the last one ends where
-// the top-level index starts. firstBlock is 0 for partition 0 and
+// next one starts: partition 0 at DataSize + HashIndexSize (DataSize
+// without a hash index), and the last one ends where the top-level index
+// starts. firstBlock is 0 for partition 0 and
 // increases strictly, below the data block count. A reader reads a
 // partition, both blocks and their trailers, with one read of
 // filterLen + indexLen + 10 bytes, and checks both checksums, that both
@@ -280,19 +288,39 @@
 // block it covers, before using it.
 //
 // The footer's index handle names the top-level index; its filter handle
-// spans the partitions: offset DataSize, length the partitions' total
-// size minus 5, so that, as in every version, the filter handle's end
+// spans the partitions: offset DataSize + HashIndexSize, length the
+// partitions' total size minus 5, so that, as in every version, the filter handle's end
 // (offset + length + 5) is the index handle's offset; the last 5 bytes so
 // spanned are the last index partition's trailer. Property tag 9 (index
 // size) is the top-level index's size with its trailer, tag 10 (filter
-// size) the partitions' total size. Version 3 tables have no hash index
-// (no tag 17). A builder cuts a partition after the data block whose
-// index entry brings the partition's estimated filter and index bytes to
-// its target (16 KiB by default: about 10 KiB of filter and 6 KiB of
-// index with 16-byte keys and 10 bits per key), and writes version 3 only
-// when the index and filter would exceed its threshold (4 MiB by default)
-// and the filter policy is Bloom, without a hash index; other tables keep
-// version 1 (or 2), byte for byte.
+// size) the partitions' total size. A builder cuts a partition after the
+// data block whose index entry brings the partition's estimated filter
+// and index bytes to its target (16 KiB by default: about 10 KiB of
+// filter and 6 KiB of index with 16-byte keys and 10 bits per key), and
+// writes version 3 only when the index and filter would exceed its
+// threshold (4 MiB by default; the hash index does not count) and the
+// filter policy is Bloom; other tables keep version 1 (or 2), byte for
+// byte.
+//
+// A version 3 table with a hash index (property tag 17 present) is a
+// version 2 table whose filter and index are partitioned: every data
+// block entry is stored whole, as in version 2; the hash index section
+// comes right after the data blocks, laid out exactly as in version 2
+// (its padding counted from its own offset, DataSize) and covering every
+// data block of the table (numBlocks is the data block count, block
+// offset i is data block i's offset, the last one DataSize); the
+// partitions follow it, laid out and cut as in a version 3 table without
+// a hash index, over the table's data blocks. A key (or, with a
+// splitter, a prefix) is thus in its partition's filter and has its one
+// slot in the hash index: a prefix whose keys run over several
+// partitions is in the filter of each, but its slot names its first
+// entry only, as in version 2. Which of the two a lookup uses is the reader's
+// choice: readers of this package use the hash index of a memory-mapped
+// table, as in version 2, and over an io.ReaderAt read only the key's
+// partition and data block, so that no lookup reads the hash index
+// (megabytes at millions of keys) from object storage. Readers written
+// before version 3 tables could carry a hash index refuse such a table
+// with an error naming the properties block.
 //
 // # Properties block
 //
@@ -322,16 +350,18 @@
 //	tag 14: target block size (bytes)
 //	tag 15: restart interval (entries)
 //	tag 16: largest decoded data block (bytes)
-//	tag 17: hash index size (bytes, trailer included; version 2 only)
+//	tag 17: hash index size (bytes, trailer included; tables with a hash index only)
 //	tags 18, 19: unassigned (readers skip them, as any unknown tag)
 //	tag 20: splitter name (1 to 255 bytes; tables built with a Splitter only)
 //	tag 21: user properties (tables with at least one only)
 //
 // Tags 4 and 5 are present exactly when the entry count is non-zero. Tag
 // 16 bounds the size a reader will decompress a data block to. Tag 17 is
-// present exactly in version 2 tables, where the data size plus the hash
-// index size is the filter section's offset; in version 1 the data size
-// is that offset.
+// present exactly in version 2 tables and in version 3 tables built with
+// a hash index, where the data size plus the hash index size is the
+// offset of the filter section (in version 3, of the first partition, the
+// footer's filter handle's offset); in version 1, and version 3 without
+// a hash index, the data size is that offset.
 //
 // Tags 20 and 21 are written only when present, so tables without a
 // splitter or user properties are byte for byte as before. Tag 20 names
@@ -389,7 +419,10 @@
 // reads only the hash index and the entries its slots name; MayContain
 // still probes the filter. In a version 3 table the top-level index is
 // checked on first use like an index block (its handles must tile the
-// bytes from DataSize to its own offset), and each partition before its
-// first use. Every failure wraps ErrCorrupt as a
+// bytes from DataSize + HashIndexSize to its own offset), and each
+// partition before its first use. A version 3 table with a hash index is
+// read as version 2 is when mapped, except that Get probes no filter
+// partition (the slots' tags reject absent keys), and as version 3
+// without one over an io.ReaderAt. Every failure wraps ErrCorrupt as a
 // *CorruptError naming the section and the byte offset.
 package format

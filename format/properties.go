@@ -24,8 +24,11 @@ const (
 	// each partition's filter stored next to its index, and a small
 	// top-level index, which the footer's index handle names, leads to the
 	// partition of a key. Builders write it for tables whose index and
-	// filter would be large (builder.Options.PartitionThreshold). See the
-	// package documentation, "Partitioned index and filter".
+	// filter would be large (builder.Options.PartitionThreshold). A table
+	// built with a hash index is Version2 partitioned the same way: it
+	// keeps its whole keys and its hash index section, before the
+	// partitions (HashIndexSize is not 0). See the package documentation,
+	// "Partitioned index and filter".
 	Version3 uint32 = 3
 	// Version is the newest version this package reads and writes; readers
 	// accept Version1 through Version.
@@ -51,7 +54,7 @@ type Properties struct {
 	BlockSize        uint64      // target data block size the builder used, bytes
 	RestartInterval  uint64      // entries between restart points in data blocks
 	MaxBlockSize     uint64      // largest decoded data block, bytes; bounds decompression
-	HashIndexSize    uint64      // bytes of the hash index section, trailer included; 0 unless FormatVersion is Version2
+	HashIndexSize    uint64      // bytes of the hash index section, trailer included; 0 in a table without one (always in Version1)
 	Splitter         string      // name of the Splitter the filter and hash index were built over; "" when keys are whole
 
 	// User holds the user properties (Builder.SetUserProperty): names of

@@ -44,7 +44,7 @@
 //     when the bool argument is set, through reader.Open of a temporary
 //     file (the mmap path). A file that does not pass Verify is read a
 //     second time with every checksum its footer and index lead to
-//     recomputed (a version 2 table's hash index too, a version 3 table's
+//     recomputed (a hash index too, in version 2 or 3, a version 3 table's
 //     partitions and the data blocks their index partitions name), so that
 //     mutations get past the CRCs into the decoders behind them. Open,
 //     Verify, both scans, SeekGE, Get and MayContain must fail only with
@@ -53,18 +53,19 @@
 //     describes.
 //   - FuzzRoundTrip: the bytes decode into builder options (format version
 //     2, with a hash index, format version 3, partitioned in partitions of
-//     64 to 256 bytes, zstd and the binary fuse filter among them) and
-//     a sorted key/value set; the table built from them must read back
-//     exactly.
+//     64 to 256 bytes, with a hash index or without, zstd and the binary
+//     fuse filter among them) and a sorted key/value set; the table built
+//     from them must read back exactly.
 //   - FuzzPrefix: a table built as FuzzRoundTrip's (format versions 1, 2
-//     and 3) with a format.Suffix splitter, or none, and user properties:
+//     and 3, the last with a hash index or without) with a format.Suffix splitter, or none, and user properties:
 //     Has, MayContainPrefix, SeekPrefixGE, bounded scans both ways and
 //     SeekLT must agree with the sorted entries, also where one prefix is
 //     a proper prefix of another.
 //
 // The seeds are small tables built in the seed functions (snappy, zstd and
-// raw, Bloom and binary fuse filters,
-// several block sizes, format versions 1, 2 and 3), the golden tables in
+// raw, Bloom and binary fuse filters, several block sizes, format
+// versions 1, 2 and 3, version 3 also with a hash index), the golden
+// tables in
 // ../testdata/golden when present, the sections of both (split with
 // footer.Decode), and the corpus files in testdata/fuzz/FuzzX. Plain
 // `go test ./fuzz` runs all of them as unit tests in a few seconds. To

@@ -32,6 +32,11 @@ func FuzzPrefix(f *testing.F) {
 	// entry, several per partition); zstd and mmap with partitions of 192.
 	f.Add(append([]byte{1}, encodeRoundTrip([3]byte{0, 32, 1}, kvs)...))
 	f.Add(append([]byte{2}, encodeRoundTrip([3]byte{1, 32 | 128 | 2, 3 | 64}, kvs)...))
+	// Version 3 with a hash index (over prefixes): snappy through mmap,
+	// where lookups take the hash index, and raw through New, where they
+	// read partitions.
+	f.Add(append([]byte{1}, encodeRoundTrip([3]byte{0, 32, 2 | 64 | 128}, kvs)...))
+	f.Add(append([]byte{2}, encodeRoundTrip([3]byte{1, 32 | 64, 1 | 128}, kvs)...))
 	// Suffix(2) over keys whose prefixes are prefixes of one another:
 	// "ab\x05" has prefix "a" and sorts after "ab", before the keys of
 	// prefix "ab"; "b" is shorter than the suffix, its own prefix. Keys of

@@ -23,7 +23,10 @@ type roundTripInput struct {
 // set of unique keys with values. The layout, every part optional:
 //
 //	byte 0: block size = 1 + 16·b (so 1 to 4081 bytes)
-//	byte 1: restart interval = b & 31 (0 means the default, 16)
+//	byte 1: restart interval = b & 31 (0 means the default, 16); bit 5
+//	        partitions the table (format version 3, with the hash index
+//	        section too if bit 7 of byte 2 asks for one) in partitions of
+//	        64·(1 + b>>6) bytes
 //	byte 2: bits 0-1 compression (0 default, 1 none, 2 snappy, 3 zstd);
 //	        bits 2-5 filter bits per key (0 means 10, 15 the binary fuse
 //	        filter BinaryFuse8); bit 6 read via mmap;
@@ -128,12 +131,15 @@ func FuzzRoundTrip(f *testing.F) {
 	f.Add(encodeRoundTrip([3]byte{0, 0, 3 | 15<<2 | 64 | 128}, kvs))
 	// Partitioned: raw and snappy, through mmap or not, with the binary
 	// fuse filter (which is never partitioned) and with a hash index
-	// (which is not either).
+	// (version 3 with a hash index section): snappy through New, raw
+	// through mmap (file offsets in the slots), zstd through mmap.
 	f.Add(encodeRoundTrip([3]byte{1, 32, 1 | 4<<2}, kvs))
 	f.Add(encodeRoundTrip([3]byte{0, 2 | 32 | 64, 2 | 64}, kvs))
 	f.Add(encodeRoundTrip([3]byte{1, 32 | 192, 0}, kvs[:7]))
 	f.Add(encodeRoundTrip([3]byte{1, 32, 15 << 2}, kvs))
 	f.Add(encodeRoundTrip([3]byte{1, 32, 128}, kvs))
+	f.Add(encodeRoundTrip([3]byte{1, 2 | 32, 1 | 64 | 128}, kvs))
+	f.Add(encodeRoundTrip([3]byte{0, 32 | 64, 3 | 64 | 128}, kvs))
 	f.Add([]byte{255, 31, 3, 0, 0, 0})
 	f.Add([]byte{1, 3, 2, 0, 5, 0x85, 'a', 'b', 'c', 'd', 'e', 'z', 3, 4, 0x90, 'f', 'g', 'h', 'i', 'y'})
 	f.Add([]byte{})
@@ -199,8 +205,8 @@ func FuzzRoundTrip(f *testing.F) {
 			}
 		}
 		_, bloom := in.opts.Filter.(filterblock.Sized)
-		if in.opts.PartitionThreshold > 0 && !in.opts.HashIndex && bloom && len(in.kvs) > 0 {
-			wantProps.FormatVersion = format.Version3
+		if in.opts.PartitionThreshold > 0 && bloom && len(in.kvs) > 0 {
+			wantProps.FormatVersion = format.Version3 // with a hash index or without
 		}
 		if f := r.Footer(); f.Version != wantProps.FormatVersion || p.DataSize+p.HashIndexSize != f.Filter.Offset {
 			t.Fatalf("footer version %d, filter at %d; properties: version %d, data size %d, hash index size %d",

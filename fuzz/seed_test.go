@@ -102,6 +102,9 @@ func makeSeedTables() ([]seedTable, error) {
 		{"fuse-empty", nil, &builder.Options{Filter: filterblock.BinaryFuse8()}},
 		{"part-raw-64", numbered, &builder.Options{BlockSize: 64, RestartInterval: 2, Compression: format.NoCompression, PartitionThreshold: 1, PartitionSize: 128}},
 		{"part-snappy-256", repetitive, &builder.Options{BlockSize: 256, Compression: format.SnappyCompression, PartitionThreshold: 1, PartitionSize: 256}},
+		// Format version 3 with a hash index section before the partitions.
+		{"part-hash-raw-64", numbered, &builder.Options{BlockSize: 64, RestartInterval: 2, Compression: format.NoCompression, HashIndex: true, PartitionThreshold: 1, PartitionSize: 128}},
+		{"part-hash-zstd-256-prefix", repetitive, &builder.Options{BlockSize: 256, Compression: format.ZstdCompression, HashIndex: true, Splitter: format.Suffix(5), PartitionThreshold: 1, PartitionSize: 256}},
 	}
 	for _, s := range steps {
 		if err := add(s.name, s.kvs, s.opts); err != nil {
@@ -240,7 +243,7 @@ func seedParts(tb testing.TB) []tableParts {
 
 // repairChecksums returns a copy of file in which the footer's magic and
 // checksum and the trailer checksum of every block the footer and index
-// point at (and of a version 2 table's hash index, which its properties
+// point at (and of a hash index, version 2 or 3, which its properties
 // locate) are recomputed, so that the reader gets past its CRC checks to
 // the decoders behind them. It is best effort: whatever it cannot locate
 // is left alone.
@@ -303,7 +306,7 @@ func repairChecksums(file []byte) []byte {
 	}
 	fix(f.Index)
 	fix(f.Properties)
-	// A version 2 table's hash index lies where its properties say.
+	// A hash index lies where its properties say.
 	if f.Properties.End() >= f.Properties.Offset && f.Properties.End() <= uint64(len(file)) && file[f.Properties.Offset+f.Properties.Length] == format.BlockTypeRaw {
 		props, err := format.DecodeProperties(file[f.Properties.Offset:f.Properties.Offset+f.Properties.Length], int64(f.Properties.Offset))
 		if h, ok := hashIndexHandle(props); err == nil && ok {

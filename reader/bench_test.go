@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -15,13 +16,23 @@ import (
 )
 
 // Benchmark tables: benchEntries entries with 16-byte keys and 100-byte
-// values, built once per compression and format version (version 2 has a
-// hash index) into benchDir (removed by TestMain).
+// values, built once per compression and layout (version 2 has a hash
+// index; version 3, partitioned, is forced with or without one) into
+// benchDir (removed by TestMain).
 const (
-	benchEntries  = 100_000
 	benchKeyLen   = 16
 	benchValueLen = 100
 )
+
+// benchEntries is 100,000, or SSTABLE_BENCH_ENTRIES if set: larger tables
+// show lookups whose index, filter or hash index no longer fit the CPU
+// caches.
+var benchEntries = func() int {
+	if n, err := strconv.Atoi(os.Getenv("SSTABLE_BENCH_ENTRIES")); err == nil && n > 0 {
+		return n
+	}
+	return 100_000
+}()
 
 var (
 	benchMu     sync.Mutex
@@ -29,11 +40,13 @@ var (
 	benchTables = map[benchKind]string{}
 )
 
-// benchKind names a benchmark table: its compression, and whether it has
-// a hash index (format version 2).
+// benchKind names a benchmark table: its compression, whether it has a
+// hash index, and whether it is partitioned (format version 3, forced by
+// a PartitionThreshold of 1 with the default PartitionSize).
 type benchKind struct {
-	c    format.Compression
-	hash bool
+	c      format.Compression
+	hash   bool
+	parted bool
 }
 
 // benchKey writes the 16-byte key of entry i: stored keys are even
@@ -56,11 +69,11 @@ func benchValue(i int) []byte {
 	return v
 }
 
-func benchTable(b *testing.B, c format.Compression, hash bool) string {
+func benchTable(b *testing.B, kind benchKind) string {
 	b.Helper()
 	benchMu.Lock()
 	defer benchMu.Unlock()
-	kind := benchKind{c, hash}
+	c, hash := kind.c, kind.hash
 	if path, ok := benchTables[kind]; ok {
 		return path
 	}
@@ -75,8 +88,13 @@ func benchTable(b *testing.B, c format.Compression, hash bool) string {
 	if hash {
 		name += "-hash"
 	}
+	opts := &builder.Options{Compression: c, HashIndex: hash}
+	if kind.parted {
+		name += "-parted"
+		opts.PartitionThreshold = 1
+	}
 	path := filepath.Join(benchDir, name+".sst")
-	bld, err := builder.Create(path, &builder.Options{Compression: c, HashIndex: hash})
+	bld, err := builder.Create(path, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -97,11 +115,12 @@ func benchTable(b *testing.B, c format.Compression, hash bool) string {
 	return path
 }
 
-// benchKeys returns 4096 keys in random order: present (even) or absent
-// (odd) ones.
+// benchKeys returns 4096 keys (benchEntries/16 if more, so that the
+// lookups of a large table leave the CPU caches) in random order:
+// present (even) or absent (odd) ones.
 func benchKeys(present bool) [][]byte {
 	rng := rand.New(rand.NewPCG(1, 2))
-	keys := make([][]byte, 4096)
+	keys := make([][]byte, max(4096, benchEntries/16))
 	for i := range keys {
 		n := 2 * uint64(rng.IntN(benchEntries))
 		if !present {
@@ -115,22 +134,23 @@ func benchKeys(present bool) [][]byte {
 // benchReaders runs f as a sub-benchmark per compression, on the format
 // version 1 tables.
 func benchReaders(b *testing.B, f func(b *testing.B, r *reader.Reader)) {
-	benchReadersV(b, false, f)
+	benchReadersV(b, benchKind{}, f)
 }
 
-// benchReadersV is benchReaders on the version 2 tables (with a hash
-// index) if hash is set.
-func benchReadersV(b *testing.B, hash bool, f func(b *testing.B, r *reader.Reader)) {
+// benchReadersV is benchReaders on the tables of kind (its compression
+// ignored): with a hash index (version 2, or 3 if parted), partitioned.
+func benchReadersV(b *testing.B, kind benchKind, f func(b *testing.B, r *reader.Reader)) {
 	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression, format.ZstdCompression} {
 		b.Run(c.String(), func(b *testing.B) {
-			r, err := reader.Open(benchTable(b, c, hash), nil)
+			kind.c = c
+			r, err := reader.Open(benchTable(b, kind), nil)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer r.Close()
 			p := r.Properties()
-			if p.NumEntries != benchEntries || (p.HashIndexSize != 0) != hash {
-				b.Fatalf("table has %d entries and a %d-byte hash index", p.NumEntries, p.HashIndexSize)
+			if p.NumEntries != uint64(benchEntries) || (p.HashIndexSize != 0) != kind.hash || (p.FormatVersion == format.Version3) != kind.parted {
+				b.Fatalf("table has %d entries, a %d-byte hash index, format version %d", p.NumEntries, p.HashIndexSize, p.FormatVersion)
 			}
 			f(b, r)
 		})
@@ -138,15 +158,19 @@ func benchReadersV(b *testing.B, hash bool, f func(b *testing.B, r *reader.Reade
 }
 
 // BenchmarkGet looks up present keys (hit, append-hit) and absent ones
-// (miss) in random order, in the version 1 tables and, under hash/, the
-// version 2 tables, whose Get goes through the hash index.
+// (miss) in random order, in the version 1 tables; under hash/, the
+// version 2 tables, whose Get goes through the hash index; under parted/
+// and hash-parted/, version 3 tables (partitioned at 100k entries by a
+// PartitionThreshold of 1), without and with a hash index.
 func BenchmarkGet(b *testing.B) {
-	benchGet(b, false)
-	b.Run("hash", func(b *testing.B) { benchGet(b, true) })
+	benchGet(b, benchKind{})
+	b.Run("hash", func(b *testing.B) { benchGet(b, benchKind{hash: true}) })
+	b.Run("parted", func(b *testing.B) { benchGet(b, benchKind{parted: true}) })
+	b.Run("hash-parted", func(b *testing.B) { benchGet(b, benchKind{hash: true, parted: true}) })
 }
 
-func benchGet(b *testing.B, hash bool) {
-	benchReadersV(b, hash, func(b *testing.B, r *reader.Reader) {
+func benchGet(b *testing.B, kind benchKind) {
+	benchReadersV(b, kind, func(b *testing.B, r *reader.Reader) {
 		b.Run("hit", func(b *testing.B) {
 			keys := benchKeys(true)
 			b.ReportAllocs()

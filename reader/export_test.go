@@ -50,3 +50,19 @@ func ScratchAliasesMapping(r *Reader) (bool, error) {
 	lo := uintptr(unsafe.Pointer(unsafe.SliceData(r.mapped)))
 	return p >= lo && p < lo+uintptr(len(r.mapped)), nil
 }
+
+// UsesHashIndex reports whether Get and SeekPrefixGE of r may go through
+// the table's hash index.
+func UsesHashIndex(r *Reader) bool { return r.useHash }
+
+// PartitionsChecked returns how many partitions of the mapped,
+// partitioned table of r have been checked, that is read at least once.
+func PartitionsChecked(r *Reader) int {
+	n := 0
+	for i := range r.partChecked {
+		if r.partChecked[i].Load() {
+			n++
+		}
+	}
+	return n
+}

@@ -227,15 +227,16 @@ type hashSection struct {
 	loc                   map[string][2]uint64 // key -> (block field, offset field) of its slot
 }
 
-// parseHashSection parses the hash index of data, a version 2 table, and
-// works out which slot locates each key.
+// parseHashSection parses the hash index of data, a table with one
+// (version 2, or 3 partitioned), and works out which slot locates each
+// key.
 func parseHashSection(t *testing.T, data []byte) *hashSection {
 	t.Helper()
 	r := openMem(t, data, nil)
 	p := r.Properties()
 	r.Close()
-	if p.FormatVersion != format.Version2 || p.HashIndexSize < format.HashIndexHeaderLen+format.BlockTrailerLen {
-		t.Fatalf("not a version 2 table: version %d, hash index size %d", p.FormatVersion, p.HashIndexSize)
+	if p.FormatVersion != format.Version2 && p.FormatVersion != format.Version3 || p.HashIndexSize < format.HashIndexHeaderLen+format.BlockTrailerLen {
+		t.Fatalf("not a table with a hash index: version %d, hash index size %d", p.FormatVersion, p.HashIndexSize)
 	}
 	h := &hashSection{data: data, off: p.DataSize, length: p.HashIndexSize - format.BlockTrailerLen}
 	c := data[h.off : h.off+h.length]
@@ -790,7 +791,7 @@ func TestHashIndexLyingSizes(t *testing.T) {
 		{"properties: version 1", withProps(func(p *format.Properties) { p.FormatVersion = format.Version1 }), "disagrees with the footer"},
 		{"footer: version 1", withFooterVersion(orig, format.Version1), "disagrees with the footer"},
 		{"properties and footer: version 1 with a hash index", withFooterVersion(withProps(func(p *format.Properties) { p.FormatVersion = format.Version1 }), format.Version1), "version 1 table with a"},
-		{"properties: version 3", withFooterVersion(withProps(func(p *format.Properties) { p.FormatVersion = format.Version + 1 }), format.Version+1), "unsupported format version"},
+		{"properties: unknown version", withFooterVersion(withProps(func(p *format.Properties) { p.FormatVersion = format.Version + 1 }), format.Version+1), "unsupported format version"},
 		{"hash index: 2^40 slots", withHeader(func(hdr []byte) { binary.LittleEndian.PutUint64(hdr[8:], 1<<40) }), "slots"},
 		{"hash index: no slots", withHeader(func(hdr []byte) { binary.LittleEndian.PutUint64(hdr[8:], 0) }), "slots"},
 		{"hash index: block count", withHeader(func(hdr []byte) { binary.LittleEndian.PutUint32(hdr[4:], uint32(props.NumDataBlocks+1)) }), "data blocks"},

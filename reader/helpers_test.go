@@ -306,8 +306,9 @@ func drawCacheOpts(t *rapid.T) *reader.Options {
 }
 
 // partitionable reports whether a builder partitions a table with filter
-// policy p (given a low enough PartitionThreshold and no hash index): the
-// Bloom policies, whose generators take hashes and never fall back.
+// policy p (given a low enough PartitionThreshold), with or without a
+// hash index: the Bloom policies, whose generators take hashes and never
+// fall back.
 func partitionable(p filterblock.Policy) bool {
 	if p == nil {
 		return true
@@ -338,13 +339,15 @@ func drawCompression(t *rapid.T, zstd bool) format.Compression {
 }
 
 // wantVersion returns the format version a builder with options o writes
-// for a table of n entries small enough for the default threshold.
+// for a table of n entries small enough for the default threshold: 3 when
+// partitioning is forced on a non-empty table with a Bloom filter (with
+// or without a hash index), else 2 with a hash index, else 1.
 func wantVersion(o *builder.Options, n int) uint32 {
 	switch {
-	case o.HashIndex:
-		return format.Version2
 	case o.PartitionThreshold > 0 && n > 0 && partitionable(o.Filter):
 		return format.Version3
+	case o.HashIndex:
+		return format.Version2
 	}
 	return format.Version1
 }

@@ -277,7 +277,11 @@ func (it *Iterator) SeekLT(key []byte) (ok bool) {
 // knows, the filter is probed with prefix first: when it rules the prefix
 // out, SeekPrefixGE returns false without reading a data block. With a
 // hash index as well, a present prefix's slot leads straight to its first
-// entry, without searching the index block. In other tables it works as
+// entry, without searching the index block; in a memory-mapped
+// partitioned table (format.Version3) with a hash index, the slots alone
+// rule an absent prefix out (a slot whose tag matches by chance costs a
+// data block's entry, as a filter's false positive would), without the
+// filter. In other tables it works as
 // SeekGE followed by a check that the key found starts with prefix
 // (bytes.HasPrefix). The iterator is exhausted, not positioned, when it
 // returns false; Next then returns false, and the next key with another
@@ -290,7 +294,9 @@ func (it *Iterator) SeekPrefixGE(prefix, key []byte) (ok bool) {
 	if r.mapped != nil {
 		defer it.endGuard(&ok, protect())
 	}
-	if r.splitter != nil && !r.mayContain(prefix) {
+	// With a partitioned table's hash index, as in Get, the slots' tags
+	// reject an absent prefix without the filter partition's search.
+	if r.splitter != nil && !(r.parted && r.useHash) && !r.mayContain(prefix) {
 		it.loaded = false
 		return false
 	}

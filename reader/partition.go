@@ -434,12 +434,12 @@ func (r *Reader) probe(filter, key []byte, h uint64) bool {
 	return r.policy.MayContain(filter, key)
 }
 
-// getParted is getAppend for a Version3 table: the top-level index leads
-// to key's partition, whose filter is probed (with key's prefix, in a
-// table with a splitter: each partition's filter holds the prefixes of
-// its keys) and whose index partition is searched; both stay pinned for
-// the lookup.
-func (r *Reader) getParted(dst, key []byte, has bool) ([]byte, error) {
+// getPartedFiltered is getAppend for a Version3 table: the top-level
+// index leads to key's partition, whose filter is probed if filtered
+// (with key's prefix, in a table with a splitter: each partition's filter
+// holds the prefixes of its keys) and whose index partition is searched;
+// both stay pinned for the lookup.
+func (r *Reader) getPartedFiltered(dst, key []byte, has, filtered bool) ([]byte, error) {
 	p, ok, err := r.seekPartition(key)
 	if err != nil || !ok {
 		if err == nil {
@@ -452,7 +452,7 @@ func (r *Reader) getParted(dst, key []byte, has bool) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	if r.policy != nil {
+	if filtered && r.policy != nil {
 		fk := key[:r.split(key)]
 		var h uint64
 		if r.cacheLocal {

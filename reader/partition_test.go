@@ -2,6 +2,7 @@ package reader_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/reader"
 )
@@ -21,35 +23,46 @@ func partOpts(c format.Compression) *builder.Options {
 	return &builder.Options{BlockSize: 256, Compression: c, PartitionThreshold: 1, PartitionSize: 1024}
 }
 
-// partTable builds a Version3 table of n entries and checks that it has
-// several partitions.
-func partTable(t testing.TB, n int, c format.Compression) ([]byte, []entry) {
+// partTable builds a Version3 table of n entries, with a hash index if
+// hash, in partitions of about 1 KiB.
+func partTable(t testing.TB, n int, c format.Compression, hash bool) ([]byte, []entry) {
 	t.Helper()
 	es := numbered(n, func(i int) string { return fmt.Sprintf("value %d %x", i, i*7919) })
-	data, p := build(t, es, partOpts(c))
-	if p.FormatVersion != format.Version3 {
-		t.Fatalf("format version %d, want %d", p.FormatVersion, format.Version3)
+	opts := partOpts(c)
+	opts.HashIndex = hash
+	data, p := build(t, es, opts)
+	if p.FormatVersion != format.Version3 || (p.HashIndexSize != 0) != hash {
+		t.Fatalf("format version %d, hash index size %d; want %d, hash index %v", p.FormatVersion, p.HashIndexSize, format.Version3, hash)
 	}
 	return data, es
 }
 
-// TestPartitioned reads a partitioned table every way, mapped and over a
-// ReaderAt, with caches that hold everything, nothing, or a few
-// partitions: Gets of every key, absent keys, scans both ways, seeks,
-// MayContain and Verify.
+// partKinds are the partitioned layouts the tests read: without and with
+// a hash index.
+var partKinds = []struct {
+	name string
+	hash bool
+}{{"v3", false}, {"v3-hash", true}}
+
+// TestPartitioned reads a partitioned table, without and with a hash
+// index, every way, mapped and over a ReaderAt, with caches that hold
+// everything, nothing, or a few partitions: Gets of every key, absent
+// keys, scans both ways, seeks, MayContain and Verify.
 func TestPartitioned(t *testing.T) {
-	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
-		data, es := partTable(t, 5000, c)
-		for name, opts := range map[string]func() *reader.Options{
-			"default":   func() *reader.Options { return nil },
-			"cache0":    func() *reader.Options { return cacheOpts(t, 0) },
-			"cache8KiB": func() *reader.Options { return cacheOpts(t, 8<<10) },
-		} {
-			t.Run(fmt.Sprintf("%s/%s", c, name), func(t *testing.T) {
-				sources(t, data, opts(), func(t *testing.T, r *reader.Reader) {
-					checkPartitioned(t, r, es)
+	for _, k := range partKinds {
+		for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
+			data, es := partTable(t, 5000, c, k.hash)
+			for name, opts := range map[string]func() *reader.Options{
+				"default":   func() *reader.Options { return nil },
+				"cache0":    func() *reader.Options { return cacheOpts(t, 0) },
+				"cache8KiB": func() *reader.Options { return cacheOpts(t, 8<<10) },
+			} {
+				t.Run(fmt.Sprintf("%s/%s/%s", k.name, c, name), func(t *testing.T) {
+					sources(t, data, opts(), func(t *testing.T, r *reader.Reader) {
+						checkPartitioned(t, r, es)
+					})
 				})
-			})
+			}
 		}
 	}
 }
@@ -191,8 +204,9 @@ func TestPartitionedReadCounts(t *testing.T) {
 }
 
 // TestPartitionedSmallTablesUnchanged checks that tables under the
-// threshold keep version 1, and that a negative threshold never
-// partitions.
+// threshold keep version 1 (2 with a hash index), that a negative
+// threshold never partitions, and that a hash index does not keep a table
+// over the threshold from being partitioned.
 func TestPartitionedSmallTablesUnchanged(t *testing.T) {
 	es := numbered(2000, func(i int) string { return fmt.Sprint(i) })
 	if _, p := build(t, es, nil); p.FormatVersion != format.Version1 {
@@ -201,21 +215,26 @@ func TestPartitionedSmallTablesUnchanged(t *testing.T) {
 	if _, p := build(t, es, &builder.Options{PartitionThreshold: -1, PartitionSize: 64}); p.FormatVersion != format.Version1 {
 		t.Errorf("negative threshold: version %d, want 1", p.FormatVersion)
 	}
-	if _, p := build(t, es, &builder.Options{PartitionThreshold: 1, HashIndex: true}); p.FormatVersion != format.Version2 {
-		t.Errorf("hash index: version %d, want 2", p.FormatVersion)
+	if _, p := build(t, es, &builder.Options{HashIndex: true}); p.FormatVersion != format.Version2 {
+		t.Errorf("small table with a hash index: version %d, want 2", p.FormatVersion)
+	}
+	if _, p := build(t, es, &builder.Options{PartitionThreshold: 1, HashIndex: true}); p.FormatVersion != format.Version3 || p.HashIndexSize == 0 {
+		t.Errorf("hash index, threshold 1: version %d, hash index size %d; want version 3 with a hash index", p.FormatVersion, p.HashIndexSize)
 	}
 }
 
-// TestPartitionedReadFaults is TestReadFaults on a partitioned table: a
-// failed read of a partition is an I/O error, never corruption, and is
-// not remembered.
+// TestPartitionedReadFaults is TestReadFaults on a partitioned table,
+// without and with a hash index: a failed read of a partition is an I/O
+// error, never corruption, and is not remembered.
 func TestPartitionedReadFaults(t *testing.T) {
-	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
-		data, es := partTable(t, 1500, c)
-		for name, opts := range faultOptions(t) {
-			t.Run(fmt.Sprintf("%s/%s", c, name), func(t *testing.T) {
-				testReadFaults(t, data, es, opts)
-			})
+	for _, k := range partKinds {
+		for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
+			data, es := partTable(t, 1500, c, k.hash)
+			for name, opts := range faultOptions(t) {
+				t.Run(fmt.Sprintf("%s/%s/%s", k.name, c, name), func(t *testing.T) {
+					testReadFaults(t, data, es, opts)
+				})
+			}
 		}
 	}
 }
@@ -223,20 +242,31 @@ func TestPartitionedReadFaults(t *testing.T) {
 // TestPartitionedBitFlipSweep flips every third bit of a small
 // partitioned table (with the race detector or -short, fewer), every bit
 // of each byte over the run of strides: Open or Verify must report each,
-// and no read may panic or give a wrong answer.
+// and no read may panic or give a wrong answer. The tables with a hash
+// index, whose mapped Gets take it where reads over a ReaderAt read
+// partitions, are read mapped at every fifth flip tried rather than every
+// 97th: the golden hashparted.sst (snappy: decoded offsets in its slots)
+// and an uncompressed one (file offsets).
 func TestPartitionedBitFlipSweep(t *testing.T) {
 	dir := t.TempDir()
 	for _, v := range []struct {
 		c    format.Compression
+		hash bool
 		opts *reader.Options
 	}{
-		{format.SnappyCompression, nil},
-		{format.NoCompression, cacheOpts(t, 0)},
-		{format.ZstdCompression, nil}, // the golden prefixparted.sst: splitter, user properties
+		{format.SnappyCompression, false, nil},
+		{format.NoCompression, false, cacheOpts(t, 0)},
+		{format.ZstdCompression, false, nil},  // the golden prefixparted.sst: splitter, user properties
+		{format.SnappyCompression, true, nil}, // the golden hashparted.sst
+		{format.NoCompression, true, cacheOpts(t, 0)},
 	} {
-		g := partSweepTable(t, v.c)
+		g := partSweepTable(t, v.c, v.hash)
 		t.Run(g.name, func(t *testing.T) {
-			st := bitFlipSweep(t, g, 3*hashSweepStride(), v.opts, dir)
+			stride, mapEvery := 3*hashSweepStride(), 97
+			if v.hash {
+				mapEvery = 5 * stride
+			}
+			st := bitFlipSweepMapped(t, g, stride, v.opts, dir, mapEvery)
 			if st.undetected != 0 {
 				t.Errorf("%d flips went undetected", st.undetected)
 			}
@@ -244,23 +274,32 @@ func TestPartitionedBitFlipSweep(t *testing.T) {
 	}
 }
 
-// TestPartitionedTruncationSweep cuts a small partitioned table to every
-// shorter length.
+// TestPartitionedTruncationSweep cuts small partitioned tables, without
+// and with a hash index, to every shorter length.
 func TestPartitionedTruncationSweep(t *testing.T) {
 	dir := t.TempDir()
-	for _, c := range []format.Compression{format.SnappyCompression, format.NoCompression} {
-		g := partSweepTable(t, c)
-		t.Run(g.name, func(t *testing.T) { truncationSweep(t, g, nil, dir) })
+	for _, hash := range []bool{false, true} {
+		for _, c := range []format.Compression{format.SnappyCompression, format.NoCompression} {
+			g := partSweepTable(t, c, hash)
+			t.Run(g.name, func(t *testing.T) { truncationSweep(t, g, nil, dir) })
+		}
 	}
 }
 
 // partSweepTable returns the golden partitioned table (snappy, 176
 // entries in partitions of about 256 bytes), for ZstdCompression the
 // golden prefixparted.sst (the same with zstd, a splitter and a user
-// property), or for NoCompression a table of 200 entries built like it.
-func partSweepTable(t *testing.T, c format.Compression) *goldenTable {
+// property), or for NoCompression a table of 200 entries built like it;
+// with hash, for SnappyCompression the golden hashparted.sst (the entries
+// and options of partitioned.sst, with a hash index), or for
+// NoCompression a table of 200 entries built like it.
+func partSweepTable(t *testing.T, c format.Compression, hash bool) *goldenTable {
 	t.Helper()
-	if name := map[format.Compression]string{format.SnappyCompression: "partitioned.sst", format.ZstdCompression: "prefixparted.sst"}[c]; name != "" {
+	golden := map[format.Compression]string{format.SnappyCompression: "partitioned.sst", format.ZstdCompression: "prefixparted.sst"}
+	if hash {
+		golden = map[format.Compression]string{format.SnappyCompression: "hashparted.sst"}
+	}
+	if name := golden[c]; name != "" {
 		data, err := os.ReadFile(filepath.Join(sweepGoldenDir, name))
 		if err != nil {
 			t.Fatal(err)
@@ -268,19 +307,30 @@ func partSweepTable(t *testing.T, c format.Compression) *goldenTable {
 		return newGoldenTable(t, name, data)
 	}
 	es := numbered(200, func(i int) string { return fmt.Sprintf("v%d", i) })
-	data, p := build(t, es, &builder.Options{BlockSize: 256, RestartInterval: 4, Compression: c, PartitionThreshold: 1, PartitionSize: 256})
-	if p.FormatVersion != format.Version3 || p.NumDataBlocks < 8 {
-		t.Fatalf("sweep table: format version %d, %d data blocks", p.FormatVersion, p.NumDataBlocks)
+	data, p := build(t, es, &builder.Options{BlockSize: 256, RestartInterval: 4, Compression: c, HashIndex: hash, PartitionThreshold: 1, PartitionSize: 256})
+	if p.FormatVersion != format.Version3 || p.NumDataBlocks < 8 || (p.HashIndexSize != 0) != hash {
+		t.Fatalf("sweep table: format version %d, %d data blocks, hash index size %d", p.FormatVersion, p.NumDataBlocks, p.HashIndexSize)
 	}
-	return newGoldenTable(t, "v3-"+c.String(), data)
+	name := "v3-" + c.String()
+	if hash {
+		name += "-hash"
+	}
+	return newGoldenTable(t, name, data)
 }
 
-// TestPartitionedCloseDuringFirstUse closes readers of a partitioned table
-// while goroutines make their first lookups and scans, mapped and over a
-// ReaderAt: every call gives the right answer or ErrClosed, and none
-// panics, even when Close comes before the partitions' state is set up.
+// TestPartitionedCloseDuringFirstUse closes readers of a partitioned
+// table (without and with a hash index) while goroutines make their first
+// lookups and scans, mapped and over a ReaderAt: every call gives the
+// right answer or ErrClosed, and none panics, even when Close comes
+// before the partitions' state is set up.
 func TestPartitionedCloseDuringFirstUse(t *testing.T) {
-	data, es := partTable(t, 3000, format.SnappyCompression)
+	for _, k := range partKinds {
+		t.Run(k.name, func(t *testing.T) { testPartitionedCloseDuringFirstUse(t, k.hash) })
+	}
+}
+
+func testPartitionedCloseDuringFirstUse(t *testing.T, hash bool) {
+	data, es := partTable(t, 3000, format.SnappyCompression, hash)
 	path := writeFile(t, t.TempDir(), data)
 	for round := 0; round < 40; round++ {
 		var r *reader.Reader
@@ -367,4 +417,121 @@ func TestPartitionWindow(t *testing.T) {
 	if absent > 2 {
 		t.Errorf("after 300 present Gets, 1000 absent ones read partitions %d times, want at most 2", absent)
 	}
+}
+
+// TestPartitionedHashIndexUse checks which lookups of a partitioned table
+// with a hash index go through it: a mapped reader's Gets and Has, of
+// present and absent keys, take the hash index and read no partition (the
+// slots' tags reject absent keys: see getHashed), while MayContain probes
+// a partition's filter; a reader over a ReaderAt, or opened with NoMmap,
+// never uses the hash index.
+func TestPartitionedHashIndexUse(t *testing.T) {
+	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
+		t.Run(c.String(), func(t *testing.T) {
+			data, es := partTable(t, 3000, c, true)
+			path := writeFile(t, t.TempDir(), data)
+			r, err := reader.Open(path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if !r.Mapped() {
+				t.Skip("no mmap on this platform")
+			}
+			if !reader.UsesHashIndex(r) {
+				t.Fatal("a mapped reader does not use the hash index")
+			}
+			for i, e := range es {
+				v, err := r.Get([]byte(e.Key))
+				if err != nil || string(v) != e.Value {
+					t.Fatalf("Get(%q) = %q, %v", e.Key, v, err)
+				}
+				absent := []byte(e.Key + "x")
+				if _, err := r.Get(absent); !errors.Is(err, reader.ErrNotFound) {
+					t.Fatalf("Get(%q) = %v, want ErrNotFound", absent, err)
+				}
+				if ok, err := r.Has(absent); ok || err != nil {
+					t.Fatalf("Has(%q) = %v, %v", absent, ok, err)
+				}
+				if i == 0 {
+					if n := reader.PartitionsChecked(r); n != 0 {
+						t.Fatalf("Gets through the hash index read %d partitions", n)
+					}
+				}
+			}
+			if n := reader.PartitionsChecked(r); n != 0 {
+				t.Fatalf("%d Gets through the hash index read %d partitions", 2*len(es), n)
+			}
+			if !r.MayContain([]byte(es[0].Key)) || reader.PartitionsChecked(r) != 1 {
+				t.Fatalf("MayContain: %d partitions read, want 1", reader.PartitionsChecked(r))
+			}
+			for name, open := range map[string]func() (*reader.Reader, error){
+				"New":    func() (*reader.Reader, error) { return reader.New(bytes.NewReader(data), int64(len(data)), nil) },
+				"NoMmap": func() (*reader.Reader, error) { return reader.Open(path, &reader.Options{NoMmap: true}) },
+			} {
+				r, err := open()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if reader.UsesHashIndex(r) {
+					t.Errorf("%s: a reader without a mapping uses the hash index of a partitioned table", name)
+				}
+				if v, err := r.Get([]byte(es[7].Key)); err != nil || string(v) != es[7].Value {
+					t.Errorf("%s: Get(%q) = %q, %v", name, es[7].Key, v, err)
+				}
+				r.Close()
+			}
+		})
+	}
+}
+
+// TestPartitionedHashLyingSizes rewrites a partitioned table with a hash
+// index, with valid checksums, so that its properties, footer or hash
+// index header disagree about the hash index or the version: Open (or
+// else Verify) must report corruption naming what is wrong, and no read,
+// mapped (through the hash index) or over a ReaderAt, may panic or give a
+// wrong answer.
+func TestPartitionedHashLyingSizes(t *testing.T) {
+	data, _ := partTable(t, 300, format.SnappyCompression, true)
+	g := newGoldenTable(t, "v3-hash", data)
+	r := openMem(t, data, nil)
+	props := r.Properties()
+	r.Close()
+	withProps := func(edit func(p *format.Properties)) []byte {
+		p := props
+		edit(&p)
+		return withPropertiesBlock(data, format.AppendProperties(nil, &p), format.BlockTypeRaw)
+	}
+	withVersion := func(v uint32) []byte {
+		out := withProps(func(p *format.Properties) { p.FormatVersion = v })
+		ft, err := footer.Decode(out[len(out)-footer.Size:], int64(len(out)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ft.Version = v
+		return ft.Append(out[:len(out)-footer.Size])
+	}
+	withHeader := func(edit func(hdr []byte)) []byte {
+		h := parseHashSection(t, slices.Clone(data))
+		edit(h.data[h.off : h.off+format.HashIndexHeaderLen])
+		h.reseal()
+		return h.data
+	}
+	if control := withProps(func(*format.Properties) {}); !bytes.Equal(control, data) {
+		t.Fatal("rewriting the unchanged properties changes the table")
+	}
+	checkLyingTables(t, g, []lyingTable{
+		{"control", data, ""},
+		{"properties: no hash index size", withProps(func(p *format.Properties) { p.HashIndexSize = 0 }), "hash index size 0"},
+		{"properties: hash index smaller than its header", withProps(func(p *format.Properties) { p.HashIndexSize = 20 }), "hash index of 20 bytes"},
+		{"properties: hash index size 1 GiB", withProps(func(p *format.Properties) { p.HashIndexSize = 1 << 30 }), "hash index size"},
+		{"properties: data and hash index split moved", withProps(func(p *format.Properties) { p.DataSize += 64; p.HashIndexSize -= 64 }), ""},
+		{"properties and footer: version 1 with a hash index", withVersion(format.Version1), "version 1 table with a"},
+		// The top-level index read as a one-level index block, the
+		// partitions as a filter section.
+		{"properties and footer: version 2", withVersion(format.Version2), ""},
+		{"hash index: block count", withHeader(func(hdr []byte) { binary.LittleEndian.PutUint32(hdr[4:], uint32(props.NumDataBlocks+1)) }), "data blocks"},
+		{"hash index: no slots", withHeader(func(hdr []byte) { binary.LittleEndian.PutUint64(hdr[8:], 0) }), "slots"},
+		{"hash index: file offsets instead of decoded", withHeader(func(hdr []byte) { hdr[3] = 1 }), "do not fill"},
+	})
 }

@@ -29,7 +29,7 @@ func versionedTable(b *testing.B, c format.Compression, hash bool) string {
 	b.Helper()
 	benchMu.Lock()
 	defer benchMu.Unlock()
-	kind := benchKind{c, hash}
+	kind := benchKind{c: c, hash: hash}
 	name := fmt.Sprintf("versioned-%v-%v", c, hash)
 	if path, ok := versionedTables[kind]; ok {
 		return path
@@ -157,7 +157,7 @@ func benchPrefix(b *testing.B, r *reader.Reader) {
 // bound.
 func BenchmarkBoundedNext(b *testing.B) {
 	benchReaders(b, func(b *testing.B, r *reader.Reader) {
-		lo, hi := benchKey(nil, benchEntries/4), benchKey(nil, benchEntries)
+		lo, hi := benchKey(nil, uint64(benchEntries/4)), benchKey(nil, uint64(benchEntries))
 		it := r.NewIter(&reader.IterOptions{LowerBound: lo, UpperBound: hi})
 		defer it.Close()
 		if !it.First() {

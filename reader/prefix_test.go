@@ -196,8 +196,9 @@ func TestPropertyPrefixesAndBounds(t *testing.T) {
 }
 
 // TestPropertyPrefixesPartitioned is TestPropertyPrefixesAndBounds with
-// partitioning forced (format version 3 unless the table is empty or has
-// a hash index), partitions down to one data block, zstd among the
+// partitioning forced (format version 3 unless the table is empty; with a
+// hash index over prefixes in half the tables), partitions down to one
+// data block, zstd among the
 // compressions, reader.Open with NoMmap among the ways to open, and, in
 // half the tables, loose keys (pxLooseKey): prefixes that are proper
 // prefixes of others and keys shorter than the suffix, kept in an order

@@ -124,10 +124,11 @@ func TestPropertyRoundTrip(t *testing.T) {
 }
 
 // TestPropertyRoundTripPartitioned is TestPropertyRoundTrip with
-// partitioning forced (format version 3 unless the table is empty, has a
-// hash index or a filter other than Bloom), partitions down to one data
-// block, zstd among the compressions, and reader.Open with NoMmap among
-// the ways to open.
+// partitioning forced (format version 3 unless the table is empty or has
+// a filter other than Bloom; with a hash index in half the tables, which
+// keep it before the partitions), partitions down to one data block, zstd
+// among the compressions, and reader.Open with NoMmap among the ways to
+// open.
 func TestPropertyRoundTripPartitioned(t *testing.T) {
 	dir := t.TempDir()
 	rapid.Check(t, func(t *rapid.T) { propertyRoundTrip(t, dir, true) })
@@ -435,9 +436,10 @@ func TestPropertyDamagedBlocks(t *testing.T) {
 }
 
 // TestPropertyDamagedBlocksPartitioned is TestPropertyDamagedBlocks on
-// tables built partitioned (format version 3 without a hash index), with
-// zstd among the compressions: the blocks damaged include each filter
-// partition, each index partition and the top-level index.
+// tables built partitioned (format version 3, with a hash index in half
+// of them), with zstd among the compressions: the blocks damaged include
+// each filter partition, each index partition, the top-level index and
+// the hash index.
 func TestPropertyDamagedBlocksPartitioned(t *testing.T) {
 	dir := t.TempDir()
 	rapid.Check(t, func(t *rapid.T) { damagedBlocks(t, dir, true) })

@@ -2,6 +2,7 @@ package reader_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -272,5 +273,121 @@ func TestReadaheadSmallTableScan(t *testing.T) {
 		}
 		t.Logf("%d entries, %d bytes of data blocks: %d reads", n, dataBytes, len(reads))
 		r.Close()
+	}
+}
+
+// TestPartitionedHashReadCounts checks the caps on a partitioned
+// table with a hash index, over a ReaderAt: 200k entries of 100-byte
+// values (the hash index, about 2 MiB, past the tail) in partitions of
+// 2 KiB (about 180 of them) and of the default 16 KiB (about 23). New
+// makes one read; a cold Get of a present key at most three counting
+// New's (tail, partition, data block) and of an absent key the filter
+// rules out at most two, reading at most 64 KiB beyond the tail besides
+// the data block; no lookup reads any byte of the hash index, present key
+// or absent, cold or not.
+func TestPartitionedHashReadCounts(t *testing.T) {
+	es := numbered(200000, func(i int) string { return fmt.Sprintf("%0100x", uint64(i)*0x9e3779b97f4a7c15) })
+	for _, v := range []struct{ partSize, minParts int }{{2 << 10, 150}, {0, 20}} {
+		t.Run(fmt.Sprintf("partition%d", v.partSize), func(t *testing.T) {
+			testPartitionedHashReadCounts(t, es, v.partSize, v.minParts)
+		})
+	}
+}
+
+func testPartitionedHashReadCounts(t *testing.T, es []entry, partSize, minParts int) {
+	data, p := build(t, es, &builder.Options{HashIndex: true, PartitionThreshold: 1, PartitionSize: partSize})
+	if p.FormatVersion != format.Version3 || p.HashIndexSize < 1<<20 {
+		t.Fatalf("format version %d, hash index of %d bytes; want version 3 with a hash index over 1 MiB", p.FormatVersion, p.HashIndexSize)
+	}
+	f, err := footerOf(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top format.BlockIter
+	if err := top.Init(format.SectionTopIndex, int64(f.Index.Offset), data[f.Index.Offset:f.Index.Offset+f.Index.Length]); err != nil {
+		t.Fatal(err)
+	}
+	if n := top.NumRestarts(); n < minParts {
+		t.Fatalf("%d partitions, want at least %d", n, minParts)
+	} else {
+		t.Logf("%d partitions", n)
+	}
+	hashLo, hashHi := int64(p.DataSize), int64(p.DataSize+p.HashIndexSize)
+	src := &recorder{data: data}
+	open := func() *reader.Reader {
+		r, err := reader.New(src, int64(len(data)), cacheOpts(t, 64<<20))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(src.take()); n != 1 {
+			t.Fatalf("New made %d reads, want 1", n)
+		}
+		return r
+	}
+	// check checks the reads of one lookup after New's: at most max, none
+	// in the hash index, at most 64 KiB outside the data blocks.
+	check := func(what string, reads [][2]int64, max int) {
+		t.Helper()
+		if len(reads) > max {
+			t.Errorf("%s: %d reads after New's, want at most %d: %v", what, len(reads), max, reads)
+		}
+		meta := int64(0)
+		for _, rd := range reads {
+			if rd[0] < hashHi && rd[0]+rd[1] > hashLo {
+				t.Errorf("%s read [%d, %d), inside the hash index [%d, %d)", what, rd[0], rd[0]+rd[1], hashLo, hashHi)
+			}
+			if rd[0] >= int64(p.DataSize) {
+				meta += rd[1]
+			}
+		}
+		if meta > 64<<10 {
+			t.Errorf("%s read %d bytes beyond the tail besides data blocks, want at most 64 KiB: %v", what, meta, reads)
+		}
+	}
+	for _, i := range []int{0, 12345, 99999, 123456, 199999} {
+		r := open()
+		if v, err := r.Get([]byte(es[i].Key)); err != nil || string(v) != es[i].Value {
+			t.Fatalf("Get(%q) = %q, %v", es[i].Key, v, err)
+		}
+		check(fmt.Sprintf("cold Get(%q)", es[i].Key), src.take(), 2)
+		r.Close()
+	}
+	ruledOut := 0
+	for i := 0; i < 40; i++ {
+		k := []byte(es[i*4999].Key + "x")
+		r := open()
+		ok := r.MayContain(k)
+		src.take()
+		r.Close()
+		r = open()
+		if _, err := r.Get(k); !errors.Is(err, reader.ErrNotFound) {
+			t.Fatalf("Get(%q) = %v, want ErrNotFound", k, err)
+		}
+		max := 2 // a filter false positive reads the data block too
+		if !ok {
+			max = 1
+			ruledOut++
+		}
+		check(fmt.Sprintf("cold Get(absent %q)", k), src.take(), max)
+		r.Close()
+	}
+	if ruledOut < 30 {
+		t.Errorf("the filter ruled out %d of 40 absent keys", ruledOut)
+	}
+	// A warm reader: many lookups, none reads the hash index.
+	r := open()
+	defer r.Close()
+	for i := 0; i < len(es); i += 997 {
+		if _, err := r.Get([]byte(es[i].Key)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Get([]byte(es[i].Key + "x")); !errors.Is(err, reader.ErrNotFound) {
+			t.Fatal(err)
+		}
+	}
+	for _, rd := range src.take() {
+		if rd[0] < hashHi && rd[0]+rd[1] > hashLo {
+			t.Fatalf("a Get read [%d, %d), inside the hash index [%d, %d)", rd[0], rd[0]+rd[1], hashLo, hashHi)
+		}
 	}
 }

@@ -73,7 +73,9 @@ type Options struct {
 	// bytes mean 64. A version 2 table's hash index is used over a
 	// ReaderAt only when every section after the data blocks fits in the
 	// tail; otherwise Get searches the index block, as in version 1, so
-	// that no lookup reads a large hash index whole.
+	// that no lookup reads a large hash index whole. A partitioned
+	// (format.Version3) table's hash index is never used over a ReaderAt:
+	// lookups read the key's partition, as without a hash index.
 	TailSize int
 
 	// NoMmap makes Open read the file with pread (ReadAt) instead of
@@ -103,7 +105,7 @@ type Reader struct {
 
 	policy      filterblock.Policy // nil when the table's policy (or splitter) is unknown
 	splitter    format.Splitter    // the table's splitter; nil when it has none or it is unknown
-	useHash     bool               // Get and SeekPrefixGE may use the hash index (Version2, splitter known if any, and for an unmapped reader in the tail: see Options.TailSize)
+	useHash     bool               // Get and SeekPrefixGE may use the hash index (a table with one, splitter known if any, and for an unmapped reader a one-level table whose sections are in the tail: see Options.TailSize)
 	cacheLocal  bool               // policy is the built-in Bloom: probe without an interface call
 	filterState lazySection
 	filter      []byte // filter bits, if filterKept
@@ -112,7 +114,7 @@ type Reader struct {
 	indexState  lazySection
 	index       []byte // index block contents, if indexKept
 	hashState   lazySection
-	hidx        format.HashIndex // the hash index of a Version2 table, if hidxKept
+	hidx        format.HashIndex // the hash index, if hidxKept
 	metaMu      sync.Mutex       // held by loadMeta
 
 	// Whether the reader keeps a section itself, once it has loaded: a
@@ -233,7 +235,9 @@ func (r *Reader) initProtected(opts *Options) (err error) {
 // (format.Version3) the tail holds the top-level index, and a lookup
 // reads only its key's partition, filter and index together, a few KiB,
 // cached in a cache slot of its own: the same three and two reads, with
-// kilobytes instead of the whole filter and index.
+// kilobytes instead of the whole filter and index. A partitioned table
+// built with a hash index is read the same way: no lookup over a
+// ReaderAt reads its hash index.
 //
 // A ReadAt that returns fewer bytes than asked (with io.EOF or a nil
 // error) is followed by one for the rest; a source that ends before size
@@ -306,12 +310,12 @@ func (r *Reader) init(opts *Options) error {
 	switch {
 	case p.FormatVersion != f.Version:
 		return format.Corruptf(format.SectionProperties, propsOff, "format version %d disagrees with the footer's %d", p.FormatVersion, f.Version)
-	case f.Version != format.Version2 && p.HashIndexSize != 0:
+	case f.Version == format.Version1 && p.HashIndexSize != 0:
 		return format.Corruptf(format.SectionProperties, propsOff, "format version %d table with a %d-byte hash index", f.Version, p.HashIndexSize)
 	case f.Version == format.Version3 && p.NumDataBlocks == 0:
 		return format.Corruptf(format.SectionProperties, propsOff, "format version 3 (partitioned) table without data blocks")
-	case f.Version == format.Version2 && p.HashIndexSize < format.BlockTrailerLen+format.HashIndexHeaderLen:
-		return format.Corruptf(format.SectionProperties, propsOff, "format version 2 table with a hash index of %d bytes", p.HashIndexSize)
+	case (f.Version == format.Version2 || p.HashIndexSize != 0) && p.HashIndexSize < format.BlockTrailerLen+format.HashIndexHeaderLen:
+		return format.Corruptf(format.SectionProperties, propsOff, "format version %d table with a hash index of %d bytes", f.Version, p.HashIndexSize)
 	case p.DataSize > f.Filter.Offset || p.HashIndexSize != f.Filter.Offset-p.DataSize:
 		return format.Corruptf(format.SectionProperties, propsOff, "data size %d and hash index size %d disagree with the filter offset %d", p.DataSize, p.HashIndexSize, f.Filter.Offset)
 	case p.NumDataBlocks > p.DataSize/format.BlockTrailerLen:
@@ -334,7 +338,10 @@ func (r *Reader) init(opts *Options) error {
 	r.parted = f.Version == format.Version3
 	r.policy, r.cacheLocal = lookupPolicy(p.FilterPolicy, opts)
 	p.FilterUnknown = r.policy == nil && p.FilterPolicy != ""
-	r.useHash = p.HashIndexSize != 0 && (r.mapped != nil || uint64(r.size)-p.DataSize <= uint64(tailLen))
+	// Over a ReaderAt, a one-level table's hash index is used when it is
+	// in the tail; a partitioned table's never: its lookups read one
+	// partition, as without a hash index (Options.TailSize).
+	r.useHash = p.HashIndexSize != 0 && (r.mapped != nil || !r.parted && uint64(r.size)-p.DataSize <= uint64(tailLen))
 	if p.Splitter != "" {
 		r.splitter = lookupSplitter(p.Splitter, opts)
 		if r.splitter == nil {
@@ -619,8 +626,19 @@ func (r *Reader) hashIndexHandle() format.BlockHandle {
 	return format.BlockHandle{Offset: r.props.DataSize, Length: r.props.HashIndexSize - format.BlockTrailerLen}
 }
 
-// loadHashIndex loads and checks the hash index of a Version2 table.
+// loadHashIndex loads and checks the hash index of a Version2 table, or
+// of a Version3 table that has one. In a Version3 table it loads the
+// top-level index first: initBlocks, which the first load of either
+// runs, sizes the partitions' state by it.
 func (r *Reader) loadHashIndex() error {
+	if r.hashState.done.Load() {
+		return r.hashState.err
+	}
+	if r.parted {
+		if err := r.loadIndex(); err != nil {
+			return err
+		}
+	}
 	if r.useHash {
 		if err := r.beforeLoad(&r.hashState); err != nil {
 			return err

@@ -701,8 +701,10 @@ func TestNoAllocs(t *testing.T) {
 		t.Run(v.name, func(t *testing.T) { testNoAllocs(t, v.hash, false) })
 	}
 	// Version 3, partitioned (with the bloom filter; the unknown policy
-	// keeps version 1).
+	// keeps version 1, or 2 with a hash index), without and with a hash
+	// index.
 	t.Run("v3", func(t *testing.T) { testNoAllocs(t, false, true) })
+	t.Run("v3-hash", func(t *testing.T) { testNoAllocs(t, true, true) })
 }
 
 func testNoAllocs(t *testing.T, hash, parted bool) {

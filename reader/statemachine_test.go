@@ -87,10 +87,10 @@ type smMachine struct {
 func TestStateMachine(t *testing.T) { runStateMachine(t, false) }
 
 // TestStateMachinePartitioned is TestStateMachine with every table built
-// partitioned (format version 3 unless it is empty, has a hash index or a
-// filter other than Bloom), in partitions down to one data block, with
-// zstd among the compressions and reader.Open with NoMmap among the ways
-// to open.
+// partitioned (format version 3 unless it is empty or has a filter other
+// than Bloom; with a hash index, and a splitter, in some of them), in
+// partitions down to one data block, with zstd among the compressions and
+// reader.Open with NoMmap among the ways to open.
 func TestStateMachinePartitioned(t *testing.T) { runStateMachine(t, true) }
 
 func runStateMachine(t *testing.T, parted bool) {

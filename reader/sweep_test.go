@@ -349,6 +349,14 @@ func TestGoldenBitFlipSweep(t *testing.T) {
 // through reader.Open of a file in dir, which memory-maps it. It returns
 // the counts.
 func bitFlipSweep(t *testing.T, g *goldenTable, stride int, opts *reader.Options, dir string) sweepStats {
+	return bitFlipSweepMapped(t, g, stride, opts, dir, 97)
+}
+
+// bitFlipSweepMapped is bitFlipSweep with the flips whose number is a
+// multiple of mapEvery also read through reader.Open (every flip tried,
+// with mapEvery 1): for tables whose mapped reads take another path than
+// reads over a ReaderAt (a partitioned table's hash index).
+func bitFlipSweepMapped(t *testing.T, g *goldenTable, stride int, opts *reader.Options, dir string, mapEvery int) sweepStats {
 	workers := runtime.GOMAXPROCS(0)
 	var (
 		mu    sync.Mutex
@@ -386,7 +394,7 @@ func bitFlipSweep(t *testing.T, g *goldenTable, stride int, opts *reader.Options
 					// have noticed.
 					probs.add("%s, New: Open and Verify missed the flip (caught by reads: %v)", where(), res.readErr)
 				}
-				if f%97 == 0 {
+				if f%mapEvery == 0 {
 					st.mapped++
 					if err := os.WriteFile(path, buf, 0o644); err != nil {
 						probs.add("%v", err)

@@ -73,7 +73,7 @@ func (r *Reader) verify() error {
 		havePrev, havePrevSep bool
 		first                 = true
 		prefixes              uint64 // distinct prefixes (keys, without a splitter)
-		slotsChecked          = hashed && (r.useHash || r.props.Splitter == "")
+		slotsChecked          = hashed && !p.SplitterUnknown
 		part                  = -1   // a Version3 table's current partition, by first block
 		partNo                int    // and by number
 		top, prevTop          []byte // its top-level key, and the previous partition's

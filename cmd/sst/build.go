@@ -47,7 +47,7 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	level := fset.String("compression-level", "default", "zstd level: fastest, default, better or best")
 	filterName := fset.String("filter", "bloom", "filter policy: bloom or fuse8 (binary fuse, 8-bit fingerprints)")
 	bitsPerKey := fset.Int("bits-per-key", builder.DefaultBitsPerKey, "bloom filter bits per key")
-	hashIndex := fset.Bool("hash-index", false, "add a hash index (format version 2) for faster Get")
+	hashIndex := fset.Bool("hash-index", false, "add a hash index (format version 2, or 3 when partitioned) for faster Get")
 	pos, err := parseArgs(fset, args)
 	if err != nil {
 		return err

@@ -26,10 +26,10 @@
 //	    -bits-per-key sets the bloom filter size, 1 to 64 (default 10);
 //	    -filter fuse8 uses a binary fuse filter (about 9 bits per key,
 //	    0.39% false positives) instead of the bloom filter;
-//	    -hash-index adds a hash index (format version 2) for faster point
-//	    lookups. On success build prints the entry count, bytes in (keys plus
-//	    values), bytes out (file size), compression ratio, filter size and
-//	    elapsed time.
+//	    -hash-index adds a hash index (format version 2, or 3 when the table
+//	    is partitioned) for faster point lookups. On success build prints
+//	    the entry count, bytes in (keys plus values), bytes out (file
+//	    size), compression ratio, filter size and elapsed time.
 //
 //	get FILE KEY...
 //	    Write the value of each KEY to standard output. With one KEY the
@@ -112,9 +112,11 @@ Usage:
           -compression-level L  zstd level: fastest, default, better or best (default default)
           -bits-per-key N    bloom filter bits per key, 1..64 (default 10)
           -filter F          filter policy: bloom or fuse8, a binary fuse filter (default bloom)
-          -hash-index        add a hash index (format version 2): Get reads one
-                             slot and one entry; costs about 1.5 slots of 4 to
-                             8 bytes per entry, and keys are stored whole
+          -hash-index        add a hash index (format version 2; version 3,
+                             partitioned, past 4 MiB of index and filter): Get
+                             reads one slot and one entry; costs about 1.5
+                             slots of 4 to 8 bytes per entry, and keys are
+                             stored whole
 
   sst get FILE KEY...
         Write the value of each KEY to stdout. With one KEY the exact value

@@ -1,8 +1,10 @@
 // Command objstore counts the ReadAt calls and bytes a table reader makes
 // over an io.ReaderAt, as it would against object storage (S3, GCS,
-// Azure), where every ReadAt is a ranged GET: ours (format version 1,
-// version 2 with a hash index, and version 3, the partitioned index and
-// filter) beside Pebble v1.1.5 (one-level and
+// Azure), where every ReadAt is a ranged GET: ours (format version 1; a
+// hash index with the builder's defaults, version 2, or version 3 once the
+// index and filter exceed the default PartitionThreshold, as at 5M
+// entries; and version 3, the partitioned index and filter, forced)
+// beside Pebble v1.1.5 (one-level and
 // two-level index) reading through an objstorage.Readable with the
 // read-ahead of Pebble's remote objects (readahead_pebble.go).
 //
@@ -120,7 +122,8 @@ func (t oursTable) scan() (int, error) {
 func (t oursTable) close() error { return t.r.Close() }
 
 // buildOurs builds our table: with opts.PartitionThreshold -1, version 1
-// whatever its size; with 1, version 3 whatever its size.
+// whatever its size; with 1, version 3 whatever its size; with 0, the
+// default threshold (4 MiB of index and filter) decides.
 func buildOurs(opts builder.Options) func(string, int) error {
 	return func(path string, n int) error {
 		f, err := os.Create(path)
@@ -270,7 +273,9 @@ func (t *pebbleTable) close() error {
 
 var impls = []impl{
 	{"ours v1", buildOurs(builder.Options{PartitionThreshold: -1}), openOurs},
-	{"ours v2 (hash index)", buildOurs(builder.Options{HashIndex: true}), openOurs},
+	// The builder's defaults but for the hash index: version 2, or version
+	// 3 with the hash index kept above the default threshold.
+	{"ours hash index", buildOurs(builder.Options{HashIndex: true}), openOurs},
 	{"ours v3 (partitioned)", buildOurs(builder.Options{PartitionThreshold: 1}), openOurs},
 	{"pebble 1-level index", buildPebble(math.MaxInt32), openPebble},
 	{"pebble 2-level index", buildPebble(0), openPebble},
@@ -291,7 +296,7 @@ func size(b int64) string {
 	return fmt.Sprintf("%d B", b)
 }
 
-var rows = []string{"open", "first Get, present", "first Get, absent", "1000 Gets, present", "1000 Gets, absent", "full scan", "full scan, reads per MiB"}
+var rows = []string{"format version", "open", "first Get, present", "first Get, absent", "1000 Gets, present", "1000 Gets, absent", "full scan", "full scan, reads per MiB"}
 
 // measure returns im's figures for a table of n entries at path.
 func measure(im impl, path string, n int) (map[string]string, int64, error) {
@@ -321,6 +326,14 @@ func measure(im impl, path string, n int) (map[string]string, int64, error) {
 		open := take()
 		if row == "open" {
 			out["open"] = open.String()
+			out["format version"] = "-"
+			if ot, ok := t.(oursTable); ok {
+				p := ot.r.Properties()
+				out["format version"] = fmt.Sprint(p.FormatVersion)
+				if p.HashIndexSize != 0 {
+					out["format version"] += " + hash index"
+				}
+			}
 			return t.close()
 		}
 		found, err := t.get(kf())
@@ -400,6 +413,7 @@ func main() {
 	fmt.Println("Pebble v1.1.5 reads through an objstorage.Readable with the read-ahead of its remote objects (64 KiB to 1 MiB).")
 	fmt.Println("ours: reader.New with the default TailSize (256 KiB) and read-ahead (64 KiB, 256 KiB, 1 MiB).")
 	fmt.Println("ours v3: partitioned index and filter, forced at every size here (by default only above 4 MiB of index and filter).")
+	fmt.Println("ours hash index: the builder's defaults with HashIndex: version 2, or version 3 (partitioned, hash index kept) above 4 MiB of index and filter.")
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n <= 0 {
