@@ -176,30 +176,19 @@ func (r *Reader) partition(p int, pin *cache.Handle) (filter, index []byte, err 
 			b = h.Bytes()
 			break
 		}
-		if lo, hi := r.partitionWindow(p); lo < hi {
-			return r.readPartitions(lo, hi, p, pin, nil)
-		}
-		h, ok := r.partTable.Reserve(p, int(ph.Len()))
-		if ok {
-			b = h.Bytes()
-		} else {
-			b = make([]byte, ph.Len())
-		}
-		if err := r.readFull(format.SectionIndexPartition, b, int64(ph.Offset)); err != nil {
-			h.Release()
-			return nil, nil, err
-		}
-		if err := r.checkPartition(p, b); err != nil {
-			h.Release()
-			return nil, nil, err
-		}
-		if ok {
-			r.partTable.Publish(p, h, 0)
-			*pin = h
-		}
+		lo, hi := r.partitionWindow(p)
+		return r.readPartitions(lo, hi, p, pin, nil)
 	}
+	filter, index = splitPartition(ph, b)
+	return filter, index, nil
+}
+
+// splitPartition returns the filter bits and index partition contents of
+// b, the checked bytes of the partition at ph.
+func splitPartition(ph format.PartitionHandle, b []byte) (filter, index []byte) {
 	f := ph.FilterLen
-	return b[:f:f], b[f+format.BlockTrailerLen : f+format.BlockTrailerLen+ph.IndexLen : f+format.BlockTrailerLen+ph.IndexLen], nil
+	i := f + format.BlockTrailerLen
+	return b[:f:f], b[i : i+ph.IndexLen : i+ph.IndexLen]
 }
 
 // PartitionReadahead is how many bytes of partitions an iterator over a
@@ -348,9 +337,8 @@ func (r *Reader) readPartitions(lo, hi, p int, pin *cache.Handle, buf *[]byte) (
 			h.Release()
 		}
 	}
-	ph := r.parts[p]
-	f := ph.FilterLen
-	return mine[:f:f], mine[f+format.BlockTrailerLen : f+format.BlockTrailerLen+ph.IndexLen : f+format.BlockTrailerLen+ph.IndexLen], nil
+	filter, index = splitPartition(r.parts[p], mine)
+	return filter, index, nil
 }
 
 // seekPartition finds the partition that may hold key: the first whose
