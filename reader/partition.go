@@ -177,6 +177,9 @@ func (r *Reader) partition(p int, pin *cache.Handle) (filter, index []byte, err 
 			break
 		}
 		lo, hi := r.partitionWindow(p)
+		if r.prefetchAll() {
+			lo, hi = r.uncachedRange(p)
+		}
 		return r.readPartitions(lo, hi, p, pin, nil)
 	}
 	filter, index = splitPartition(ph, b)
@@ -236,6 +239,53 @@ func (r *Reader) partitionsAhead(p int, pin *cache.Handle, buf *[]byte) (filter,
 // its data block. Like RocksDB's prefetch of index and filter partitions,
 // but bounded by the window.
 const PartitionWindow = 64 << 10
+
+// PartitionPrefetchShare bounds the prefetch of all partitions: a reader
+// over a ReaderAt whose lookups miss the partition cache a second time
+// reads every partition not cached yet in that miss's one ReadAt, when
+// the table's partitions, index and filter, take at most
+// 1/PartitionPrefetchShare of its Cache's capacity (with the 64 MiB
+// DefaultCache, tables of up to 16 MiB of partitions: about 9 million
+// entries of 16-byte keys at 10 bits per key). Its first miss reads one
+// PartitionWindow, so a cold Get still reads at most 64 KiB beyond the
+// tail; a second miss shows lookups spread over the table, which would
+// otherwise read a window per 64 KiB of partitions (a 5M-entry table:
+// about 140 reads). Larger tables keep to windows, so that one table's
+// partitions do not flush a shared cache. RocksDB prefetches the
+// partitions of a partitioned index or filter the same way, all in one
+// read, when it caches them (PartitionIndexReader::CacheDependencies in
+// table/block_based/partitioned_index_reader.cc), though at open. The
+// read's buffer, the size of the partitions, is lent by the cache if one
+// shard can hold it, else allocated for the read.
+const PartitionPrefetchShare = 4
+
+// prefetchAll reports whether a lookup missing a partition should read
+// all the uncached partitions: on the reader's second miss, once, when
+// PartitionPrefetchShare allows it.
+func (r *Reader) prefetchAll() bool {
+	if r.partMisses.Load() >= 2 {
+		return false // done, or taken by another goroutine
+	}
+	total := r.parts[len(r.parts)-1].End() - r.parts[0].Offset
+	if total > uint64(r.cache.Capacity()/PartitionPrefetchShare) {
+		r.partMisses.Store(2)
+		return false
+	}
+	return r.partMisses.Add(1) == 2
+}
+
+// uncachedRange returns the partitions [lo, hi] from the first not in the
+// cache to the last, around p, which is not.
+func (r *Reader) uncachedRange(p int) (lo, hi int) {
+	lo, hi = 0, len(r.parts)-1
+	for lo < p && r.partCached(lo) {
+		lo++
+	}
+	for hi > p && r.partCached(hi) {
+		hi--
+	}
+	return lo, hi
+}
 
 // partitionWindow returns the partitions [lo, hi] a lookup missing
 // partition p reads: p and its uncached neighbours that lie whole in the

@@ -370,53 +370,121 @@ func testPartitionedCloseDuringFirstUse(t *testing.T, hash bool) {
 	}
 }
 
-// TestPartitionWindow checks that a lookup missing its partition over a
-// ReaderAt caches the partitions around it (PartitionWindow): after 300
-// random present Gets over a table of a few hundred small partitions,
-// absent keys read no partitions, where one partition per read would
-// leave about a quarter of them unread. No read of partitions exceeds
-// PartitionWindow.
+// TestPartitionWindow checks how lookups over a ReaderAt read the
+// partitions of a Version3 table. The first miss reads one aligned
+// PartitionWindow; the second reads every partition not cached yet in one
+// ReadAt (PartitionPrefetchShare), after which present and absent keys
+// read no partition. With a cache too small for that prefetch, every read
+// stays within a window and, once random lookups have read most windows,
+// absent keys read almost none.
 func TestPartitionWindow(t *testing.T) {
 	es := numbered(200000, func(i int) string { return fmt.Sprintf("%0100x", uint64(i)*0x9e3779b97f4a7c15) })
 	data, p := build(t, es, &builder.Options{PartitionThreshold: 256 << 10, PartitionSize: 2 << 10})
 	if p.FormatVersion != format.Version3 {
 		t.Fatalf("format version %d, want 3", p.FormatVersion)
 	}
-	src := &recorder{data: data}
-	r, err := reader.New(src, int64(len(data)), cacheOpts(t, 64<<20))
+	// The partitions lie between the data blocks and the top-level index.
+	f, err := footer.Decode(data[len(data)-footer.Size:], int64(len(data)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	src.take()
-	partReads := func() (n int) {
+	partsStart, partsEnd := int64(p.DataSize), int64(f.Index.Offset)
+	total := partsEnd - partsStart
+	if total < 4*reader.PartitionWindow {
+		t.Fatalf("%d bytes of partitions: too few for the test", total)
+	}
+	partReads := func(src *recorder) (reads [][2]int64) {
 		for _, rd := range src.take() {
-			if rd[0] >= int64(p.DataSize) {
-				n++
+			if rd[0] >= partsStart && rd[0] < partsEnd {
+				reads = append(reads, rd)
+			}
+		}
+		return reads
+	}
+	present := func(j int) []byte { return []byte(es[(j*7919+13)%len(es)].Key) }
+	absent := func(j int) []byte { return []byte(es[(j*104729+7)%len(es)].Key + "x") }
+
+	t.Run("prefetch", func(t *testing.T) {
+		src := &recorder{data: data}
+		r, err := reader.New(src, int64(len(data)), cacheOpts(t, 64<<20))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		src.take()
+		j := 0
+		get := func(key []byte) {
+			if _, err := r.Get(key); err != nil {
+				t.Fatal(err)
+			}
+			j++
+		}
+		get(present(j))
+		if reads := partReads(src); len(reads) != 1 || reads[0][1] > reader.PartitionWindow {
+			t.Fatalf("the first Get read partitions %v, want one read of at most %d bytes", reads, reader.PartitionWindow)
+		}
+		var second [][2]int64
+		for len(second) == 0 && j < 1000 {
+			get(present(j))
+			second = partReads(src)
+		}
+		if len(second) != 1 || second[0][1] < total-2*reader.PartitionWindow {
+			t.Fatalf("the second partition miss read %v, want one read of the %d bytes of partitions but a window", second, total)
+		}
+		for k := range 1000 {
+			get(present(k))
+			if _, err := r.Get(absent(k)); !errors.Is(err, reader.ErrNotFound) {
+				t.Fatal(err)
+			}
+		}
+		if reads := partReads(src); len(reads) != 0 {
+			t.Errorf("after the prefetch, 1000 present and 1000 absent Gets read partitions %d times: %v", len(reads), reads)
+		}
+	})
+
+	t.Run("windows", func(t *testing.T) {
+		src := &recorder{data: data}
+		// Room for every partition, but not for a prefetch of all of them.
+		capacity := 3 * total
+		if total <= capacity/reader.PartitionPrefetchShare {
+			t.Fatalf("PartitionPrefetchShare %d: a %d-byte cache allows the prefetch", reader.PartitionPrefetchShare, capacity)
+		}
+		r, err := reader.New(src, int64(len(data)), cacheOpts(t, capacity))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		src.take()
+		check := func() int {
+			reads := partReads(src)
+			for _, rd := range reads {
 				if rd[1] > reader.PartitionWindow {
 					t.Errorf("a %d-byte read of partitions, more than PartitionWindow", rd[1])
 				}
 			}
+			return len(reads)
 		}
-		return n
-	}
-	for j := range 300 {
-		if _, err := r.Get([]byte(es[(j*7919+13)%len(es)].Key)); err != nil {
-			t.Fatal(err)
+		for j := range 300 {
+			if _, err := r.Get(present(j)); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	present := partReads()
-	absent := 0
-	for j := range 1000 {
-		if _, err := r.Get([]byte(es[(j*104729+7)%len(es)].Key + "x")); !errors.Is(err, reader.ErrNotFound) {
-			t.Fatal(err)
+		presentReads := check()
+		absentReads := 0
+		for j := range 1000 {
+			if _, err := r.Get(absent(j)); !errors.Is(err, reader.ErrNotFound) {
+				t.Fatal(err)
+			}
+			absentReads += check()
 		}
-		absent += partReads()
-	}
-	t.Logf("300 present Gets read partitions %d times; then 1000 absent Gets %d times", present, absent)
-	if absent > 2 {
-		t.Errorf("after 300 present Gets, 1000 absent ones read partitions %d times, want at most 2", absent)
-	}
+		t.Logf("300 present Gets read partitions %d times; then 1000 absent Gets %d times", presentReads, absentReads)
+		if presentReads < 2 {
+			t.Errorf("300 present Gets read partitions %d times: windows should take several", presentReads)
+		}
+		if absentReads > 2 {
+			t.Errorf("after 300 present Gets, 1000 absent ones read partitions %d times, want at most 2", absentReads)
+		}
+	})
 }
 
 // TestPartitionedHashIndexUse checks which lookups of a partitioned table

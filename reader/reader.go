@@ -132,6 +132,7 @@ type Reader struct {
 	topKeys     [][]byte // the top-level index's keys, parts[i]'s key at i
 	partTable   *cache.Table
 	partChecked []atomic.Bool
+	partMisses  atomic.Int32 // lookups' partition misses (partition.go), counted up to the one that prefetches
 
 	blocksOnce sync.Once       // sets up verified and blocks
 	verified   []atomic.Uint32 // per data block: checksum checked, stored raw, end of entries (mapped files; see blockChecked)
