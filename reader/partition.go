@@ -14,8 +14,10 @@ import (
 // one-level table's index block (in the tail New reads, or on first use),
 // with one entry per partition. A lookup seeks it, then reads the key's
 // partition, its filter and its index partition together, in one ReadAt
-// of a few KiB: a cold Get of a present key makes three reads counting
-// New's (tail, partition, data block), of an absent key two. Partitions
+// of a few KiB (with its neighbours: PartitionWindow; on the reader's
+// second miss, all of them: PartitionPrefetchShare): a cold Get of a
+// present key makes three reads counting New's (tail, partition, data
+// block), of an absent key two. Partitions
 // of an unmapped reader live in the cache, one slot each of
 // Reader.partTable, pinned while used and read again, with their
 // checksums, if evicted; a mapped reader checks each partition's
@@ -232,12 +234,12 @@ func (r *Reader) partitionsAhead(p int, pin *cache.Handle, buf *[]byte) (filter,
 // ReaderAt reads when the partition it needs is not cached: the
 // partitions that lie whole in the aligned 64 KiB of the partitions
 // section around it, those not cached already, in one ReadAt, each then
-// cached in its slot. Lookups of random keys thus cache the partitions in
-// about one read per 64 KiB of them instead of one per partition (a
-// 5M-entry table has about 550 partitions of 16 KiB and 140 such
-// windows), and a cold Get still reads at most 64 KiB beyond the tail and
-// its data block. Like RocksDB's prefetch of index and filter partitions,
-// but bounded by the window.
+// cached in its slot. A cold Get thus reads at most 64 KiB beyond the
+// tail and its data block. The reader's second miss reads all the
+// partitions instead, where PartitionPrefetchShare allows; where it does
+// not, lookups of random keys cache the partitions in about one read per
+// 64 KiB of them rather than one per partition (a 5M-entry table has
+// about 550 partitions of 16 KiB and 140 such windows).
 const PartitionWindow = 64 << 10
 
 // PartitionPrefetchShare bounds the prefetch of all partitions: a reader
