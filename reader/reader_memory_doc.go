@@ -27,7 +27,11 @@
 // handle, its top-level key (kept on the Go heap from the top-level
 // index's first load) and an 8-byte cache slot, or for a mapped file a
 // 1-byte checked flag; its partitions, of a few KiB each, live in the
-// cache like data blocks (read in place when mapped). An iterator over a
+// cache like data blocks (read in place when mapped). A lookup that
+// misses them reads them through a buffer lent by the cache, or allocated
+// when no shard can lend it: PartitionWindow (64 KiB) bytes, or once per
+// reader, on its second miss, all the partitions not cached yet, at most
+// a 1/PartitionPrefetchShare of the cache's capacity. An iterator over a
 // ReaderAt that scans across partitions reads them ahead into a buffer
 // of its own of at most PartitionReadahead (1 MiB) bytes, reused until
 // it is closed.
