@@ -31,7 +31,7 @@
 // misses them reads them through a buffer lent by the cache, or allocated
 // when no shard can lend it: PartitionWindow (64 KiB) bytes, or once per
 // reader, on its second miss, all the partitions not cached yet, at most
-// a 1/PartitionPrefetchShare of the cache's capacity. An iterator over a
+// 1/PartitionPrefetchShare of the cache's capacity. An iterator over a
 // ReaderAt that scans across partitions reads them ahead into a buffer
 // of its own of at most PartitionReadahead (1 MiB) bytes, reused until
 // it is closed.
