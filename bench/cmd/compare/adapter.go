@@ -1,36 +1,21 @@
 package main
 
-// compression names a data block codec the implementations are run with.
-type compression string
-
-const (
-	snappyComp compression = "snappy"
-	noneComp   compression = "none"
-	// zstdComp: ours uses github.com/klauspost/compress/zstd (pure Go,
-	// default level); Pebble v1.1.5 uses github.com/DataDog/zstd (cgo,
-	// the reference C library at level 3) when built with cgo, and
-	// klauspost's otherwise. goleveldb has no zstd and is skipped.
-	zstdComp compression = "zstd"
-)
+import "github.com/sstkit/sstable/bench/internal/implsetup"
 
 // limited is implemented by implementations that lack some compressions;
 // the harness skips those.
 type limited interface {
-	supports(c compression) bool
+	supports(c implsetup.Compression) bool
 }
 
 // supports reports whether im can build tables with c.
-func supports(im impl, c compression) bool {
+func supports(im impl, c implsetup.Compression) bool {
 	l, ok := im.(limited)
 	return !ok || l.supports(c)
 }
 
-// Shared table shape, given to every implementation.
-const (
-	blockSize    = 4096      // target data block size, bytes
-	bitsPerKey   = 10        // bloom filter bits per key
-	blockCacheSz = 256 << 20 // block cache budget, the same for every implementation
-)
+// blockCacheSz is the block cache budget, the same for every implementation.
+const blockCacheSz = 256 << 20
 
 // impl is one SSTable implementation under test.
 type impl interface {
@@ -39,11 +24,11 @@ type impl interface {
 	// build writes d's entries as a table at path (from tablePath),
 	// returning once the table is complete in the page cache. It does not
 	// fsync; the harness syncs, untimed, afterwards.
-	build(path string, d *dataset, c compression) error
+	build(path string, d *dataset, c implsetup.Compression) error
 	// open opens the table at path for reading.
 	open(path string) (table, error)
 	// tablePath is where this implementation's table for c lives in dir.
-	tablePath(dir string, c compression) string
+	tablePath(dir string, c implsetup.Compression) string
 }
 
 // table is an open table.

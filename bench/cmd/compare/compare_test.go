@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sstkit/sstable/bench/internal/implsetup"
 )
 
 // TestAdaptersReturnRightValues builds a small table with every
@@ -20,7 +22,7 @@ func TestAdaptersReturnRightValues(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for _, name := range []string{"ours", "pebble", "goleveldb", "ours-v1", "ours-default", "pebble-2lvl"} {
-		for _, c := range []compression{snappyComp, noneComp, zstdComp} {
+		for _, c := range []implsetup.Compression{implsetup.Snappy, implsetup.None, implsetup.Zstd} {
 			im := newImpl(name)
 			if !supports(im, c) {
 				continue
@@ -74,8 +76,8 @@ func TestVerifyTableNoticesWrongValues(t *testing.T) {
 	d := newDataset(1000, 1000)
 	dir := t.TempDir()
 	im := newImpl("ours")
-	path := im.tablePath(dir, snappyComp)
-	if err := im.build(path, d, snappyComp); err != nil {
+	path := im.tablePath(dir, implsetup.Snappy)
+	if err := im.build(path, d, implsetup.Snappy); err != nil {
 		t.Fatal(err)
 	}
 	tb, err := im.open(path)

@@ -1,19 +1,12 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
-	"os"
 	"path/filepath"
 
+	"github.com/sstkit/sstable/bench/internal/implsetup"
 	"github.com/syndtr/goleveldb/leveldb/cache"
-	"github.com/syndtr/goleveldb/leveldb/filter"
 	"github.com/syndtr/goleveldb/leveldb/iterator"
-	"github.com/syndtr/goleveldb/leveldb/opt"
-	"github.com/syndtr/goleveldb/leveldb/storage"
 	ldbtable "github.com/syndtr/goleveldb/leveldb/table"
-	"github.com/syndtr/goleveldb/leveldb/util"
 )
 
 // goleveldbImpl is github.com/syndtr/goleveldb (v1.0.1-0.20220721030215-
@@ -42,64 +35,30 @@ type goleveldbImpl struct{}
 func (goleveldbImpl) name() string { return "goleveldb" }
 
 // supports: goleveldb's table writer has snappy and none only.
-func (goleveldbImpl) supports(c compression) bool { return c != zstdComp }
+func (goleveldbImpl) supports(c implsetup.Compression) bool { return c != implsetup.Zstd }
 
-func (goleveldbImpl) tablePath(dir string, c compression) string {
+func (goleveldbImpl) tablePath(dir string, c implsetup.Compression) string {
 	return filepath.Join(dir, "goleveldb-"+string(c)+".ldb")
 }
 
-func goleveldbOptions(c compression) *opt.Options {
-	o := &opt.Options{
-		Filter:      filter.NewBloomFilter(bitsPerKey),
-		Compression: opt.SnappyCompression,
-		BlockSize:   blockSize,
-	}
-	if c == noneComp {
-		o.Compression = opt.NoCompression
-	}
-	return o
-}
-
-func (goleveldbImpl) build(path string, d *dataset, c compression) error {
-	f, err := os.Create(path)
+func (goleveldbImpl) build(path string, d *dataset, c implsetup.Compression) error {
+	w, err := implsetup.CreateGoleveldb(path, implsetup.GoleveldbOptions(c))
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriterSize(f, 256<<10)
-	w := ldbtable.NewWriter(bw, goleveldbOptions(c), nil, 0)
 	for i := 0; i < d.n; i++ {
 		if err := w.Append(d.key(i), d.value(i)); err != nil {
-			f.Close()
+			w.Abort()
 			return err
 		}
 	}
-	if err := w.Close(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return w.Close()
 }
 
 func (goleveldbImpl) open(path string) (table, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
 	bc := cache.NewCache(cache.NewLRU(blockCacheSz))
-	bpool := util.NewBufferPool(blockSize + 5)
-	r, err := ldbtable.NewReader(f, st.Size(), storage.FileDesc{Type: storage.TypeTable, Num: 1},
-		&cache.NamespaceGetter{Cache: bc, NS: 1}, bpool, goleveldbOptions(snappyComp)) // reading ignores Compression
+	r, err := implsetup.OpenGoleveldb(path, 1, bc, implsetup.GoleveldbBufferPool(), implsetup.GoleveldbOptions(implsetup.Snappy))
 	if err != nil {
-		f.Close()
 		bc.Close(true)
 		return nil, err
 	}
@@ -112,17 +71,7 @@ type goleveldbTable struct {
 }
 
 func (t *goleveldbTable) get(key []byte) ([]byte, bool, error) {
-	rkey, v, err := t.r.Find(key, true, nil)
-	if err != nil {
-		if errors.Is(err, ldbtable.ErrNotFound) {
-			return nil, false, nil
-		}
-		return nil, false, err
-	}
-	if !bytes.Equal(rkey, key) {
-		return nil, false, nil
-	}
-	return v, true, nil
+	return implsetup.GoleveldbGet(t.r, key)
 }
 
 func (t *goleveldbTable) scan(visit func(k, v []byte)) (int, error) {

@@ -24,6 +24,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/sstkit/sstable/bench/internal/implsetup"
 )
 
 func main() {
@@ -39,7 +41,7 @@ func main() {
 // config is one run's parameters.
 type config struct {
 	entries, lookups, reps int
-	comps                  []compression
+	comps                  []implsetup.Compression
 	impls                  []string
 	dir                    string // parent of the temporary directory
 	keep                   bool   // keep the temporary directory
@@ -85,12 +87,12 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-entries, -lookups and -reps must be positive")
 	}
 	for _, c := range strings.Split(*comps, ",") {
-		if slices.Contains(cfg.comps, compression(c)) {
+		if slices.Contains(cfg.comps, implsetup.Compression(c)) {
 			return fmt.Errorf("compression %q named twice", c)
 		}
-		switch compression(c) {
-		case snappyComp, noneComp, zstdComp:
-			cfg.comps = append(cfg.comps, compression(c))
+		switch implsetup.Compression(c) {
+		case implsetup.Snappy, implsetup.None, implsetup.Zstd:
+			cfg.comps = append(cfg.comps, implsetup.Compression(c))
 		default:
 			return fmt.Errorf("unknown compression %q", c)
 		}

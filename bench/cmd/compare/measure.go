@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sstkit/sstable/bench/internal/implsetup"
 )
 
 // sample is one measurement of one implementation with one compression.
@@ -86,7 +88,7 @@ func syncFile(path string) error {
 // measure builds, opens and reads one table. With verify set it also
 // checks every lookup's value, every miss and the scan's entries, untimed.
 // The table is deleted afterwards unless keep is set.
-func measure(im impl, c compression, d *dataset, dir string, verify, keep bool) (s sample, err error) {
+func measure(im impl, c implsetup.Compression, d *dataset, dir string, verify, keep bool) (s sample, err error) {
 	path := im.tablePath(dir, c)
 	os.Remove(path)
 

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"errors"
-	"os"
 	"path/filepath"
 
-	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/bench/internal/implsetup"
 	"github.com/sstkit/sstable/cache"
-	"github.com/sstkit/sstable/filterblock"
-	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/reader"
 )
 
@@ -45,40 +41,22 @@ type ours struct {
 
 func (o ours) name() string { return "ours" + o.suffix }
 
-func (o ours) tablePath(dir string, c compression) string {
+func (o ours) tablePath(dir string, c implsetup.Compression) string {
 	return filepath.Join(dir, o.name()+"-"+string(c)+".sst")
 }
 
-func (o ours) build(path string, d *dataset, c compression) error {
-	f, err := os.Create(path)
+func (o ours) build(path string, d *dataset, c implsetup.Compression) error {
+	w, err := implsetup.CreateOurs(path, implsetup.OursOptions(c, o.hashIndex))
 	if err != nil {
 		return err
 	}
-	opts := &builder.Options{
-		BlockSize: blockSize,
-		Filter:    filterblock.Bloom(bitsPerKey),
-		HashIndex: o.hashIndex,
-	}
-	switch c {
-	case noneComp:
-		opts.Compression = format.NoCompression
-	case zstdComp:
-		opts.Compression = format.ZstdCompression
-	default:
-		opts.Compression = format.SnappyCompression
-	}
-	b := builder.New(f, opts)
 	for i := 0; i < d.n; i++ {
-		if err := b.Add(d.key(i), d.value(i)); err != nil {
-			f.Close()
+		if err := w.Add(d.key(i), d.value(i)); err != nil {
+			w.Abort()
 			return err
 		}
 	}
-	if err := b.Finish(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return w.Close()
 }
 
 func (o ours) open(path string) (table, error) {
@@ -105,40 +83,12 @@ type oursTable struct {
 }
 
 func (t *oursTable) get(key []byte) ([]byte, bool, error) {
-	v, err := t.r.GetAppend(t.buf[:0], key)
-	if err != nil {
-		if errors.Is(err, reader.ErrNotFound) {
-			return nil, false, nil
-		}
-		return nil, false, err
-	}
-	t.buf = v
-	return v, true, nil
+	return implsetup.OursGetAppend(t.r, &t.buf, key)
 }
 
-func (t *oursTable) getCopy(key []byte) ([]byte, bool, error) {
-	v, err := t.r.Get(key)
-	if err != nil {
-		if errors.Is(err, reader.ErrNotFound) {
-			return nil, false, nil
-		}
-		return nil, false, err
-	}
-	return v, true, nil
-}
+func (t *oursTable) getCopy(key []byte) ([]byte, bool, error) { return implsetup.OursGet(t.r, key) }
 
-func (t *oursTable) scan(visit func(k, v []byte)) (int, error) {
-	it := t.r.NewIterator()
-	n := 0
-	for ok := it.First(); ok; ok = it.Next() {
-		k, v := it.Key(), it.Value()
-		if visit != nil {
-			visit(k, v)
-		}
-		n++
-	}
-	return n, it.Close()
-}
+func (t *oursTable) scan(visit func(k, v []byte)) (int, error) { return implsetup.OursScan(t.r, visit) }
 
 // offHeapBytes is what the reader's cache holds: decoded blocks, in an
 // anonymous mapping outside the Go heap.

@@ -1,19 +1,14 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/cockroachdb/pebble"
-	"github.com/cockroachdb/pebble/bloom"
 	"github.com/cockroachdb/pebble/objstorage"
-	"github.com/cockroachdb/pebble/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/sstable"
-	"github.com/cockroachdb/pebble/vfs"
+	"github.com/sstkit/sstable/bench/internal/implsetup"
 )
 
 // pebbleImpl is github.com/cockroachdb/pebble v1.1.5's sstable package,
@@ -56,80 +51,25 @@ type pebbleImpl struct {
 	prov           objstorage.Provider // opened by prepare, taken by open
 }
 
-// pebbleFileTypeTable is base.FileTypeTable (internal/base is not
-// importable). OpenForReading checks the type against the provider's
-// listing, so a wrong value fails loudly.
-const pebbleFileTypeTable = 2
-
+// pebbleFileNum is the table's file number in its directory.
 const pebbleFileNum = 1
 
 func (p *pebbleImpl) name() string { return "pebble" + p.suffix }
 
 // tablePath names the table as a Pebble DB would (000001.sst), in a
 // directory of its own for the provider to list.
-func (p *pebbleImpl) tablePath(dir string, c compression) string {
+func (p *pebbleImpl) tablePath(dir string, c implsetup.Compression) string {
 	return filepath.Join(dir, "pebble"+p.suffix+"-"+string(c), fmt.Sprintf("%06d.sst", pebbleFileNum))
 }
 
-// pebbleComparer is sstable.DefaultComparer with a Split that makes the
-// whole key the prefix.
-var pebbleComparer = func() *sstable.Comparer {
-	c := *sstable.DefaultComparer
-	c.Split = func(k []byte) int { return len(k) }
-	return &c
-}()
-
-var pebbleFilter = bloom.FilterPolicy(bitsPerKey)
-
-// bufWritable is an objstorage.Writable over an *os.File with a 256 KiB
-// buffer; Finish flushes and closes without fsync.
-type bufWritable struct {
-	f  *os.File
-	bw *bufio.Writer
-}
-
-func (w *bufWritable) Write(p []byte) error {
-	_, err := w.bw.Write(p)
-	return err
-}
-
-func (w *bufWritable) Finish() error {
-	err := w.bw.Flush()
-	if cerr := w.f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func (w *bufWritable) Abort() { w.f.Close() }
-
-var _ objstorage.Writable = (*bufWritable)(nil)
-
-func (p *pebbleImpl) build(path string, d *dataset, c compression) error {
+func (p *pebbleImpl) build(path string, d *dataset, c implsetup.Compression) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.Create(path)
+	w, err := implsetup.CreatePebble(path, implsetup.PebbleWriterOptions(c, p.indexBlockSize))
 	if err != nil {
 		return err
 	}
-	opts := sstable.WriterOptions{
-		BlockRestartInterval: 16,
-		BlockSize:            blockSize,
-		Comparer:             pebbleComparer,
-		Compression:          sstable.SnappyCompression,
-		FilterPolicy:         pebbleFilter,
-		FilterType:           sstable.TableFilter,
-		TableFormat:          sstable.TableFormatRocksDBv2,
-		IndexBlockSize:       p.indexBlockSize,
-	}
-	switch c {
-	case noneComp:
-		opts.Compression = sstable.NoCompression
-	case zstdComp:
-		opts.Compression = sstable.ZstdCompression
-	}
-	w := sstable.NewWriter(&bufWritable{f: f, bw: bufio.NewWriterSize(f, 256<<10)}, opts)
 	for i := 0; i < d.n; i++ {
 		if err := w.Set(d.key(i), d.value(i)); err != nil {
 			w.Close()
@@ -143,7 +83,7 @@ func (p *pebbleImpl) build(path string, d *dataset, c compression) error {
 // as a Pebble DB does once at startup; the harness calls it untimed, so the
 // Open figure covers OpenForReading and sstable.NewReader only.
 func (p *pebbleImpl) prepare(path string) error {
-	prov, err := objstorageprovider.Open(objstorageprovider.DefaultSettings(vfs.Default, filepath.Dir(path)))
+	prov, err := implsetup.OpenPebbleProvider(filepath.Dir(path))
 	if err != nil {
 		return err
 	}
@@ -160,18 +100,8 @@ func (p *pebbleImpl) open(path string) (table, error) {
 		}
 		prov, p.prov = p.prov, nil
 	}
-	readable, err := prov.OpenForReading(context.Background(), pebbleFileTypeTable,
-		pebble.FileNum(pebbleFileNum).DiskFileNum(), objstorage.OpenOptions{MustExist: true})
-	if err != nil {
-		prov.Close()
-		return nil, err
-	}
 	cache := pebble.NewCache(blockCacheSz)
-	r, err := sstable.NewReader(readable, sstable.ReaderOptions{
-		Cache:    cache,
-		Comparer: pebbleComparer,
-		Filters:  map[string]sstable.FilterPolicy{pebbleFilter.Name(): pebbleFilter},
-	})
+	r, err := implsetup.OpenPebble(prov, pebbleFileNum, cache)
 	if err != nil {
 		cache.Unref()
 		prov.Close()
@@ -188,49 +118,11 @@ type pebbleTable struct {
 }
 
 func (t *pebbleTable) get(key []byte) ([]byte, bool, error) {
-	if t.it == nil {
-		it, err := t.r.NewIter(nil, nil)
-		if err != nil {
-			return nil, false, err
-		}
-		t.it = it
-	}
-	k, lv := t.it.SeekPrefixGE(key, key, 0 /* base.SeekGEFlagsNone */)
-	if k == nil {
-		return nil, false, t.it.Error()
-	}
-	if !bytes.Equal(k.UserKey, key) {
-		return nil, false, nil
-	}
-	v, _, err := lv.Value(nil)
-	if err != nil {
-		return nil, false, err
-	}
-	return v, true, nil
+	return implsetup.PebbleGet(t.r, &t.it, key)
 }
 
 func (t *pebbleTable) scan(visit func(k, v []byte)) (int, error) {
-	it, err := t.r.NewIter(nil, nil)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for k, lv := it.First(); k != nil; k, lv = it.Next() {
-		v, _, err := lv.Value(nil)
-		if err != nil {
-			it.Close()
-			return n, err
-		}
-		if visit != nil {
-			visit(k.UserKey, v)
-		}
-		n++
-	}
-	if err := it.Error(); err != nil {
-		it.Close()
-		return n, err
-	}
-	return n, it.Close()
+	return implsetup.PebbleScan(t.r, visit)
 }
 
 func (t *pebbleTable) offHeapBytes() int64 {
@@ -241,13 +133,7 @@ func (t *pebbleTable) offHeapBytes() int64 {
 }
 
 func (t *pebbleTable) close() error {
-	var err error
-	if t.it != nil {
-		err = t.it.Close()
-	}
-	if cerr := t.r.Close(); err == nil {
-		err = cerr
-	}
+	err := implsetup.ClosePebble(t.r, t.it)
 	t.cache.Unref()
 	if cerr := t.prov.Close(); err == nil {
 		err = cerr

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/sstkit/sstable/bench/internal/implsetup"
 )
 
 // childEnv is set in a child's environment; a test binary's TestMain
@@ -22,17 +24,17 @@ const childEnv = "SSTABLE_MANYTABLES_CHILD"
 // childSpec is what the parent hands a child (as JSON in -child): one
 // implementation and compression over a directory of built tables.
 type childSpec struct {
-	Impl        string        `json:"impl"`
-	Compression compression   `json:"compression"`
-	Dir         string        `json:"dir"`
-	Tables      int           `json:"tables"`
-	Entries     int           `json:"entries"`
-	Duration    time.Duration `json:"duration"`
-	Warmup      time.Duration `json:"warmup"`
-	Goroutines  int           `json:"goroutines"`
-	CacheBytes  int64         `json:"cache_bytes"`
-	Seed        uint64        `json:"seed"`
-	CPUProfile  string        `json:"cpu_profile,omitempty"` // write a CPU profile of the timed run here
+	Impl        string                `json:"impl"`
+	Compression implsetup.Compression `json:"compression"`
+	Dir         string                `json:"dir"`
+	Tables      int                   `json:"tables"`
+	Entries     int                   `json:"entries"`
+	Duration    time.Duration         `json:"duration"`
+	Warmup      time.Duration         `json:"warmup"`
+	Goroutines  int                   `json:"goroutines"`
+	CacheBytes  int64                 `json:"cache_bytes"`
+	Seed        uint64                `json:"seed"`
+	CPUProfile  string                `json:"cpu_profile,omitempty"` // write a CPU profile of the timed run here
 }
 
 // childResult is the one JSON line a child prints.

@@ -1,49 +1,30 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"context"
-	"errors"
 	"fmt"
-	"os"
+	"math"
 	"path/filepath"
 
 	"github.com/cockroachdb/pebble"
-	"github.com/cockroachdb/pebble/bloom"
 	"github.com/cockroachdb/pebble/objstorage"
-	"github.com/cockroachdb/pebble/objstorage/objstorageprovider"
 	pebblesst "github.com/cockroachdb/pebble/sstable"
-	"github.com/cockroachdb/pebble/vfs"
-	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/bench/internal/implsetup"
 	"github.com/sstkit/sstable/cache"
-	"github.com/sstkit/sstable/filterblock"
-	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/reader"
 	ldbcache "github.com/syndtr/goleveldb/leveldb/cache"
-	"github.com/syndtr/goleveldb/leveldb/filter"
-	"github.com/syndtr/goleveldb/leveldb/opt"
-	"github.com/syndtr/goleveldb/leveldb/storage"
 	ldbtable "github.com/syndtr/goleveldb/leveldb/table"
 	"github.com/syndtr/goleveldb/leveldb/util"
 )
 
-// compression names the two data block codecs every implementation is run
-// with.
-type compression string
-
-const (
-	snappyComp compression = "snappy"
-	noneComp   compression = "none"
-)
-
 // impl is one implementation: it builds table t of a workload into a
 // directory and opens all of a directory's tables with one shared cache.
-// Every implementation is configured as in cmd/compare (see the comments
-// there); only the caches differ: one cache for all the tables here.
+// Every implementation is configured as in cmd/compare, through the same
+// internal/implsetup (see the comments there); only the caches differ:
+// one cache for all the tables here. The compressions run are snappy and
+// none.
 type impl interface {
 	name() string
-	build(dir string, t int, w workload, c compression) error
+	build(dir string, t int, w workload, c implsetup.Compression) error
 	open(dir string, w workload, cacheBytes int64) (store, error)
 }
 
@@ -121,30 +102,16 @@ type ours struct {
 
 func (o ours) name() string { return "ours" + o.suffix }
 
-func (o ours) build(dir string, t int, w workload, c compression) error {
-	f, err := os.Create(filepath.Join(dir, tableName(t, "sst")))
+func (o ours) build(dir string, t int, w workload, c implsetup.Compression) error {
+	b, err := implsetup.CreateOurs(filepath.Join(dir, tableName(t, "sst")), implsetup.OursOptions(c, o.hashIndex))
 	if err != nil {
 		return err
 	}
-	opts := &builder.Options{
-		BlockSize:   blockSize,
-		Compression: format.SnappyCompression,
-		Filter:      filterblock.Bloom(bitsPerKey),
-		HashIndex:   o.hashIndex,
-	}
-	if c == noneComp {
-		opts.Compression = format.NoCompression
-	}
-	b := builder.New(f, opts)
 	if err := addEntries(w, t, b.Add); err != nil {
-		f.Close()
+		b.Abort()
 		return err
 	}
-	if err := b.Finish(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return b.Close()
 }
 
 func (o ours) open(dir string, w workload, cacheBytes int64) (store, error) {
@@ -194,15 +161,7 @@ type oursGetter struct {
 }
 
 func (g *oursGetter) get(t int, key []byte) ([]byte, bool, error) {
-	v, err := g.rs[t].GetAppend(g.buf[:0], key)
-	if err != nil {
-		if errors.Is(err, reader.ErrNotFound) {
-			return nil, false, nil
-		}
-		return nil, false, err
-	}
-	g.buf = v
-	return v, true, nil
+	return implsetup.OursGetAppend(g.rs[t], &g.buf, key)
 }
 
 func (g *oursGetter) close() error { return nil }
@@ -234,62 +193,12 @@ type pebbleImpl struct{}
 
 func (pebbleImpl) name() string { return "pebble" }
 
-// pebbleFileTypeTable is base.FileTypeTable (internal/base is not
-// importable). OpenForReading checks the type against the provider's
-// listing, so a wrong value fails loudly.
-const pebbleFileTypeTable = 2
-
-var pebbleComparer = func() *pebblesst.Comparer {
-	c := *pebblesst.DefaultComparer
-	c.Split = func(k []byte) int { return len(k) }
-	return &c
-}()
-
-var pebbleFilter = bloom.FilterPolicy(bitsPerKey)
-
-// bufWritable is an objstorage.Writable over an *os.File with a 256 KiB
-// buffer; Finish flushes and closes without fsync.
-type bufWritable struct {
-	f  *os.File
-	bw *bufio.Writer
-}
-
-func (w *bufWritable) Write(p []byte) error {
-	_, err := w.bw.Write(p)
-	return err
-}
-
-func (w *bufWritable) Finish() error {
-	err := w.bw.Flush()
-	if cerr := w.f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func (w *bufWritable) Abort() { w.f.Close() }
-
-var _ objstorage.Writable = (*bufWritable)(nil)
-
-func (pebbleImpl) build(dir string, t int, w workload, c compression) error {
-	f, err := os.Create(filepath.Join(dir, tableName(t, "sst")))
+func (pebbleImpl) build(dir string, t int, w workload, c implsetup.Compression) error {
+	// IndexBlockSize math.MaxInt32: one index block, like ours.
+	wr, err := implsetup.CreatePebble(filepath.Join(dir, tableName(t, "sst")), implsetup.PebbleWriterOptions(c, math.MaxInt32))
 	if err != nil {
 		return err
 	}
-	opts := pebblesst.WriterOptions{
-		BlockRestartInterval: 16,
-		BlockSize:            blockSize,
-		Comparer:             pebbleComparer,
-		Compression:          pebblesst.SnappyCompression,
-		FilterPolicy:         pebbleFilter,
-		FilterType:           pebblesst.TableFilter,
-		TableFormat:          pebblesst.TableFormatRocksDBv2,
-		IndexBlockSize:       1<<31 - 1, // one index block, like ours
-	}
-	if c == noneComp {
-		opts.Compression = pebblesst.NoCompression
-	}
-	wr := pebblesst.NewWriter(&bufWritable{f: f, bw: bufio.NewWriterSize(f, 256<<10)}, opts)
 	if err := addEntries(w, t, wr.Set); err != nil {
 		wr.Close()
 		return err
@@ -298,23 +207,13 @@ func (pebbleImpl) build(dir string, t int, w workload, c compression) error {
 }
 
 func (pebbleImpl) open(dir string, w workload, cacheBytes int64) (store, error) {
-	prov, err := objstorageprovider.Open(objstorageprovider.DefaultSettings(vfs.Default, dir))
+	prov, err := implsetup.OpenPebbleProvider(dir)
 	if err != nil {
 		return nil, err
 	}
 	s := &pebbleStore{prov: prov, cache: pebble.NewCache(cacheBytes)}
 	for t := 0; t < w.tables; t++ {
-		readable, err := prov.OpenForReading(context.Background(), pebbleFileTypeTable,
-			pebble.FileNum(t+1).DiskFileNum(), objstorage.OpenOptions{MustExist: true})
-		if err != nil {
-			s.close()
-			return nil, err
-		}
-		r, err := pebblesst.NewReader(readable, pebblesst.ReaderOptions{
-			Cache:    s.cache,
-			Comparer: pebbleComparer,
-			Filters:  map[string]pebblesst.FilterPolicy{pebbleFilter.Name(): pebbleFilter},
-		})
+		r, err := implsetup.OpenPebble(prov, t+1, s.cache)
 		if err != nil {
 			s.close()
 			return nil, err
@@ -360,27 +259,7 @@ type pebbleGetter struct {
 }
 
 func (g *pebbleGetter) get(t int, key []byte) ([]byte, bool, error) {
-	it := g.its[t]
-	if it == nil {
-		var err error
-		it, err = g.rs[t].NewIter(nil, nil)
-		if err != nil {
-			return nil, false, err
-		}
-		g.its[t] = it
-	}
-	k, lv := it.SeekPrefixGE(key, key, 0 /* base.SeekGEFlagsNone */)
-	if k == nil {
-		return nil, false, it.Error()
-	}
-	if !bytes.Equal(k.UserKey, key) {
-		return nil, false, nil
-	}
-	v, _, err := lv.Value(nil)
-	if err != nil {
-		return nil, false, err
-	}
-	return v, true, nil
+	return implsetup.PebbleGet(g.rs[t], &g.its[t], key)
 }
 
 func (g *pebbleGetter) close() error {
@@ -409,62 +288,27 @@ type goleveldbImpl struct{}
 
 func (goleveldbImpl) name() string { return "goleveldb" }
 
-func goleveldbOptions(c compression) *opt.Options {
-	o := &opt.Options{
-		Filter:      filter.NewBloomFilter(bitsPerKey),
-		Compression: opt.SnappyCompression,
-		BlockSize:   blockSize,
-	}
-	if c == noneComp {
-		o.Compression = opt.NoCompression
-	}
-	return o
-}
-
-func (goleveldbImpl) build(dir string, t int, w workload, c compression) error {
-	f, err := os.Create(filepath.Join(dir, tableName(t, "ldb")))
+func (goleveldbImpl) build(dir string, t int, w workload, c implsetup.Compression) error {
+	wr, err := implsetup.CreateGoleveldb(filepath.Join(dir, tableName(t, "ldb")), implsetup.GoleveldbOptions(c))
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriterSize(f, 256<<10)
-	wr := ldbtable.NewWriter(bw, goleveldbOptions(c), nil, 0)
 	if err := addEntries(w, t, wr.Append); err != nil {
-		f.Close()
+		wr.Abort()
 		return err
 	}
-	if err := wr.Close(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return wr.Close()
 }
 
 func (goleveldbImpl) open(dir string, w workload, cacheBytes int64) (store, error) {
 	s := &goleveldbStore{
 		cache: ldbcache.NewCache(ldbcache.NewLRU(int(cacheBytes))),
-		bpool: util.NewBufferPool(blockSize + 5),
+		bpool: implsetup.GoleveldbBufferPool(),
 	}
-	opts := goleveldbOptions(snappyComp) // reading ignores Compression
+	opts := implsetup.GoleveldbOptions(implsetup.Snappy) // one for all the readers, as a DB shares one
 	for t := 0; t < w.tables; t++ {
-		f, err := os.Open(filepath.Join(dir, tableName(t, "ldb")))
+		r, err := implsetup.OpenGoleveldb(filepath.Join(dir, tableName(t, "ldb")), int64(t+1), s.cache, s.bpool, opts)
 		if err != nil {
-			s.close()
-			return nil, err
-		}
-		st, err := f.Stat()
-		if err != nil {
-			f.Close()
-			s.close()
-			return nil, err
-		}
-		r, err := ldbtable.NewReader(f, st.Size(), storage.FileDesc{Type: storage.TypeTable, Num: int64(t + 1)},
-			&ldbcache.NamespaceGetter{Cache: s.cache, NS: uint64(t + 1)}, s.bpool, opts)
-		if err != nil {
-			f.Close()
 			s.close()
 			return nil, err
 		}
@@ -498,17 +342,7 @@ func (s *goleveldbStore) close() error {
 type goleveldbGetter struct{ rs []*ldbtable.Reader }
 
 func (g goleveldbGetter) get(t int, key []byte) ([]byte, bool, error) {
-	rkey, v, err := g.rs[t].Find(key, true, nil)
-	if err != nil {
-		if errors.Is(err, ldbtable.ErrNotFound) {
-			return nil, false, nil
-		}
-		return nil, false, err
-	}
-	if !bytes.Equal(rkey, key) {
-		return nil, false, nil
-	}
-	return v, true, nil
+	return implsetup.GoleveldbGet(g.rs[t], key)
 }
 
 func (goleveldbGetter) close() error { return nil }

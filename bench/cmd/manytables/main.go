@@ -44,6 +44,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sstkit/sstable/bench/internal/implsetup"
 )
 
 func main() {
@@ -63,7 +65,7 @@ type config struct {
 	rounds                      int // interleaved measurements of every configuration
 	cacheBytes                  int64
 	impls                       []string
-	comps                       []compression
+	comps                       []implsetup.Compression
 	dir                         string // parent of the temporary directory
 	keep                        bool
 	cpuprofile                  string // directory for the children's CPU profiles
@@ -156,8 +158,8 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-goroutines, -duration and -rounds must be positive, -warmup not negative")
 	}
 	for _, c := range strings.Split(*comps, ",") {
-		c := compression(strings.TrimSpace(c))
-		if c != snappyComp && c != noneComp {
+		c := implsetup.Compression(strings.TrimSpace(c))
+		if c != implsetup.Snappy && c != implsetup.None {
 			return fmt.Errorf("unknown compression %q", c)
 		}
 		if slices.Contains(cfg.comps, c) {
@@ -360,7 +362,7 @@ func run(cfg config, progress io.Writer) (*report, error) {
 
 // buildAll builds the workload's tables into dir with workers goroutines,
 // fsyncs each file, and returns their total size.
-func buildAll(im impl, dir string, w workload, c compression, workers int) (int64, error) {
+func buildAll(im impl, dir string, w workload, c implsetup.Compression, workers int) (int64, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err
 	}

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sstkit/sstable/bench/internal/implsetup"
 )
 
 // TestMain runs a measuring child when the parent (a test below)
@@ -153,7 +155,7 @@ func TestManyTablesSmoke(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("JSON output: %v\n%s", err, stdout.String())
 	}
-	for _, c := range []compression{snappyComp, noneComp} {
+	for _, c := range []implsetup.Compression{implsetup.Snappy, implsetup.None} {
 		for _, name := range implNames {
 			x := rep.find(name, string(c))
 			if x == nil {
@@ -172,7 +174,7 @@ func TestManyTablesSmoke(t *testing.T) {
 			if x.HeapInusePeak <= 0 || x.Samples < 2 {
 				t.Errorf("%s/%s: %d memory samples, peak HeapInuse %d", name, c, x.Samples, x.HeapInusePeak)
 			}
-			if isOurs(name) && c == snappyComp && (x.Cache.Misses == 0 || x.Cache.Size > x.Cache.Capacity || x.CacheSizePeak > x.Cache.Capacity) {
+			if isOurs(name) && c == implsetup.Snappy && (x.Cache.Misses == 0 || x.Cache.Size > x.Cache.Capacity || x.CacheSizePeak > x.Cache.Capacity) {
 				t.Errorf("%s/%s: cache %+v, peak size %d", name, c, x.Cache, x.CacheSizePeak)
 			}
 		}

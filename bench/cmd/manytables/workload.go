@@ -13,9 +13,6 @@ const (
 	keyLen       = 16
 	valueLen     = 100
 	randomPrefix = valueLen / 2
-
-	blockSize  = 4096 // target data block size, bytes
-	bitsPerKey = 10   // bloom filter bits per key
 )
 
 // text is the compressible half of every value (cmd/compare's text).

@@ -18,9 +18,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/binary"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -32,9 +30,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/cockroachdb/pebble"
-	"github.com/cockroachdb/pebble/bloom"
-	"github.com/cockroachdb/pebble/objstorage"
 	"github.com/cockroachdb/pebble/sstable"
+	"github.com/sstkit/sstable/bench/internal/implsetup"
 	"github.com/sstkit/sstable/builder"
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/internal/faultio"
@@ -100,24 +97,11 @@ type impl struct {
 type oursTable struct{ r *reader.Reader }
 
 func (t oursTable) get(k []byte) (bool, error) {
-	_, err := t.r.Get(k)
-	if err == nil {
-		return true, nil
-	}
-	if errors.Is(err, reader.ErrNotFound) {
-		return false, nil
-	}
-	return false, err
+	_, found, err := implsetup.OursGet(t.r, k)
+	return found, err
 }
 
-func (t oursTable) scan() (int, error) {
-	it := t.r.NewIterator()
-	n := 0
-	for ok := it.First(); ok; ok = it.Next() {
-		n++
-	}
-	return n, it.Close()
-}
+func (t oursTable) scan() (int, error) { return implsetup.OursScan(t.r, nil) }
 
 func (t oursTable) close() error { return t.r.Close() }
 
@@ -126,20 +110,19 @@ func (t oursTable) close() error { return t.r.Close() }
 // default threshold (4 MiB of index and filter) decides.
 func buildOurs(opts builder.Options) func(string, int) error {
 	return func(path string, n int) error {
-		f, err := os.Create(path)
+		b, err := implsetup.CreateOurs(path, &opts)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		b := builder.New(f, &opts)
 		var k, v []byte
 		for i := range n {
 			k, v = key(k, i, n), value(v, i)
 			if err := b.Add(k, v); err != nil {
+				b.Abort()
 				return err
 			}
 		}
-		return b.Finish()
+		return b.Close()
 	}
 }
 
@@ -154,38 +137,12 @@ func openOurs(src io.ReaderAt, size int64) (table, error) {
 
 // Pebble, configured as bench/cmd/compare configures it.
 
-var pebbleFilter = bloom.FilterPolicy(10)
-
-var pebbleComparer = func() *sstable.Comparer {
-	c := *sstable.DefaultComparer
-	c.Split = func(k []byte) int { return len(k) }
-	return &c
-}()
-
-type fileWritable struct{ f *os.File }
-
-func (w fileWritable) Write(p []byte) error { _, err := w.f.Write(p); return err }
-func (w fileWritable) Finish() error        { return w.f.Close() }
-func (w fileWritable) Abort()               { w.f.Close() }
-
-var _ objstorage.Writable = fileWritable{}
-
 func buildPebble(indexBlockSize int) func(string, int) error {
 	return func(path string, n int) error {
-		f, err := os.Create(path)
+		w, err := implsetup.CreatePebble(path, implsetup.PebbleWriterOptions(implsetup.Snappy, indexBlockSize))
 		if err != nil {
 			return err
 		}
-		w := sstable.NewWriter(fileWritable{f}, sstable.WriterOptions{
-			BlockRestartInterval: 16,
-			BlockSize:            4096,
-			Comparer:             pebbleComparer,
-			Compression:          sstable.SnappyCompression,
-			FilterPolicy:         pebbleFilter,
-			FilterType:           sstable.TableFilter,
-			TableFormat:          sstable.TableFormatRocksDBv2,
-			IndexBlockSize:       indexBlockSize,
-		})
 		var k, v []byte
 		for i := range n {
 			k, v = key(k, i, n), value(v, i)
@@ -206,11 +163,7 @@ type pebbleTable struct {
 
 func openPebble(src io.ReaderAt, size int64) (table, error) {
 	c := pebble.NewCache(cacheBytes)
-	r, err := sstable.NewReader(&pebbleReadable{ra: src, size: size}, sstable.ReaderOptions{
-		Cache:    c,
-		Comparer: pebbleComparer,
-		Filters:  map[string]sstable.FilterPolicy{pebbleFilter.Name(): pebbleFilter},
-	})
+	r, err := sstable.NewReader(&pebbleReadable{ra: src, size: size}, implsetup.PebbleReaderOptions(c))
 	if err != nil {
 		c.Unref()
 		return nil, err
@@ -221,52 +174,14 @@ func openPebble(src io.ReaderAt, size int64) (table, error) {
 // get looks key up as a Pebble user does with a filter check:
 // SeekPrefixGE on one reused iterator.
 func (t *pebbleTable) get(k []byte) (bool, error) {
-	if t.it == nil {
-		it, err := t.r.NewIter(nil, nil)
-		if err != nil {
-			return false, err
-		}
-		t.it = it
-	}
-	ik, lv := t.it.SeekPrefixGE(k, k, 0)
-	if ik == nil {
-		return false, t.it.Error()
-	}
-	if !bytes.Equal(ik.UserKey, k) {
-		return false, nil
-	}
-	_, _, err := lv.Value(nil)
-	return err == nil, err
+	_, found, err := implsetup.PebbleGet(t.r, &t.it, k)
+	return found, err
 }
 
-func (t *pebbleTable) scan() (int, error) {
-	it, err := t.r.NewIter(nil, nil)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for k, lv := it.First(); k != nil; k, lv = it.Next() {
-		if _, _, err := lv.Value(nil); err != nil {
-			it.Close()
-			return n, err
-		}
-		n++
-	}
-	if err := it.Error(); err != nil {
-		it.Close()
-		return n, err
-	}
-	return n, it.Close()
-}
+func (t *pebbleTable) scan() (int, error) { return implsetup.PebbleScan(t.r, nil) }
 
 func (t *pebbleTable) close() error {
-	var err error
-	if t.it != nil {
-		err = t.it.Close()
-	}
-	if cerr := t.r.Close(); err == nil {
-		err = cerr
-	}
+	err := implsetup.ClosePebble(t.r, t.it)
 	t.cache.Unref()
 	return err
 }

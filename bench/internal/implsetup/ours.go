@@ -1,0 +1,113 @@
+package implsetup
+
+import (
+	"errors"
+	"os"
+
+	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/filterblock"
+	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/reader"
+)
+
+// OursOptions returns the builder options of this module's tables: the
+// defaults (restart interval 16, whole-table cache-local Bloom filter)
+// with BlockSize, BitsPerKey and c spelled out, and the hash index
+// (format version 2) if hashIndex.
+func OursOptions(c Compression, hashIndex bool) *builder.Options {
+	o := &builder.Options{
+		BlockSize: BlockSize,
+		Filter:    filterblock.Bloom(BitsPerKey),
+		HashIndex: hashIndex,
+	}
+	switch c {
+	case None:
+		o.Compression = format.NoCompression
+	case Zstd:
+		o.Compression = format.ZstdCompression
+	default:
+		o.Compression = format.SnappyCompression
+	}
+	return o
+}
+
+// OursWriter is a builder.Builder over a file it owns. The builder
+// buffers its output itself (256 KiB). builder.Create would also fsync
+// and rename; the commands fsync every implementation's files untimed
+// instead.
+type OursWriter struct {
+	b *builder.Builder
+	f *os.File
+}
+
+// CreateOurs creates path and returns a writer of a table with opts.
+func CreateOurs(path string, opts *builder.Options) (*OursWriter, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return &OursWriter{b: builder.New(f, opts), f: f}, nil
+}
+
+// Add adds an entry; keys must come in increasing order.
+func (w *OursWriter) Add(key, value []byte) error { return w.b.Add(key, value) }
+
+// Close finishes the table and closes the file.
+func (w *OursWriter) Close() error {
+	err := w.b.Finish()
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Abort closes the file after a failed Add, leaving a partial table.
+func (w *OursWriter) Abort() { w.f.Close() }
+
+// OursGetAppend looks key up with Reader.GetAppend into *buf, which keeps
+// the value's storage for the next call, so that a hit allocates nothing.
+// The value is valid until the next call with buf.
+func OursGetAppend(r *reader.Reader, buf *[]byte, key []byte) ([]byte, bool, error) {
+	v, err := r.GetAppend((*buf)[:0], key)
+	if err != nil {
+		return nil, false, notFound(err)
+	}
+	*buf = v
+	return v, true, nil
+}
+
+// OursGet looks key up with Reader.Get, which returns a fresh copy of the
+// value.
+func OursGet(r *reader.Reader, key []byte) ([]byte, bool, error) {
+	v, err := r.Get(key)
+	if err != nil {
+		return nil, false, notFound(err)
+	}
+	return v, true, nil
+}
+
+// notFound turns reader.ErrNotFound into a miss (nil) and passes any
+// other error on.
+func notFound(err error) error {
+	if errors.Is(err, reader.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// OursScan walks r's entries in key order with a new iterator, passes
+// each to visit unless visit is nil, and returns how many there were.
+// Key and Value are read even without visit, so that a timed scan pays
+// for them as a user's would.
+func OursScan(r *reader.Reader, visit func(k, v []byte)) (int, error) {
+	it := r.NewIterator()
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		k, v := it.Key(), it.Value()
+		if visit != nil {
+			visit(k, v)
+		}
+		n++
+	}
+	return n, it.Close()
+}
