@@ -94,7 +94,12 @@ type impl struct {
 
 // ours
 
-type oursTable struct{ r *reader.Reader }
+// oursTable is a reader with a cache of its own, so that every row starts
+// from an empty cache.
+type oursTable struct {
+	r *reader.Reader
+	c *cache.Cache
+}
 
 func (t oursTable) get(k []byte) (bool, error) {
 	_, found, err := implsetup.OursGet(t.r, k)
@@ -103,7 +108,13 @@ func (t oursTable) get(k []byte) (bool, error) {
 
 func (t oursTable) scan() (int, error) { return implsetup.OursScan(t.r, nil) }
 
-func (t oursTable) close() error { return t.r.Close() }
+func (t oursTable) close() error {
+	err := t.r.Close()
+	if cerr := t.c.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // buildOurs builds our table: with opts.PartitionThreshold -1, version 1
 // whatever its size; with 1, version 3 whatever its size; with 0, the
@@ -130,9 +141,10 @@ func openOurs(src io.ReaderAt, size int64) (table, error) {
 	c := cache.New(cacheBytes)
 	r, err := reader.New(src, size, &reader.Options{Cache: c})
 	if err != nil {
+		c.Close()
 		return nil, err
 	}
-	return oursTable{r}, nil
+	return oursTable{r, c}, nil
 }
 
 // Pebble, configured as bench/cmd/compare configures it.
