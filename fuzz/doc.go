@@ -64,12 +64,13 @@
 //
 // The seeds are small tables built in the seed functions (snappy, zstd and
 // raw, Bloom and binary fuse filters, several block sizes, format
-// versions 1, 2 and 3, version 3 also with a hash index), the golden
-// tables in
-// ../testdata/golden when present, the sections of both (split with
-// footer.Decode), and the corpus files in testdata/fuzz/FuzzX. Plain
-// `go test ./fuzz` runs all of them as unit tests in a few seconds. To
-// fuzz one target:
+// versions 1, 2 and 3, version 3 also with a hash index, each version
+// with a splitter and user properties), the golden tables in
+// ../testdata/golden when present (but not for FuzzTable, whose execs
+// they would slow several times over; TestGoldenTables gives them its
+// checks), the sections of both (split with footer.Decode), and the
+// corpus files in testdata/fuzz/FuzzX. Plain `go test ./fuzz` runs all
+// of them as unit tests in a few seconds. To fuzz one target:
 //
 //	go test -run='^$' -fuzz='^FuzzTable$' -fuzztime=20s ./fuzz
 //
