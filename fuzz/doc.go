@@ -75,9 +75,11 @@
 //	go test -run='^$' -fuzz='^FuzzTable$' -fuzztime=20s ./fuzz
 //
 // Go fuzzes one target per invocation; .ci/fuzz.sh runs them all in turn
-// for $FUZZTIME each. It also passes -fuzzminimizetime=2s: Go minimizes
+// for $FUZZTIME each. It also passes -fuzzminimizetime=200x: Go minimizes
 // every new interesting input for up to 60s by default (one of its passes
-// is quadratic in the input length), which can swallow a short run whole.
+// is quadratic in the input length), which can swallow a short run whole,
+// and a minimization that runs out a time limit gets its worker killed
+// (see the script).
 // A failing input is written to testdata/fuzz/FuzzX/ and replayed by every
 // later `go test ./fuzz`; the corpus files with descriptive names pin
 // library bugs the targets found.
