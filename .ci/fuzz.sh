@@ -6,8 +6,18 @@
 #
 # Environment:
 #   FUZZTIME          -fuzztime per target (default 10s; "1000x" for a count)
-#   FUZZMINIMIZETIME  -fuzzminimizetime (default 2s). Go's default of 60s
-#                     lets the minimization of one new input eat a short run.
+#   FUZZMINIMIZETIME  -fuzzminimizetime (default 200x: at most 200 calls of
+#                     the target per input minimized). Go's default of 60s
+#                     lets the minimization of one new input eat a short run,
+#                     and any time limit is worse for the whole-table targets:
+#                     Go's minimizer is quadratic in the input length, so on
+#                     their inputs of a few KB it always runs out the limit,
+#                     and when it does the coordinator's deadline fires with
+#                     the worker's and it kills the worker, losing the
+#                     worker's count. With 2s, FuzzTable and FuzzRoundTrip
+#                     found new inputs faster than that, and spent a 10s run
+#                     minimizing them: a few execs/s. A count ends in the
+#                     worker, which reports back and fuzzes on.
 #   FUZZTARGETS       space-separated targets (default: all of ./fuzz)
 #
 # A failing input is written to fuzz/testdata/fuzz/FuzzX/; the script goes
@@ -22,7 +32,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 fuzztime=${FUZZTIME:-10s}
-minimizetime=${FUZZMINIMIZETIME:-2s}
+minimizetime=${FUZZMINIMIZETIME:-200x}
 if [[ -n ${FUZZTARGETS:-} ]]; then
 	read -r -a targets <<<"$FUZZTARGETS"
 else

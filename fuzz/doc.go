@@ -64,19 +64,22 @@
 //
 // The seeds are small tables built in the seed functions (snappy, zstd and
 // raw, Bloom and binary fuse filters, several block sizes, format
-// versions 1, 2 and 3, version 3 also with a hash index), the golden
-// tables in
-// ../testdata/golden when present, the sections of both (split with
-// footer.Decode), and the corpus files in testdata/fuzz/FuzzX. Plain
-// `go test ./fuzz` runs all of them as unit tests in a few seconds. To
-// fuzz one target:
+// versions 1, 2 and 3, version 3 also with a hash index, each version
+// with a splitter and user properties), the golden tables in
+// ../testdata/golden when present (but not for FuzzTable, whose execs
+// they would slow several times over; TestGoldenTables gives them its
+// checks), the sections of both (split with footer.Decode), and the
+// corpus files in testdata/fuzz/FuzzX. Plain `go test ./fuzz` runs all
+// of them as unit tests in a few seconds. To fuzz one target:
 //
 //	go test -run='^$' -fuzz='^FuzzTable$' -fuzztime=20s ./fuzz
 //
 // Go fuzzes one target per invocation; .ci/fuzz.sh runs them all in turn
-// for $FUZZTIME each. It also passes -fuzzminimizetime=2s: Go minimizes
+// for $FUZZTIME each. It also passes -fuzzminimizetime=200x: Go minimizes
 // every new interesting input for up to 60s by default (one of its passes
-// is quadratic in the input length), which can swallow a short run whole.
+// is quadratic in the input length), which can swallow a short run whole,
+// and a minimization that runs out a time limit gets its worker killed
+// (see the script).
 // A failing input is written to testdata/fuzz/FuzzX/ and replayed by every
 // later `go test ./fuzz`; the corpus files with descriptive names pin
 // library bugs the targets found.

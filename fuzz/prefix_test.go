@@ -49,7 +49,7 @@ func FuzzPrefix(f *testing.F) {
 	}
 	f.Add(append([]byte{2}, encodeRoundTrip([3]byte{0, 32, 1}, loose)...))
 	f.Add(append([]byte{2 | 8}, encodeRoundTrip([3]byte{0, 32, 1}, loose)...))
-	path := f.TempDir() + "/prefix.sst"
+	scratch := newScratchFile(f, "prefix.sst")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 {
 			return
@@ -85,9 +85,9 @@ func FuzzPrefix(f *testing.F) {
 		if err := b.Finish(); err != nil {
 			t.Fatalf("Finish: %v", err)
 		}
-		opened := ""
+		var opened *scratchFile
 		if in.mmap {
-			opened = path
+			opened = scratch
 		}
 		r := openTable(t, buf.Bytes(), opened)
 		if r == nil {

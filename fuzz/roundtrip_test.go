@@ -143,7 +143,7 @@ func FuzzRoundTrip(f *testing.F) {
 	f.Add([]byte{255, 31, 3, 0, 0, 0})
 	f.Add([]byte{1, 3, 2, 0, 5, 0x85, 'a', 'b', 'c', 'd', 'e', 'z', 3, 4, 0x90, 'f', 'g', 'h', 'i', 'y'})
 	f.Add([]byte{})
-	path := f.TempDir() + "/rt.sst"
+	scratch := newScratchFile(f, "rt.sst")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := decodeRoundTrip(data)
 		var buf bytes.Buffer
@@ -163,9 +163,9 @@ func FuzzRoundTrip(f *testing.F) {
 			t.Fatalf("Finish: %v", err)
 		}
 		file := buf.Bytes()
-		opened := ""
+		var opened *scratchFile
 		if in.mmap {
-			opened = path
+			opened = scratch
 		}
 		r := openTable(t, file, opened)
 		if r == nil {
@@ -273,9 +273,9 @@ func FuzzRoundTrip(f *testing.F) {
 		checkLookups(t, r, model, probes)
 
 		// The same file read through the other path agrees.
-		other := path
+		other := scratch
 		if in.mmap {
-			other = ""
+			other = nil
 		}
 		if r2 := openTable(t, file, other); r2 == nil {
 			t.Fatal("built table does not open through the other path")

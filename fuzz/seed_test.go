@@ -52,8 +52,8 @@ func seedTables(tb testing.TB) []seedTable {
 
 func makeSeedTables() ([]seedTable, error) {
 	var out []seedTable
-	add := func(name string, kvs []kv, opts *builder.Options) error {
-		file, err := buildTable(kvs, opts)
+	add := func(name string, kvs []kv, opts *builder.Options, user map[string][]byte) error {
+		file, err := buildTable(kvs, opts, user)
 		if err != nil {
 			return fmt.Errorf("seed table %s: %w", name, err)
 		}
@@ -107,7 +107,24 @@ func makeSeedTables() ([]seedTable, error) {
 		{"part-hash-zstd-256-prefix", repetitive, &builder.Options{BlockSize: 256, Compression: format.ZstdCompression, HashIndex: true, Splitter: format.Suffix(5), PartitionThreshold: 1, PartitionSize: 256}},
 	}
 	for _, s := range steps {
-		if err := add(s.name, s.kvs, s.opts); err != nil {
+		if err := add(s.name, s.kvs, s.opts, nil); err != nil {
+			return nil, err
+		}
+	}
+	// A splitter and user properties in each format version: small
+	// tables of the layouts of the golden prefix tables, which FuzzTable
+	// leaves out.
+	user := map[string][]byte{"app.level": {6}, "app.empty": {}, "z": []byte("last\x00value")}
+	for _, s := range []struct {
+		name string
+		kvs  []kv
+		opts *builder.Options
+	}{
+		{"prefix-snappy-128-user", repetitive[:12], &builder.Options{BlockSize: 128, Compression: format.SnappyCompression, Splitter: format.Suffix(5)}},
+		{"hash-prefix-raw-64-user", numbered[:16], &builder.Options{BlockSize: 64, Compression: format.NoCompression, HashIndex: true, Splitter: format.Suffix(2)}},
+		{"part-prefix-zstd-128-user", repetitive[:12], &builder.Options{BlockSize: 128, Compression: format.ZstdCompression, Splitter: format.Suffix(5), PartitionThreshold: 1, PartitionSize: 128}},
+	} {
+		if err := add(s.name, s.kvs, s.opts, user); err != nil {
 			return nil, err
 		}
 	}
@@ -126,10 +143,16 @@ func makeSeedTables() ([]seedTable, error) {
 	return out, nil
 }
 
-// buildTable builds a table of kvs, which must be sorted, with opts.
-func buildTable(kvs []kv, opts *builder.Options) ([]byte, error) {
+// buildTable builds a table of kvs, which must be sorted, with opts and
+// the user properties user.
+func buildTable(kvs []kv, opts *builder.Options, user map[string][]byte) ([]byte, error) {
 	var buf bytes.Buffer
 	b := builder.New(&buf, opts)
+	for name, value := range user {
+		if err := b.SetUserProperty(name, value); err != nil {
+			return nil, err
+		}
+	}
 	for _, e := range kvs {
 		if err := b.Add(e.Key, e.Value); err != nil {
 			return nil, err
