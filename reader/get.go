@@ -629,7 +629,7 @@ func (r *Reader) dataBlock(s *scratch, i int, h format.BlockHandle) ([]byte, err
 				aux = uint32(end)
 			}
 			r.blocks.Publish(i, pin, aux)
-			s.pin = pin
+			s.setPin(pin) // releases the kept tail, if stored came from it
 			return out, nil
 		}
 	}
@@ -675,8 +675,21 @@ func decodeInto(dst, stored []byte, typ byte, off int64, maxLen int) ([]byte, er
 // checkedBlock returns the stored bytes and type of data block i at handle
 // h, its checksum checked. A mapped block is checked once, on first use,
 // and its state word then records it (with whether it is raw and where its
-// entries end); other blocks are read into s.raw and checked each time.
+// entries end); other blocks come from the kept tail (tail.go), pinned by
+// s.pin, or are read into s.raw, and are checked each time.
 func (r *Reader) checkedBlock(s *scratch, i int, h format.BlockHandle) (stored []byte, typ byte, err error) {
+	if r.mapped == nil && r.tailEnd != 0 {
+		if raw, pin, ok := r.fromTail(h.Offset, h.Length+format.BlockTrailerLen); ok {
+			if stored, typ, err := format.CheckBlock(format.SectionDataBlock, int64(h.Offset), raw); err == nil {
+				s.setPin(pin) // stored stays valid until s moves on
+				if s.ra != nil {
+					s.ra.next = int64(h.End()) // a read after it is sequential
+				}
+				return stored, typ, nil
+			}
+			pin.Release() // read it instead: the kept copy may be what is damaged
+		}
+	}
 	if r.mapped == nil && s.ra != nil {
 		raw, err := r.readAhead(s, h)
 		if err != nil {

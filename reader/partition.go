@@ -178,6 +178,10 @@ func (r *Reader) partition(p int, pin *cache.Handle) (filter, index []byte, err 
 			b = h.Bytes()
 			break
 		}
+		if kept, ok := r.partitionFromTail(p, pin); ok {
+			b = kept
+			break
+		}
 		lo, hi := r.partitionWindow(p)
 		if r.prefetchAll() {
 			lo, hi = r.uncachedRange(p)
@@ -216,8 +220,7 @@ func (r *Reader) partitionsAhead(p int, pin *cache.Handle, buf *[]byte) (filter,
 	if r.mapped != nil || r.partTable == nil {
 		return r.partition(p, pin)
 	}
-	if h, ok := r.partTable.Get(p); ok {
-		h.Release()
+	if r.partCached(p) {
 		return r.partition(p, pin)
 	}
 	q := p
@@ -317,11 +320,40 @@ func (r *Reader) partitionWindow(p int) (lo, hi int) {
 	return lo, hi
 }
 
-// partCached reports whether partition i is in the cache.
+// partCached reports whether partition i is in the cache, in its slot
+// or in the kept tail (tail.go).
 func (r *Reader) partCached(i int) bool {
 	h, ok := r.partTable.Get(i)
+	if !ok && r.inTail(r.parts[i].Offset, r.parts[i].Len()) {
+		h, ok = r.sections.Get(slotTail)
+	}
 	h.Release()
 	return ok
+}
+
+// partitionFromTail returns the bytes of partition p, checked, when they
+// lie in the kept tail: copied to p's cache slot, pinned by *pin, or when
+// the cache cannot take them to memory of their own. ok is false when the
+// tail does not hold p, is no longer cached, or holds a copy that fails
+// the check (the caller then reads p, which reports real damage).
+func (r *Reader) partitionFromTail(p int, pin *cache.Handle) (b []byte, ok bool) {
+	ph := r.parts[p]
+	raw, tail, ok := r.fromTail(ph.Offset, ph.Len())
+	if !ok {
+		return nil, false
+	}
+	defer tail.Release()
+	if r.checkPartition(p, raw) != nil {
+		return nil, false
+	}
+	h, ok := r.partTable.Reserve(p, len(raw))
+	if !ok {
+		return bytes.Clone(raw), true
+	}
+	copy(h.Bytes(), raw)
+	r.partTable.Publish(p, h, 0)
+	*pin = h
+	return h.Bytes(), true
 }
 
 // readPartitions reads partitions [lo, hi], which hold p, with one ReadAt,

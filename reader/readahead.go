@@ -17,7 +17,8 @@ import (
 // so the ramp costs two reads more than 1 MiB windows would from the
 // start. A run that starts at the first data block of a table whose data
 // blocks take at most MaxReadahead bytes reads them all in its first
-// window. So a full scan makes one ReadAt on tables of up to about 1 MiB,
+// window. So a full scan makes one ReadAt on tables of up to about 1 MiB
+// (none when the tail New read holds every data block: tail.go),
 // at most two ReadAt per MiB of file above about 2.5 MiB, and at most four
 // between. A read elsewhere (SeekGE, Last, Prev) reads its block alone and
 // starts the growth again. So a full scan makes about one ReadAt per MiB

@@ -242,8 +242,9 @@ func TestReadaheadConcurrentScans(t *testing.T) {
 }
 
 // TestReadaheadSmallTableScan checks that a full scan of a table whose
-// data blocks take at most MaxReadahead bytes makes exactly one ReadAt,
-// and a table just above that more than one, none above MaxReadahead.
+// data blocks take at most MaxReadahead bytes makes exactly one ReadAt
+// (none when the whole file fits in the tail New read), and a table just
+// above that more than one, none above MaxReadahead.
 func TestReadaheadSmallTableScan(t *testing.T) {
 	for _, n := range []int{100, 2000, 7000, 9500, 10500} {
 		es := numbered(n, func(i int) string { return fmt.Sprintf("%0100x", uint64(i)*0x9e3779b97f4a7c15) })
@@ -260,7 +261,10 @@ func TestReadaheadSmallTableScan(t *testing.T) {
 			t.Fatalf("%d entries: scan saw %d, %v", n, len(got), err)
 		}
 		reads := src.take()
-		if dataBytes <= reader.MaxReadahead && len(reads) != 1 {
+		switch {
+		case len(data) <= reader.DefaultTailSize && len(reads) != 0:
+			t.Errorf("%d entries, a %d-byte file: %d reads, want none: New's tail holds every data block", n, len(data), len(reads))
+		case len(data) > reader.DefaultTailSize && dataBytes <= reader.MaxReadahead && len(reads) != 1:
 			t.Errorf("%d entries, %d bytes of data blocks: %d reads, want 1", n, dataBytes, len(reads))
 		}
 		if dataBytes > reader.MaxReadahead && len(reads) < 2 {

@@ -75,7 +75,11 @@ type Options struct {
 	// tail; otherwise Get searches the index block, as in version 1, so
 	// that no lookup reads a large hash index whole. A partitioned
 	// (format.Version3) table's hash index is never used over a ReaderAt:
-	// lookups read the key's partition, as without a hash index.
+	// lookups read the key's partition, as without a hash index. When the
+	// tail holds data blocks (or partitions) too, as in tables of less
+	// than about TailSize bytes of filter and index, the reader keeps
+	// those in its cache, and lookups and scans of them make no read
+	// (tail.go).
 	TailSize int
 
 	// NoMmap makes Open read the file with pread (ReadAt) instead of
@@ -116,6 +120,13 @@ type Reader struct {
 	hashState   lazySection
 	hidx        format.HashIndex // the hash index, if hidxKept
 	metaMu      sync.Mutex       // held by loadMeta
+
+	// The part of the tail New read that holds data blocks, or a
+	// Version3 table's partitions: the file's bytes [tailOff, tailEnd),
+	// kept in the cache (slot slotTail) so that lookups and iterators of
+	// what it holds make no read (tail.go). tailOff == tailEnd when
+	// nothing is kept.
+	tailOff, tailEnd uint64
 
 	// Whether the reader keeps a section itself, once it has loaded: a
 	// mapped reader's sections are slices of the mapping; an unmapped
@@ -227,7 +238,9 @@ func (r *Reader) initProtected(opts *Options) (err error) {
 // tables in object storage or memory. It makes one ReadAt of the file's
 // last Options.TailSize bytes (DefaultTailSize, 256 KiB, by default),
 // which hold the footer, the properties and, when they fit, the filter,
-// index block and hash index; those are then kept in the cache. It makes
+// index block and hash index; those are then kept in the cache, and so
+// are the data blocks and partitions the rest of the tail holds, which
+// lookups and scans then take from the cache without a read. It makes
 // a second read only for properties that start before the tail. The
 // first lookup or iterator reads the filter and index block that did not
 // fit, in one ReadAt. So a cold Get of a present key makes at most three
@@ -357,6 +370,7 @@ func (r *Reader) init(opts *Options) error {
 		// found in them is reported on first use, as for a section read
 		// later.
 		r.loadSectionsFrom(tail, tailOff)
+		r.keepTail(tail, tailOff)
 	}
 	return nil
 }
@@ -818,13 +832,14 @@ func (r *Reader) inMapping(b []byte) bool {
 func (r *Reader) Mapped() bool { return r.mapped != nil }
 
 // numSections is the number of slots of Reader.sections.
-const numSections = 4
+const numSections = 5
 
 // Slots of Reader.sections.
 const (
 	slotIndex = iota
 	slotFilter
 	slotHashIndex
+	slotTail      // the tail's data blocks or partitions (tail.go)
 	slotReadahead // reserved for iterators' read-ahead windows, never published
 )
 

@@ -12,7 +12,10 @@
 //
 // Opening a reader without a mapping reads the file's tail
 // (Options.TailSize bytes) into a buffer that is dropped before New
-// returns; the sections in it are copied to the cache. The first lookup
+// returns; the sections in it are copied to the cache, and so are the
+// data blocks and partitions it holds, as one cache entry of at most
+// TailSize bytes (for a table of more than about TailSize bytes of filter
+// and index, none), evicted like any other. The first lookup
 // of a table whose filter and index block did not fit reads them into
 // one buffer, dropped likewise.
 //

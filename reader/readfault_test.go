@@ -29,10 +29,13 @@ func faultTable(t testing.TB, n int, c format.Compression, hash bool) ([]byte, [
 }
 
 // faultOptions are the reader configurations run under faults: the
-// default cache, a cache too small for anything, and one that evicts.
+// default cache with a 16 KiB tail (the fault tables are smaller than the
+// default tail, which would leave nothing to read after New), whose data
+// blocks or partitions the reader keeps; a cache too small for anything;
+// one that evicts; a tail of the footer alone.
 func faultOptions(t *testing.T) map[string]func() *reader.Options {
 	return map[string]func() *reader.Options{
-		"default":    func() *reader.Options { return nil },
+		"tail16KiB":  func() *reader.Options { return &reader.Options{TailSize: 16 << 10} },
 		"cache0":     func() *reader.Options { return cacheOpts(t, 0) },
 		"cache16KiB": func() *reader.Options { return cacheOpts(t, 16<<10) },
 		"tail64":     func() *reader.Options { return &reader.Options{TailSize: 64} },
