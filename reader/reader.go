@@ -272,18 +272,34 @@ func (r *Reader) init(opts *Options) error {
 	if r.size < footer.Size {
 		return format.Corruptf(format.SectionFile, 0, "file of %d bytes is too small for the %d-byte footer: not an sstable", r.size, footer.Size)
 	}
+	r.cache = DefaultCache()
+	if opts != nil && opts.Cache != nil {
+		r.cache = opts.Cache
+	}
+	var err error
+	if r.sections, err = r.cache.NewTable(numSections); err != nil {
+		return fmt.Errorf("sstable: open: block cache: %w", err)
+	}
 	// A reader without a mapping reads the file's tail in one ReadAt:
 	// the footer and, when they fit, everything after the data blocks.
+	// It reads into memory the cache lends, which keepTail keeps when the
+	// tail holds data blocks or partitions.
 	tailLen := int64(footer.Size)
+	var tailPin cache.Handle
+	var tailBuf []byte
 	if r.mapped == nil {
 		tailLen = DefaultTailSize
 		if opts != nil && opts.TailSize != 0 {
 			tailLen = max(int64(opts.TailSize), footer.Size)
 		}
 		tailLen = min(tailLen, r.size)
+		if p, ok := r.sections.Reserve(slotTail, int(tailLen)); ok {
+			tailPin, tailBuf = p, p.Bytes()[:0]
+		}
 	}
+	defer func() { tailPin.Release() }()
 	tailOff := r.size - tailLen
-	tail, err := r.read(format.SectionFooter, tailOff, int(tailLen), nil)
+	tail, err := r.read(format.SectionFooter, tailOff, int(tailLen), tailBuf)
 	if err != nil {
 		return err
 	}
@@ -342,13 +358,6 @@ func (r *Reader) init(opts *Options) error {
 		return format.Corruptf(format.SectionProperties, propsOff, "max block size %d is impossible for %d bytes of data", p.MaxBlockSize, r.dataEnd)
 	}
 
-	r.cache = DefaultCache()
-	if opts != nil && opts.Cache != nil {
-		r.cache = opts.Cache
-	}
-	if r.sections, err = r.cache.NewTable(numSections); err != nil {
-		return fmt.Errorf("sstable: open: block cache: %w", err)
-	}
 	r.parted = f.Version == format.Version3
 	r.policy, r.cacheLocal = lookupPolicy(p.FilterPolicy, opts)
 	p.FilterUnknown = r.policy == nil && p.FilterPolicy != ""
@@ -370,7 +379,7 @@ func (r *Reader) init(opts *Options) error {
 		// found in them is reported on first use, as for a section read
 		// later.
 		r.loadSectionsFrom(tail, tailOff)
-		r.keepTail(tail, tailOff)
+		r.keepTail(tailPin, tailOff)
 	}
 	return nil
 }

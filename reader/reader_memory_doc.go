@@ -11,13 +11,14 @@
 // then keeps on the Go heap.
 //
 // Opening a reader without a mapping reads the file's tail
-// (Options.TailSize bytes) into a buffer that is dropped before New
-// returns; the sections in it are copied to the cache, and so are the
-// data blocks and partitions it holds, as one cache entry of at most
-// TailSize bytes (for a table of more than about TailSize bytes of filter
-// and index, none), evicted like any other. The first lookup
-// of a table whose filter and index block did not fit reads them into
-// one buffer, dropped likewise.
+// (Options.TailSize bytes) into memory the cache lends (a buffer of its
+// own when no shard can lend it), and copies the sections in it to their
+// cache slots. When the tail also holds data blocks or partitions (a
+// table of less than about TailSize bytes of filter and index), the
+// reader keeps it, one cache entry evicted like any other (tail.go);
+// otherwise it is released before New returns. The first lookup of a
+// table whose filter and index block did not fit reads them into one
+// buffer, dropped once they are in the cache.
 //
 // Besides the cache, a Reader holds 12 bytes per data block (an 8-byte
 // cache slot and, for a mapped file, 4 bytes recording which blocks'

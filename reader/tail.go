@@ -9,40 +9,35 @@ import (
 // New reads the file's last Options.TailSize bytes in one ReadAt. In a
 // table whose filter, index block and properties take less than that,
 // the rest of the tail is data blocks (in a version 3 table, partitions
-// too), already paid for: on object storage a request of 10-50 ms. The
-// reader keeps those bytes in its cache, one entry in slot slotTail
-// counted against the capacity and evicted like any block, and a lookup
-// or iterator needing a block or partition that lies whole in them takes
-// it from there instead of reading it. A 10,000-entry table of 100-byte
-// values (about 800 KB) thus serves a third of its blocks without a read,
-// and a table of up to about 250 KB serves all of them: no lookup or scan
-// reads anything after New.
+// too), already paid for: on object storage a request of 10-50 ms. New
+// reads the tail into memory the cache lends, and the reader keeps it
+// there, one entry in slot slotTail counted against the capacity and
+// evicted like any block. A lookup or iterator needing a block or
+// partition that lies whole in it takes it from there instead of reading
+// it. A 10,000-entry table of 100-byte values (about 800 KB) thus serves
+// a third of its blocks without a read, and a table of up to about 250 KB
+// all of them: no lookup or scan reads anything after New.
 //
 // The kept bytes are checked like read ones, block by block, by their
 // checksums. A block or partition that fails the check is read again, as
 // if it were not kept: bytes damaged on the way are never taken for
 // damage to the file.
 
-// keepTail keeps the data blocks and partitions in tail, the file's bytes
-// from offset off, in the cache. Nothing is kept when the tail holds
-// none, or when the cache cannot take them.
-func (r *Reader) keepTail(tail []byte, off int64) {
+// keepTail keeps the tail New read, the file's bytes from offset off in
+// memory the cache lent (pin), when it holds data blocks or partitions:
+// it publishes the entry in slot slotTail (the caller still releases its
+// pin). Nothing is kept when the tail holds none, or when the cache could
+// not lend the memory.
+func (r *Reader) keepTail(pin cache.Handle, off int64) {
 	end := r.dataEnd
 	if r.parted {
 		end = r.footer.Index.Offset // the partitions end where the top-level index starts
 	}
-	if uint64(off) >= end {
+	if uint64(off) >= end || !pin.Cached() {
 		return
 	}
-	n := int(end - uint64(off)) // init checked end <= the footer's offset, inside tail
-	pin, ok := r.sections.Reserve(slotTail, n)
-	if !ok {
-		return
-	}
-	copy(pin.Bytes(), tail[:n])
 	r.sections.Publish(slotTail, pin, 0)
-	pin.Release()
-	r.tailOff, r.tailEnd = uint64(off), end
+	r.tailOff, r.tailEnd = uint64(off), end // init checked that end <= the footer's offset, inside the tail
 }
 
 // inTail reports whether the file's bytes [off, off+n) lie in the kept
