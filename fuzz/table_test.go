@@ -119,6 +119,13 @@ func (s *scratchFile) write(t *testing.T, data []byte) string {
 // reader does not know by default, so its filters are probed too.
 var readerOpts = &reader.Options{Filters: []filterblock.Policy{filterblock.BinaryFuse8()}}
 
+// footerTailOpts is readerOpts with a tail of the footer alone. The
+// tables here are smaller than the default tail, from which a reader over
+// a ReaderAt would take every data block and partition: openTable uses
+// these options for inputs of odd length, so that reads through ReadAt
+// are fuzzed too.
+var footerTailOpts = &reader.Options{Filters: readerOpts.Filters, TailSize: 64}
+
 // checkFile opens data (see openTable) and checks the reader. It reports
 // whether the table passed Verify.
 func checkFile(t *testing.T, data []byte, file *scratchFile) bool {
@@ -134,16 +141,20 @@ func checkFile(t *testing.T, data []byte, file *scratchFile) bool {
 	return checkTable(t, r, data)
 }
 
-// openTable opens data with reader.New or, if file is not nil, writes it
-// to file and opens that with reader.Open. It returns nil if the table does
-// not open.
+// openTable opens data with reader.New (with footerTailOpts if its length
+// is odd) or, if file is not nil, writes it to file and opens that with
+// reader.Open. It returns nil if the table does not open.
 func openTable(t *testing.T, data []byte, file *scratchFile) *reader.Reader {
 	var r *reader.Reader
 	var err error
 	if file != nil {
 		r, err = reader.Open(file.write(t, data), readerOpts)
 	} else {
-		r, err = reader.New(bytes.NewReader(data), int64(len(data)), readerOpts)
+		opts := readerOpts
+		if len(data)%2 == 1 {
+			opts = footerTailOpts
+		}
+		r, err = reader.New(bytes.NewReader(data), int64(len(data)), opts)
 	}
 	wantErr(t, "Open", err, format.ErrCorrupt)
 	if err != nil {
