@@ -262,22 +262,13 @@ func BenchmarkIteratorNext(b *testing.B) {
 // New's one read of the 256 KiB tail, its decoding, and the keeping of
 // the sections and data blocks the tail holds.
 func BenchmarkNewSmallTable(b *testing.B) {
-	var data []byte
-	{
-		var buf bytes.Buffer
-		bl := builder.New(&buf, &builder.Options{Compression: format.SnappyCompression})
-		var k []byte
-		for i := range 10000 {
-			k = benchKey(k, uint64(2*i))
-			if err := bl.Add(k, benchValue(i)); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := bl.Finish(); err != nil {
-			b.Fatal(err)
-		}
-		data = buf.Bytes()
+	es := make([]entry, 10000)
+	var k []byte
+	for i := range es {
+		k = benchKey(k, uint64(2*i))
+		es[i] = entry{string(k), string(benchValue(i))}
 	}
+	data, _ := build(b, es, &builder.Options{Compression: format.SnappyCompression})
 	opts := cacheOpts(b, 64<<20)
 	src := bytes.NewReader(data)
 	b.ReportAllocs()
