@@ -48,15 +48,20 @@ const (
 	DefaultBitsPerKey      = 10   // bits per key of the default filter
 
 	// DefaultPartitionThreshold is the default Options.PartitionThreshold,
-	// in bytes: 4 MiB of index block and filter together. Tables up to it
-	// keep the one-level layout of format Version1 (Version2 with a hash
-	// index), byte for byte as builders before Version3 wrote them; only
+	// in bytes: 240 KiB of index block and filter together, so that a
+	// one-level table's index and filter, with its properties and footer,
+	// fit in the 256 KiB tail a reader over an io.ReaderAt reads on open
+	// (reader.DefaultTailSize; the other 16 KiB leave room for the
+	// properties, the footer and the filter section's name). Tables up to
+	// it keep the one-level layout of format Version1 (Version2 with a
+	// hash index), byte for byte as builders before Version3 wrote them;
 	// larger ones are partitioned, with a hash index or without. With
 	// 16-byte keys, 100-byte values, 4 KiB blocks and 10 bits per key that
-	// is about 2M entries: a table of 1M entries (about 2 MiB of index and
-	// filter) is not partitioned, one of 5M (about 10 MiB) is. See
-	// Options.PartitionThreshold for why.
-	DefaultPartitionThreshold = 4 << 20
+	// is about 120k entries: a table of 10k entries (about 20 KiB of index
+	// and filter) is not partitioned, tables of 200k, 1M and 5M entries
+	// (about 0.4, 1.7 and 8.8 MB) are. See Options.PartitionThreshold for
+	// why.
+	DefaultPartitionThreshold = 240 << 10
 	// DefaultPartitionSize is the default Options.PartitionSize, in bytes:
 	// a partition's filter and index together, about 10 KiB and 6 KiB
 	// with 16-byte keys and 10 bits per key.
@@ -121,22 +126,30 @@ type Options struct {
 	// (kTwoLevelIndexSearch with partition_filters) and Pebble's two-level
 	// index.
 	//
-	// 0 means DefaultPartitionThreshold (4 MiB); a negative value never
+	// 0 means DefaultPartitionThreshold (240 KiB); a negative value never
 	// partitions; a positive value partitions every table whose index and
 	// filter exceed it (1 partitions every non-empty table). The default
-	// weighs two costs. A mapped reader keeps the index and filter in the
-	// page cache anyway, and a partitioned table costs its lookups a
-	// binary search of the top-level index and a partition's checks before
-	// the filter: mapped Gets of absent keys measured about 40-60 ns
-	// slower on 1M-entry tables. A reader over a ReaderAt (object storage)
-	// must read the whole index and filter on its first lookup of an
-	// unpartitioned table, about 1 MiB per 500k entries, against one
-	// partition of a few KiB for a partitioned one. Up to 4 MiB that first
-	// read is one request of at most 4 MiB, once per reader, and mapped
-	// lookups keep their speed; beyond it a table's first lookup would
-	// read many MiB, so partitions pay off. Lower it (or set 1) for tables
-	// served mostly from object storage; set -1 for the one-level layout
-	// at every size.
+	// is the rule "partition whenever the index and filter do not fit in
+	// the default tail" (reader.DefaultTailSize, 256 KiB, less room for the
+	// properties and footer). A reader over an io.ReaderAt (object
+	// storage, where every ReadAt is a request) reads the tail on open; a
+	// one-level table whose index and filter are in it answers a cold
+	// lookup with one more read (the data block), and one whose index and
+	// filter are not must read them, whole, on its first lookup: 1.7 MB
+	// at 1M entries, 8.8 MB at 5M, in a read of their own. A partitioned
+	// table's top-level index stays in the tail, and a cold lookup reads
+	// one 64 KiB window of partitions and the data block: at most 3 reads
+	// counting the tail for a present key, 2 for an absent one, and at
+	// most 64 KiB beyond the tail and the data block, at every size. The
+	// price is paid by memory-mapped readers, which keep the index and
+	// filter in the page cache anyway: a partitioned table costs their
+	// lookups a binary search of the top-level index and a partition's
+	// checks before the filter (mapped Gets of absent keys measured about
+	// 40-60 ns slower on 1M-entry tables). Tables served only from local
+	// files may set a larger threshold (4 << 20 keeps tables of up to
+	// about 2M such entries one-level), or -1 for the one-level layout at
+	// every size; a reader with a larger Options.TailSize than the default
+	// may be given a matching threshold.
 	//
 	// The partitioned layout is built only with a filter policy whose
 	// generator takes key hashes and builds one filter per call with no

@@ -6,7 +6,8 @@
 // hash index. Version 3 is version 1, or version 2 when the table has a
 // hash index, with the filter and index block cut into partitions under
 // a top-level index; a builder writes it for tables whose index and
-// filter would exceed a threshold (4 MiB by default), with a hash index or
+// filter would exceed a threshold (240 KiB by default: more than fits the
+// 256 KiB tail a reader over an io.ReaderAt reads on open), with a hash index or
 // without. All three are current.
 //
 // # Conventions
@@ -298,7 +299,7 @@
 // and index bytes to its target (16 KiB by default: about 10 KiB of
 // filter and 6 KiB of index with 16-byte keys and 10 bits per key), and
 // writes version 3 only when the index and filter would exceed its
-// threshold (4 MiB by default; the hash index does not count) and the
+// threshold (240 KiB by default; the hash index does not count) and the
 // filter policy is Bloom; other tables keep version 1 (or 2), byte for
 // byte.
 //

@@ -113,7 +113,7 @@ Usage:
           -bits-per-key N    bloom filter bits per key, 1..64 (default 10)
           -filter F          filter policy: bloom or fuse8, a binary fuse filter (default bloom)
           -hash-index        add a hash index (format version 2; version 3,
-                             partitioned, past 4 MiB of index and filter): Get
+                             partitioned, past 240 KiB of index and filter): Get
                              reads one slot and one entry; costs about 1.5
                              slots of 4 to 8 bytes per entry, and keys are
                              stored whole
