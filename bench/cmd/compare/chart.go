@@ -21,7 +21,7 @@ var chartPanels = []chartPanel{
 	{"Build", func(s *sample) float64 { return s.BuildMBps }, "MB/s, higher is better"},
 }
 
-var chartColors = map[string]string{"ours": "#1b9e77", "ours-v1": "#66c2a5", "pebble": "#7570b3", "goleveldb": "#d95f02"}
+var chartColors = map[string]string{"ours": "#1b9e77", "ours-v1": "#66c2a5", "pebble": "#7570b3", "pebble2": "#e7298a", "goleveldb": "#d95f02"}
 
 // renderSVG draws the medians of the chart panels as grouped bars, each
 // panel on its own linear scale from zero.

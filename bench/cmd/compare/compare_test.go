@@ -21,7 +21,7 @@ func TestAdaptersReturnRightValues(t *testing.T) {
 		t.Fatalf("%d lookups for %d entries", len(d.hits), d.n)
 	}
 	dir := t.TempDir()
-	for _, name := range []string{"ours", "pebble", "goleveldb", "ours-v1", "ours-default", "pebble-2lvl"} {
+	for _, name := range []string{"ours", "pebble", "goleveldb", "ours-v1", "ours-default", "pebble-2lvl", "pebble2", "pebble2-2lvl"} {
 		for _, c := range []implsetup.Compression{implsetup.Snappy, implsetup.None, implsetup.Zstd} {
 			im := newImpl(name)
 			if !supports(im, c) {
@@ -105,11 +105,16 @@ func TestCompareSmoke(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
 		t.Fatalf("JSON output: %v\n%s", err, stdout.String())
 	}
-	// Three implementations with snappy and none; goleveldb has no zstd.
-	if res.Entries != 20000 || res.Reps != 1 || len(res.Runs) != 8 {
-		t.Fatalf("entries %d, reps %d, %d runs; want 20000, 1, 8", res.Entries, res.Reps, len(res.Runs))
+	// Four implementations with snappy and none; zstd for ours, Pebble
+	// v2 and (without cgo) Pebble v1.1.5; goleveldb has no zstd.
+	wantRuns := 11
+	if cgoEnabled {
+		wantRuns = 10
 	}
-	if res.find("goleveldb", "zstd") != nil || res.find("pebble", "zstd") == nil || res.find("ours", "zstd") == nil {
+	if res.Entries != 20000 || res.Reps != 1 || len(res.Runs) != wantRuns {
+		t.Fatalf("entries %d, reps %d, %d runs; want 20000, 1, %d", res.Entries, res.Reps, len(res.Runs), wantRuns)
+	}
+	if res.find("goleveldb", "zstd") != nil || (res.find("pebble", "zstd") == nil) != cgoEnabled || res.find("pebble2", "zstd") == nil || res.find("ours", "zstd") == nil {
 		t.Fatalf("zstd runs: %+v", res.Runs)
 	}
 	for _, run := range res.Runs {
@@ -133,10 +138,10 @@ func TestCompareSmoke(t *testing.T) {
 	var md bytes.Buffer
 	writeMarkdown(&md, &res)
 	_, zstdSection, _ := strings.Cut(md.String(), "### zstd")
-	if zstdSection == "" || strings.Contains(zstdSection, "goleveldb") || !strings.Contains(zstdSection, "ours/pebble") {
+	if zstdSection == "" || strings.Contains(zstdSection, "goleveldb") || !strings.Contains(zstdSection, "ours/pebble2") {
 		t.Errorf("zstd section of the report:\n%s", zstdSection)
 	}
-	for _, want := range []string{"### snappy", "### none", "| Get hit, ns/op |", "ours/pebble", "ours/goleveldb"} {
+	for _, want := range []string{"### snappy", "### none", "| Get hit, ns/op |", "ours/pebble", "ours/pebble2", "ours/goleveldb"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}

@@ -1,13 +1,14 @@
 // Command compare builds the same entries into a table with this module,
-// with Pebble v1.1.5's sstable package and with goleveldb's table package,
+// with Pebble v1.1.5's and v2.1.7's sstable packages (v2 writing
+// TableFormatPebblev7, columnar) and with goleveldb's table package,
 // then measures each in turn, interleaved, and prints a markdown table of
 // medians and ratios (ours/theirs).
 //
 //	cd bench && go run ./cmd/compare [-entries N | -large] [-reps N] [-json] [-chart FILE]
 //
 // Each implementation is configured as its own users would configure it,
-// with every fair advantage; see the comments on ours, pebbleImpl and
-// goleveldbImpl. Progress goes to stderr, results to stdout.
+// with every fair advantage; see the comments on ours, pebbleImpl,
+// pebble2Impl (and implsetup's Pebble v2 comment) and goleveldbImpl. Progress goes to stderr, results to stdout.
 package main
 
 import (
@@ -55,7 +56,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	lookups := fs.Int("lookups", 1_000_000, "present and absent lookups per repetition (at most -entries)")
 	reps := fs.Int("reps", 3, "repetitions; each measures every implementation once, interleaved")
 	comps := fs.String("compression", "snappy,none,zstd", "comma-separated compressions to run: snappy, none, zstd (goleveldb has no zstd and is skipped)")
-	impls := fs.String("impls", "ours,pebble,goleveldb", "comma-separated implementations to run: ours, pebble, goleveldb; also ours-v1 (tables without the hash index, format version 1), ours-default (reader.Open with nil options: 64 MiB block cache) and pebble-2lvl (Pebble with its default two-level index)")
+	impls := fs.String("impls", "ours,pebble,pebble2,goleveldb", "comma-separated implementations to run: ours, pebble (v1.1.5), pebble2 (v2.1.7, TableFormatPebblev7), goleveldb; also ours-v1 (tables without the hash index, format version 1), ours-default (reader.Open with nil options: 64 MiB block cache), pebble-2lvl and pebble2-2lvl (Pebble with its default two-level index)")
 	jsonOut := fs.Bool("json", false, "print results as JSON instead of markdown")
 	chart := fs.String("chart", "", "write an SVG bar chart of the Get and build figures to `FILE`")
 	dir := fs.String("dir", "", "where to create the temporary directory (default: os.TempDir())")
@@ -175,6 +176,10 @@ func newImpl(name string) impl {
 		return &pebbleImpl{indexBlockSize: math.MaxInt32}
 	case "pebble-2lvl":
 		return &pebbleImpl{indexBlockSize: 0, suffix: "-2lvl"} // Pebble's default two-level index, for comparison
+	case "pebble2":
+		return &pebble2Impl{indexBlockSize: math.MaxInt32}
+	case "pebble2-2lvl":
+		return &pebble2Impl{suffix: "-2lvl"} // Pebble v2's default two-level index, for comparison
 	case "goleveldb":
 		return goleveldbImpl{}
 	}

@@ -56,6 +56,17 @@ const pebbleFileNum = 1
 
 func (p *pebbleImpl) name() string { return "pebble" + p.suffix }
 
+// supports: with cgo, Pebble v1.1.5 decodes zstd blocks with
+// github.com/DataDog/zstd, which this module has at v1.5.7 (Pebble v2
+// needs it); that version's Decompress allocates a new buffer for the
+// frames v1.1.5's streaming encoder writes (they carry no content size),
+// and v1.1.5 rejects the result ("decompressed into unexpected buffer").
+// So v1.1.5 runs zstd only without cgo (klauspost's decoder); Pebble v2
+// runs it either way.
+func (p *pebbleImpl) supports(c implsetup.Compression) bool {
+	return c != implsetup.Zstd || !cgoEnabled
+}
+
 // tablePath names the table as a Pebble DB would (000001.sst), in a
 // directory of its own for the provider to list.
 func (p *pebbleImpl) tablePath(dir string, c implsetup.Compression) string {
