@@ -1,9 +1,9 @@
 // Package implsetup is what the benchmark commands share about the
-// implementations they measure (this module, Pebble v1.1.5's sstable
-// package and goleveldb's table package): the options each table is built
-// and read with, and the way each is looked up and scanned. cmd/compare,
-// cmd/manytables and cmd/objstore all use it, so that their figures are of
-// one configuration.
+// implementations they measure (this module, Pebble v1.1.5's and
+// v2.1.7's sstable packages and goleveldb's table package): the options
+// each table is built and read with, and the way each is looked up and
+// scanned. cmd/compare, cmd/manytables and cmd/objstore all use it, so
+// that their figures are of one configuration.
 package implsetup
 
 // Table shape, the same for every implementation.
