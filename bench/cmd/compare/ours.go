@@ -12,11 +12,15 @@ import (
 //
 //   - builder.New over an *os.File with builder.Options{BlockSize: 4096,
 //     Compression: snappy, zstd or none, Filter: filterblock.Bloom(10),
-//     HashIndex: true}: the defaults (4 KiB blocks, restart interval 16,
-//     snappy, whole-table cache-local Bloom filter at 10 bits/key) with the
-//     compression switched for the uncompressed run, plus the hash index
-//     (format version 2), which a user who serves point lookups turns on
-//     (-impls ours-v1 builds without it). The builder buffers its output
+//     HashIndex: true, PartitionThreshold: 4 MiB}: the defaults (4 KiB
+//     blocks, restart interval 16, snappy, whole-table cache-local Bloom
+//     filter at 10 bits/key) with the compression switched for the
+//     uncompressed run, plus the hash index (format version 2), which a
+//     user who serves point lookups turns on (-impls ours-v1 builds
+//     without it), and the partition threshold the builder's
+//     documentation suggests for tables read from local files
+//     (implsetup.LocalPartitionThreshold: one-level up to about 2M
+//     entries; the default, 240 KiB, is for object storage). The builder buffers its output
 //     itself (256 KiB). builder.Create would also fsync and rename; the
 //     harness fsyncs every implementation's file untimed instead.
 //   - reader.Open(path, &reader.Options{Cache: cache.New(256 MiB)}), a new

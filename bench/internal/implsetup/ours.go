@@ -10,15 +10,17 @@ import (
 	"github.com/sstkit/sstable/reader"
 )
 
-// OursOptions returns the builder options of this module's tables: the
-// defaults (restart interval 16, whole-table cache-local Bloom filter)
-// with BlockSize, BitsPerKey and c spelled out, and the hash index
-// (format version 2) if hashIndex.
+// OursOptions returns the builder options of this module's tables read
+// from local files (memory-mapped): the defaults (restart interval 16,
+// whole-table cache-local Bloom filter) with BlockSize, BitsPerKey and c
+// spelled out, the hash index (format version 2) if hashIndex, and
+// PartitionThreshold LocalPartitionThreshold.
 func OursOptions(c Compression, hashIndex bool) *builder.Options {
 	o := &builder.Options{
-		BlockSize: BlockSize,
-		Filter:    filterblock.Bloom(BitsPerKey),
-		HashIndex: hashIndex,
+		BlockSize:          BlockSize,
+		Filter:             filterblock.Bloom(BitsPerKey),
+		HashIndex:          hashIndex,
+		PartitionThreshold: LocalPartitionThreshold,
 	}
 	switch c {
 	case None:
@@ -30,6 +32,16 @@ func OursOptions(c Compression, hashIndex bool) *builder.Options {
 	}
 	return o
 }
+
+// LocalPartitionThreshold is the PartitionThreshold of tables read from
+// local files: 4 MiB of index and filter, which keeps tables of up to
+// about 2M entries one-level, as the builder's option documentation
+// suggests for tables served only from local files (a mapped reader keeps
+// the index and filter in the page cache, and a partitioned table costs
+// its lookups a top-level search). The default, 240 KiB, partitions
+// whatever does not fit the tail a reader over object storage reads on
+// open; cmd/objstore measures that.
+const LocalPartitionThreshold = 4 << 20
 
 // OursWriter is a builder.Builder over a file it owns. The builder
 // buffers its output itself (256 KiB). builder.Create would also fsync
