@@ -111,9 +111,17 @@
 //
 //	last key of block i <= k < first key of block i+1
 //
-// shortened as LevelDB's FindShortestSeparator does (AppendSeparator); the
-// last block's key is shortened as FindShortSuccessor does
-// (AppendSuccessor). The value is the data block's handle:
+// shortened as LevelDB's FindShortestSeparator does (AppendSeparator), with
+// one exception for long keys: where LevelDB keeps the last key whole (its
+// byte after the common prefix is one below the next key's), a last key of
+// more than 64 bytes (LongSeparatorKey) is cut after its first byte past
+// that one that is not 0xff, incremented. The last block's key is shortened
+// as FindShortSuccessor does (AppendSuccessor). So an index key is at most a
+// few bytes longer than the common prefix of the keys it separates (for the
+// last block, than the 0xff bytes the last key starts with), whatever their
+// length, except after a key whose tail is all 0xff bytes. Readers rely only
+// on the inequality above: how a writer shortens is its choice. The value is
+// the data block's handle:
 //
 //	+-----------------+-----------------+
 //	| offset uvarint  | length uvarint  |
