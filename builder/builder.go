@@ -558,6 +558,15 @@ func (b *Builder) finish() error {
 	}
 	if b.props.NumEntries > 0 {
 		b.props.LargestKey = append([]byte{}, b.lastKey...)
+		// The properties block leaves out a key longer than
+		// format.MaxPropertiesKeyLen (the data block has it): a key of
+		// any size is stored once.
+		if n := len(b.props.SmallestKey); n > format.MaxPropertiesKeyLen {
+			b.props.SmallestKeyOmitted = uint64(n)
+		}
+		if n := len(b.props.LargestKey); n > format.MaxPropertiesKeyLen {
+			b.props.LargestKeyOmitted = uint64(n)
+		}
 	}
 	b.props.DataSize = b.offset
 
@@ -814,12 +823,21 @@ func (b *Builder) EstimatedSize() uint64 {
 	est += uint64(b.index.EstimatedSize()) + (blocks-b.props.NumDataBlocks+boolInt(b.pendingIndex))*uint64(len(b.lastKey)+12) + format.BlockTrailerLen
 	// Properties: about 40 bytes of integers, the keys, names and user
 	// properties; then the footer.
-	est += 64 + uint64(len(b.props.SmallestKey)+len(b.lastKey)+len(b.props.FilterPolicy)+len(b.props.Splitter)+b.userSize) + format.BlockTrailerLen
+	est += 64 + propsKeyLen(b.props.SmallestKey) + propsKeyLen(b.lastKey) + uint64(len(b.props.FilterPolicy)+len(b.props.Splitter)+b.userSize) + format.BlockTrailerLen
 	est += footer.Size
 	return est
 }
 
 func bitsLen(v uint64) int { return bits.Len64(v) }
+
+// propsKeyLen returns the bytes the properties block spends on key: the
+// key, or its length's uvarint when it is too long to be stored there.
+func propsKeyLen(key []byte) uint64 {
+	if len(key) > format.MaxPropertiesKeyLen {
+		return 4
+	}
+	return uint64(len(key))
+}
 
 func boolInt(v bool) uint64 {
 	if v {
