@@ -2,7 +2,6 @@ package reader
 
 import (
 	"bytes"
-	"math"
 
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
@@ -88,26 +87,18 @@ func (r *Reader) NewIter(o *IterOptions) *Iterator {
 		it.err, it.closed = ErrClosed, true
 		return it
 	}
-	if r.mapped == nil {
-		it.s.ra = &it.ra
-	}
+	it.s.ra = &it.ra // used by a source that reads through ReadAt
 	it.err = it.init()
 	return it
 }
 
 // init loads the index and points the index iterator at it.
 func (it *Iterator) init() (err error) {
-	r := it.r
-	if r.mapped != nil {
-		defer restoreFault(protect())
-		defer r.recoverFault(&err)
-	}
-	// The iterator keeps the index block pinned until Close.
-	index, err := r.indexBlock(&it.s.indexPin)
-	if err != nil {
-		return err
-	}
-	return r.initIndexIter(&it.s.index, index)
+	defer restoreFault(protect())
+	defer it.r.recoverFault(&err)
+	// The iterator keeps the index block (or top-level index) pinned
+	// until Close.
+	return it.r.index.initIter(&it.s.index, &it.s.indexPin)
 }
 
 // loadBlock loads the data block of the current index entry into s.data.
@@ -117,7 +108,7 @@ func (it *Iterator) loadBlock() bool {
 		it.err = it.s.index.Err()
 		return false
 	}
-	contents, h, err := it.r.blockAt(&it.s, &it.s.index.BlockIter, it.s.index.base)
+	contents, h, err := it.s.index.dataBlock(&it.s)
 	if err == nil {
 		err = it.s.data.Init(format.SectionDataBlock, int64(h.Offset), contents)
 	}
@@ -126,7 +117,7 @@ func (it *Iterator) loadBlock() bool {
 		return false
 	}
 	it.loaded = true
-	it.mapped = it.r.inMapping(contents)
+	it.mapped = it.r.src.inPlace(contents)
 	return true
 }
 
@@ -204,10 +195,8 @@ func (it *Iterator) usable() bool { return it.err == nil && !it.closed }
 // First moves to the first entry within the bounds (at or after
 // LowerBound); false if there is none or on error.
 func (it *Iterator) First() (ok bool) {
-	if it.r.mapped != nil {
-		defer restoreFault(protect())
-		defer it.recoverFault(&ok)
-	}
+	defer restoreFault(protect())
+	defer it.recoverFault(&ok)
 	if it.lower != nil {
 		return it.checkUpper(it.seekGE(it.lower))
 	}
@@ -224,10 +213,8 @@ func (it *Iterator) First() (ok bool) {
 // Last moves to the last entry within the bounds (before UpperBound);
 // false if there is none or on error.
 func (it *Iterator) Last() (ok bool) {
-	if it.r.mapped != nil {
-		defer restoreFault(protect())
-		defer it.recoverFault(&ok)
-	}
+	defer restoreFault(protect())
+	defer it.recoverFault(&ok)
 	if it.upper != nil {
 		return it.checkLower(it.seekLT(it.upper))
 	}
@@ -244,10 +231,8 @@ func (it *Iterator) Last() (ok bool) {
 // SeekGE moves to the first entry whose key is >= key (and >= LowerBound,
 // < UpperBound); false if there is none or on error.
 func (it *Iterator) SeekGE(key []byte) (ok bool) {
-	if it.r.mapped != nil {
-		defer restoreFault(protect())
-		defer it.recoverFault(&ok)
-	}
+	defer restoreFault(protect())
+	defer it.recoverFault(&ok)
 	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
 		key = it.lower
 	}
@@ -258,10 +243,8 @@ func (it *Iterator) SeekGE(key []byte) (ok bool) {
 // >= LowerBound); false if there is none or on error. Like SeekGE it
 // allocates nothing.
 func (it *Iterator) SeekLT(key []byte) (ok bool) {
-	if it.r.mapped != nil {
-		defer restoreFault(protect())
-		defer it.recoverFault(&ok)
-	}
+	defer restoreFault(protect())
+	defer it.recoverFault(&ok)
 	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
 		key = it.upper
 	}
@@ -291,12 +274,10 @@ func (it *Iterator) SeekPrefixGE(prefix, key []byte) (ok bool) {
 	if !it.usable() {
 		return false
 	}
-	if r.mapped != nil {
-		defer it.endGuard(&ok, protect())
-	}
-	// With a partitioned table's hash index, as in Get, the slots' tags
-	// reject an absent prefix without the filter partition's search.
-	if r.splitter != nil && !(r.parted && r.useHash) && !r.mayContain(prefix) {
+	defer it.endGuard(&ok, protect())
+	// The filter Get probes first (none for a partitioned table's hash
+	// index, whose slots' tags reject an absent prefix as cheaply).
+	if r.splitter != nil && !r.getFilter.mayContain(prefix, format.KeyHash(prefix)) {
 		it.loaded = false
 		return false
 	}
@@ -306,9 +287,8 @@ func (it *Iterator) SeekPrefixGE(prefix, key []byte) (ok bool) {
 	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
 		key = it.lower
 	}
-	if r.splitter != nil && r.useHash {
-		ok = it.seekPrefixHashed(prefix, key)
-	} else {
+	ok, handled := r.index.seekPrefix(it, prefix, key)
+	if !handled {
 		ok = it.seekGE(key)
 		// Keys sort by prefix (the builder refuses others), but a key
 		// shorter than format.Suffix's n is its own prefix, so the first
@@ -322,7 +302,7 @@ func (it *Iterator) SeekPrefixGE(prefix, key []byte) (ok bool) {
 			ok = it.Next()
 		}
 	}
-	if ok && !r.hasPrefix(it.s.data.Key(), prefix) {
+	if ok && !hasPrefix(r.splitter, it.s.data.Key(), prefix) {
 		it.loaded = false
 		return false
 	}
@@ -374,72 +354,6 @@ func (it *Iterator) seekLT(key []byte) bool {
 	return it.backward()
 }
 
-// seekPrefixHashed positions on the first entry >= key with prefix prefix
-// of a Version2 table with a splitter: the hash index slot of prefix leads
-// to the prefix's first entry. key is >= prefix.
-func (it *Iterator) seekPrefixHashed(prefix, key []byte) bool {
-	r := it.r
-	x := &r.hidx
-	if err := r.loadHashIndex(); err != nil {
-		it.err, it.loaded = err, false
-		return false
-	}
-	if !r.hidxKept {
-		var err error
-		if x, err = r.hashIndex(&it.hidx, &it.hidxPin); err != nil {
-			it.err, it.loaded = err, false
-			return false
-		}
-		defer it.releaseHashIndex()
-	}
-	probe := x.Probe(format.KeyHash(prefix))
-	for {
-		i, off, ok, err := probe.Next()
-		if err != nil {
-			it.err, it.loaded = err, false
-			return false
-		}
-		if !ok {
-			it.loaded = false
-			return false // no slot names the prefix: absent
-		}
-		switch {
-		case x.FileOffsets():
-			if r.mapped != nil && off < r.dataEnd {
-				// As Get does: the entry's lines are on their way while
-				// the block's handle and state are looked up.
-				format.Prefetch(r.mapped[off:], entryPrefetchBytes)
-			}
-			off -= min(off, x.BlockHandle(i).Offset)
-		case x.DecodedOffsets():
-			off -= min(off, x.DecodedStart(i))
-		}
-		if !it.loadHashedBlock(x, i, off) {
-			return false
-		}
-		if !it.s.data.SeekOffset(int(off)) {
-			it.err, it.loaded = it.s.data.Err(), false
-			return false
-		}
-		if !r.hasPrefix(it.s.data.Key(), prefix) {
-			continue // another prefix's slot with the same tag
-		}
-		if bytes.Compare(it.s.data.Key(), key) >= 0 {
-			return true
-		}
-		// A later version: search this block, then, past its end, the
-		// whole table.
-		if it.s.data.SeekGE(key) {
-			return true
-		}
-		if err := it.s.data.Err(); err != nil {
-			it.err, it.loaded = err, false
-			return false
-		}
-		return it.seekGE(key)
-	}
-}
-
 // loadHashedBlock loads data block i, at the handle the hash index x
 // gives, into s.data, leaving s.index to be positioned when a move leaves
 // the block.
@@ -450,21 +364,12 @@ func (it *Iterator) seekPrefixHashed(prefix, key []byte) bool {
 // restart array; the cached block's entry is prefetched.
 func (it *Iterator) loadHashedBlock(x *format.HashIndex, i int, off uint64) bool {
 	it.loaded = false
-	r := it.r
 	h := x.BlockHandle(i)
-	var contents []byte
-	var err error
-	if ents, ok := r.mappedEntries(i, h); ok {
-		it.s.setPin(cache.Handle{})
-		contents = r.mapped[h.Offset : h.Offset+h.Length : h.Offset+h.Length]
-		err = it.s.data.InitEntries(format.SectionDataBlock, int64(h.Offset), contents, len(ents))
-	} else if pin, ok := it.cachedBlock(i, off); ok {
-		it.s.setPin(pin)
-		contents = pin.Bytes()
-		err = it.s.data.InitEntries(format.SectionDataBlock, int64(h.Offset), contents, int(pin.Aux()))
-	} else {
-		contents, err = r.dataBlock(&it.s, i, h)
-		if err == nil {
+	contents, end, err := it.r.src.blockForEntry(&it.s, i, h, off)
+	if err == nil {
+		if end >= 0 {
+			err = it.s.data.InitEntries(format.SectionDataBlock, int64(h.Offset), contents, end)
+		} else {
 			err = it.s.data.Init(format.SectionDataBlock, int64(h.Offset), contents)
 		}
 	}
@@ -473,27 +378,9 @@ func (it *Iterator) loadHashedBlock(x *format.HashIndex, i int, off uint64) bool
 		return false
 	}
 	it.loaded = true
-	it.mapped = it.r.inMapping(contents)
+	it.mapped = it.r.src.inPlace(contents)
 	it.lazyIndex = i + 1
 	return true
-}
-
-// cachedBlock returns data block i pinned, if it is in the cache with a
-// known end of entries, prefetching the entry at off.
-func (it *Iterator) cachedBlock(i int, off uint64) (cache.Handle, bool) {
-	t := it.r.blocks
-	if t == nil || i >= t.Len() || off > 1<<31 {
-		return cache.Handle{}, false
-	}
-	pin, ok := t.GetAt(i, int(off))
-	if !ok {
-		return pin, false
-	}
-	if end := pin.Aux(); end == math.MaxUint32 || int(end) > len(pin.Bytes()) {
-		pin.Release()
-		return cache.Handle{}, false
-	}
-	return pin, true
 }
 
 // releaseHashIndex releases the hash index pinned by seekPrefixHashed.
@@ -531,7 +418,7 @@ func (it *Iterator) Next() bool {
 	if !it.usable() || !it.loaded || !it.s.data.Valid() {
 		return false
 	}
-	if it.r.mapped != nil && it.mapped {
+	if it.mapped {
 		return it.nextProtected()
 	}
 	// A decoded block (in the cache) is process memory, which cannot fault: step within it without the fault guard, whose setup
@@ -554,20 +441,16 @@ func (it *Iterator) nextProtected() (ok bool) {
 }
 
 func (it *Iterator) forwardProtected() (ok bool) {
-	if it.r.mapped != nil {
-		defer restoreFault(protect())
-		defer it.recoverFault(&ok)
-	}
+	defer restoreFault(protect())
+	defer it.recoverFault(&ok)
 	return it.checkUpper(it.forward())
 }
 
 // Prev moves to the preceding entry; false before the first entry or on
 // error. Calling Prev on an unpositioned or exhausted iterator returns false.
 func (it *Iterator) Prev() (ok bool) {
-	if it.r.mapped != nil {
-		defer restoreFault(protect())
-		defer it.recoverFault(&ok)
-	}
+	defer restoreFault(protect())
+	defer it.recoverFault(&ok)
 	if !it.usable() || !it.loaded || !it.s.data.Valid() {
 		return false
 	}
@@ -615,7 +498,7 @@ func (it *Iterator) Close() error {
 	it.ra.release()
 	it.releaseHashIndex()
 	if it.scan {
-		it.r.endScan()
+		it.r.src.endScan()
 	}
 	it.r.release()
 	return it.err
@@ -625,7 +508,7 @@ func (it *Iterator) Close() error {
 // restoreFault in one deferred call, for the hot paths.
 func (it *Iterator) endGuard(ok *bool, old bool) {
 	if v := recover(); v != nil {
-		it.err = it.r.faultError(v)
+		it.err = it.r.src.faultError(v)
 		it.loaded = false
 		*ok = false
 	}
@@ -636,7 +519,7 @@ func (it *Iterator) endGuard(ok *bool, old bool) {
 // a memory fault in the mapping.
 func (it *Iterator) recoverFault(ok *bool) {
 	if v := recover(); v != nil {
-		it.err = it.r.faultError(v)
+		it.err = it.r.src.faultError(v)
 		it.loaded = false
 		*ok = false
 	}
@@ -647,6 +530,6 @@ func (it *Iterator) recoverFault(ok *bool) {
 func (it *Iterator) startScan() {
 	if !it.scan && it.usable() {
 		it.scan = true
-		it.r.beginScan()
+		it.r.src.beginScan()
 	}
 }

@@ -15,7 +15,7 @@
 // own when no shard can lend it), and copies the sections in it to their
 // cache slots. When the tail also holds data blocks or partitions (a
 // table of less than about TailSize bytes of filter and index), the
-// reader keeps it, one cache entry evicted like any other (tail.go);
+// reader keeps it, one cache entry evicted like any other;
 // otherwise it is released before New returns. The first lookup of a
 // table whose filter and index block did not fit reads them into one
 // buffer, dropped once they are in the cache.
