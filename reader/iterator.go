@@ -24,6 +24,13 @@ type IterOptions struct {
 // exhausted iterator (Next, Prev) returns false and leaves it so; seek
 // again (SeekGE, SeekLT, First, Last) to go on.
 //
+// After SeekPrefixGE returns true, the iterator is in prefix iteration
+// mode, as Pebble's Iterator is: Next and Prev return false, leaving the
+// iterator exhausted, where they would move to a key without the prefix,
+// so that a loop over a key's versions stops at its last one (without
+// reading the next data block). First, Last, SeekGE and SeekLT end the
+// mode; another SeekPrefixGE starts it with its own prefix.
+//
 // An open Iterator keeps working after Reader.Close, and keeps the
 // reader's file open and mapped, until the Iterator is closed.
 type Iterator struct {
@@ -46,6 +53,11 @@ type Iterator struct {
 	// index loads the block without the index, which is positioned only
 	// when a move leaves the block (syncIndex).
 	lazyIndex int
+
+	// inPrefix is set by a SeekPrefixGE that returned true: Next and Prev
+	// stop at keys without prefix (a copy, whose buffer is reused).
+	inPrefix bool
+	prefix   []byte
 }
 
 // syncIndex positions s.index on the entry of the block a hashed
@@ -139,6 +151,13 @@ func (it *Iterator) forward() bool {
 			it.loaded = false
 			return false
 		}
+		// In prefix iteration mode, a separator above every key with the
+		// prefix (above it and not starting with it) puts the next
+		// block's keys past them too.
+		if it.inPrefix && it.s.index.Valid() && !bytes.HasPrefix(it.s.index.Key(), it.prefix) && bytes.Compare(it.s.index.Key(), it.prefix) > 0 {
+			it.loaded = false
+			return false
+		}
 		if !it.s.index.Next() || !it.loadBlock() {
 			if it.err == nil {
 				it.err = it.s.index.Err()
@@ -168,8 +187,10 @@ func (it *Iterator) backward() bool {
 			return false
 		}
 		// Every key of the earlier block is <= its separator: below the
-		// lower bound, the block is not read.
-		if it.lower != nil && bytes.Compare(it.s.index.Key(), it.lower) < 0 {
+		// lower bound, or in prefix iteration mode below the prefix (and
+		// so below every key with it), the block is not read.
+		if it.lower != nil && bytes.Compare(it.s.index.Key(), it.lower) < 0 ||
+			it.inPrefix && bytes.Compare(it.s.index.Key(), it.prefix) < 0 {
 			it.loaded = false
 			return false
 		}
@@ -197,6 +218,7 @@ func (it *Iterator) usable() bool { return it.err == nil && !it.closed }
 func (it *Iterator) First() (ok bool) {
 	defer restoreFault(protect())
 	defer it.recoverFault(&ok)
+	it.inPrefix = false
 	if it.lower != nil {
 		return it.checkUpper(it.seekGE(it.lower))
 	}
@@ -215,6 +237,7 @@ func (it *Iterator) First() (ok bool) {
 func (it *Iterator) Last() (ok bool) {
 	defer restoreFault(protect())
 	defer it.recoverFault(&ok)
+	it.inPrefix = false
 	if it.upper != nil {
 		return it.checkLower(it.seekLT(it.upper))
 	}
@@ -233,6 +256,7 @@ func (it *Iterator) Last() (ok bool) {
 func (it *Iterator) SeekGE(key []byte) (ok bool) {
 	defer restoreFault(protect())
 	defer it.recoverFault(&ok)
+	it.inPrefix = false
 	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
 		key = it.lower
 	}
@@ -245,6 +269,7 @@ func (it *Iterator) SeekGE(key []byte) (ok bool) {
 func (it *Iterator) SeekLT(key []byte) (ok bool) {
 	defer restoreFault(protect())
 	defer it.recoverFault(&ok)
+	it.inPrefix = false
 	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
 		key = it.upper
 	}
@@ -268,9 +293,19 @@ func (it *Iterator) SeekLT(key []byte) (ok bool) {
 // SeekGE followed by a check that the key found starts with prefix
 // (bytes.HasPrefix). The iterator is exhausted, not positioned, when it
 // returns false; Next then returns false, and the next key with another
-// prefix is not shown. It allocates nothing.
+// prefix is not shown.
+//
+// When it returns true, the iterator is in prefix iteration mode (see
+// Iterator): Next and Prev walk the prefix's keys, within the bounds, and
+// return false past them, so that
+//
+//	for ok := it.SeekPrefixGE(p, k); ok; ok = it.Next() { ... }
+//
+// sees the keys >= k with prefix p and stops. The iterator copies prefix.
+// It allocates nothing once its copy has room for prefix.
 func (it *Iterator) SeekPrefixGE(prefix, key []byte) (ok bool) {
 	r := it.r
+	it.inPrefix = false
 	if !it.usable() {
 		return false
 	}
@@ -306,7 +341,11 @@ func (it *Iterator) SeekPrefixGE(prefix, key []byte) (ok bool) {
 		it.loaded = false
 		return false
 	}
-	return it.checkUpper(ok)
+	if ok = it.checkUpper(ok); ok {
+		it.inPrefix = true
+		it.prefix = append(it.prefix[:0], prefix...)
+	}
+	return ok
 }
 
 // seekGE moves to the first entry >= key, ignoring the lower bound.
@@ -390,20 +429,13 @@ func (it *Iterator) releaseHashIndex() {
 	it.hidx = format.HashIndex{}
 }
 
-// checkUpper ends a forward move that reached the upper bound.
+// checkUpper ends a forward move that reached the upper bound or, in
+// prefix iteration mode, left the prefix.
 func (it *Iterator) checkUpper(ok bool) bool {
 	if ok && it.upper != nil && bytes.Compare(it.s.data.Key(), it.upper) >= 0 {
 		ok = false
 	}
-	if !ok {
-		it.loaded = false
-	}
-	return ok
-}
-
-// checkLower ends a backward move that went below the lower bound.
-func (it *Iterator) checkLower(ok bool) bool {
-	if ok && it.lower != nil && bytes.Compare(it.s.data.Key(), it.lower) < 0 {
+	if ok && it.inPrefix && !hasPrefix(it.r.splitter, it.s.data.Key(), it.prefix) {
 		ok = false
 	}
 	if !ok {
@@ -412,8 +444,24 @@ func (it *Iterator) checkLower(ok bool) bool {
 	return ok
 }
 
-// Next moves to the following entry; false past the last entry or on error.
-// Calling Next on an unpositioned or exhausted iterator returns false.
+// checkLower ends a backward move that went below the lower bound or, in
+// prefix iteration mode, left the prefix.
+func (it *Iterator) checkLower(ok bool) bool {
+	if ok && it.lower != nil && bytes.Compare(it.s.data.Key(), it.lower) < 0 {
+		ok = false
+	}
+	if ok && it.inPrefix && !hasPrefix(it.r.splitter, it.s.data.Key(), it.prefix) {
+		ok = false
+	}
+	if !ok {
+		it.loaded = false
+	}
+	return ok
+}
+
+// Next moves to the following entry; false past the last entry (in prefix
+// iteration mode, past the prefix's last key) or on error. Calling Next on
+// an unpositioned or exhausted iterator returns false.
 func (it *Iterator) Next() bool {
 	if !it.usable() || !it.loaded || !it.s.data.Valid() {
 		return false
@@ -425,7 +473,7 @@ func (it *Iterator) Next() bool {
 	// and deferred recovery cost about a fifth of a Next. Leaving the
 	// block reads the index and maybe the mapping, so that is guarded.
 	if it.s.data.Next() {
-		if it.upper == nil {
+		if it.upper == nil && !it.inPrefix {
 			return true
 		}
 		return it.checkUpper(true)
@@ -446,8 +494,9 @@ func (it *Iterator) forwardProtected() (ok bool) {
 	return it.checkUpper(it.forward())
 }
 
-// Prev moves to the preceding entry; false before the first entry or on
-// error. Calling Prev on an unpositioned or exhausted iterator returns false.
+// Prev moves to the preceding entry; false before the first entry (in
+// prefix iteration mode, before the prefix's first key) or on error.
+// Calling Prev on an unpositioned or exhausted iterator returns false.
 func (it *Iterator) Prev() (ok bool) {
 	defer restoreFault(protect())
 	defer it.recoverFault(&ok)
