@@ -82,7 +82,45 @@ func (r *Reader) open(opts *Options) (err error) {
 		}
 		ra.keepTail(tailPin, tailOff, end)
 	}
-	return nil
+	return r.boundKeys()
+}
+
+// boundKeys fills in the smallest and largest keys the properties block
+// left out (format.MaxPropertiesKeyLen: a key of any size is stored once,
+// in its data block) from the table's first and last entries, so that
+// Properties has both keys whole. It reads the first and last data blocks,
+// only for tables that need it.
+func (r *Reader) boundKeys() error {
+	p := &r.props
+	if p.NumEntries == 0 || p.SmallestKey != nil && p.LargestKey != nil {
+		return nil
+	}
+	it := r.NewIterator()
+	defer it.Close()
+	for _, b := range []struct {
+		key     *[]byte
+		omitted uint64
+		pos     func() bool
+		name    string
+	}{
+		{&p.SmallestKey, p.SmallestKeyOmitted, it.First, "smallest"},
+		{&p.LargestKey, p.LargestKeyOmitted, it.Last, "largest"},
+	} {
+		if *b.key != nil {
+			continue
+		}
+		if !b.pos() {
+			if err := it.Err(); err != nil {
+				return err
+			}
+			return format.Corruptf(format.SectionProperties, int64(r.footer.Properties.Offset), "%d entries, but the %s key the properties leave out is not in the data", p.NumEntries, b.name)
+		}
+		if uint64(len(it.Key())) != b.omitted {
+			return format.Corruptf(format.SectionProperties, int64(r.footer.Properties.Offset), "%s key of %d bytes, the properties say %d", b.name, len(it.Key()), b.omitted)
+		}
+		*b.key = append([]byte{}, it.Key()...)
+	}
+	return it.Close()
 }
 
 // propertiesBlock returns the properties block's bytes and trailer when
@@ -182,8 +220,10 @@ func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 	case *mmapSource:
 		bc = &src.blockCache
 		bc.noTable = p.Compression == format.NoCompression // raw blocks are read in place
+		bc.owner = src.sections
 	case *readAtSource:
 		bc = &src.blockCache
+		bc.owner = src.sections
 	}
 	bc.n, bc.maxBlock, bc.dataEnd, bc.indexOff = int(p.NumDataBlocks), int(p.MaxBlockSize), p.DataSize, int64(f.Index.Offset)
 

@@ -66,7 +66,7 @@ func (s *readAtSource) partition(ps *partitions, p int, ahead *[]byte) ([]byte, 
 
 // partitionPinned is partition, pinning the partition by *pin.
 func (s *readAtSource) partitionPinned(ps *partitions, p int, pin *cache.Handle, ahead *[]byte) ([]byte, error) {
-	s.partsOnce.Do(func() { s.partTable, _ = s.cache.NewTable(len(ps.parts)) })
+	s.partsOnce.Do(func() { s.partTable, _ = s.sections.NewSibling(len(ps.parts)) })
 	if s.partTable == nil { // Close came before the first load set it up
 		ph := ps.parts[p]
 		b := make([]byte, ph.Len())

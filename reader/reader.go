@@ -2,8 +2,10 @@
 // point lookups (MayContain, Get) and ordered scans (Iterator). Files are
 // memory-mapped read-only where the platform allows it; New reads through
 // any io.ReaderAt instead. A Reader is safe for concurrent use.
-//
-// # Layers
+package reader
+
+// Layers (for maintainers; not in the package documentation, which
+// describes behaviour, not files).
 //
 // A Reader is three layers, each chosen once, when the table is opened
 // (open.go), and composed by Get, Has, MayContain, Iterator and Verify:
@@ -29,7 +31,6 @@
 // version or feature that calls for it; a new byte source is one more
 // type implementing source, built by a constructor like New. Neither
 // touches the other layers.
-package reader
 
 import (
 	"bytes"
@@ -212,8 +213,21 @@ func Open(path string, opts *Options) (*Reader, error) {
 // error) is followed by one for the rest; a source that ends before size
 // gives an error wrapping io.ErrUnexpectedEOF. Failed reads are reported
 // as the source's errors and never remembered: a later call reads again.
-// Errors for damaged or foreign data wrap format.ErrCorrupt.
+// Errors for damaged or foreign data wrap format.ErrCorrupt; a nil src or
+// a negative size is a bad argument, reported as such (not ErrCorrupt).
+//
+// The Reader never closes src: Close releases the reader's hold on it,
+// and the caller closes src (an *os.File, a network object) once done.
+// src must stay readable until Close returns and every Iterator opened
+// before Close is closed: such iterators go on reading through src.
+// Reader.Get and the other calls read src only while they run.
 func New(src io.ReaderAt, size int64, opts *Options) (*Reader, error) {
+	switch {
+	case src == nil:
+		return nil, errors.New("sstable: reader.New: nil source")
+	case size < 0:
+		return nil, fmt.Errorf("sstable: reader.New: negative size %d", size)
+	}
 	r := &Reader{src: &readAtSource{ra: src, size: size}, size: size}
 	if err := r.open(opts); err != nil {
 		r.free()
@@ -320,9 +334,12 @@ func (r *Reader) drop() {
 // done with them). Calls already in flight finish first. Iterators opened
 // before Close go on working, reading blocks again as they need them, and
 // the file stays open and mapped until the last of them is closed: close
-// every Iterator, or the file is never released. Later calls return
-// errors wrapping ErrClosed (NewIter an iterator whose Err does).
-// Closing twice returns an error wrapping ErrClosed.
+// every Iterator, or the file is never released. The file Open opened is
+// closed then; the source given to New never is: the caller closes it,
+// after Close and after the last such Iterator is closed, since they read
+// through it until then. Later calls return errors wrapping ErrClosed
+// (NewIter an iterator whose Err does). Closing twice returns an error
+// wrapping ErrClosed.
 func (r *Reader) Close() error {
 	if !r.closed.CompareAndSwap(false, true) {
 		return &closedTwiceError{name: r.name}

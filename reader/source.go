@@ -167,10 +167,11 @@ func rawContents(section string, h format.BlockHandle, raw []byte) ([]byte, erro
 // never read hold no per-block state.
 type blockCache struct {
 	cache    *cache.Cache
-	n        int    // data blocks
-	maxBlock int    // bound on a decoded block's size (Properties.MaxBlockSize)
-	dataEnd  uint64 // end of the data blocks: the hash index's offset
-	indexOff int64  // the index block's offset, for messages
+	owner    *cache.Table // the source's section table: blocks is its sibling, so the cache counts the reader once
+	n        int          // data blocks
+	maxBlock int          // bound on a decoded block's size (Properties.MaxBlockSize)
+	dataEnd  uint64       // end of the data blocks: the hash index's offset
+	indexOff int64        // the index block's offset, for messages
 	once     sync.Once
 	blocks   *cache.Table // slot i is data block i; nil until first use, or with noTable
 	noTable  bool         // no table is wanted: a mapped, uncompressed table reads every block in place
@@ -180,7 +181,7 @@ type blockCache struct {
 func (c *blockCache) table() *cache.Table {
 	c.once.Do(func() {
 		if !c.noTable {
-			c.blocks, _ = c.cache.NewTable(c.n) // cannot fail: the source's section table keeps the cache open
+			c.blocks, _ = c.owner.NewSibling(c.n) // cannot fail: the source's section table keeps the cache open
 		}
 	})
 	return c.blocks
