@@ -25,11 +25,21 @@ type filter interface {
 	check() error
 }
 
-// noFilter rules nothing out.
-type noFilter struct{}
+// noFilter rules nothing out. In a one-level table whose policy (or
+// splitter) the reader does not know, Verify still checks the filter
+// section (whole).
+type noFilter struct {
+	whole *wholeFilter // nil when there is no section to check
+}
 
 func (noFilter) mayContain([]byte, uint64) bool { return true }
-func (noFilter) check() error                   { return nil }
+
+func (f noFilter) check() error {
+	if f.whole == nil {
+		return nil
+	}
+	return f.whole.check()
+}
 
 // probe tests fk against filter bits of policy; with bloom (the
 // built-in Bloom policy) by its hash h, without an interface call.

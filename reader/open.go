@@ -256,10 +256,12 @@ func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 
 	// The filter.
 	switch {
-	case r.policy == nil:
+	case parted && r.policy == nil:
 		r.filter = noFilter{}
 	case parted:
 		r.filter = &partedFilter{ps: r.parts, policy: r.policy, bloom: r.bloom}
+	case r.policy == nil:
+		r.filter = noFilter{whole: newWholeFilter(r.src, f.Filter, nil, false, p.FilterPolicy)}
 	default:
 		wf := newWholeFilter(r.src, f.Filter, r.policy, r.bloom, p.FilterPolicy)
 		r.filter = wf
