@@ -2,35 +2,40 @@
 // point lookups (MayContain, Get) and ordered scans (Iterator). Files are
 // memory-mapped read-only where the platform allows it; New reads through
 // any io.ReaderAt instead. A Reader is safe for concurrent use.
-package reader
-
-// Layers (for maintainers; not in the package documentation, which
-// describes behaviour, not files).
 //
-// A Reader is three layers, each chosen once, when the table is opened
-// (open.go), and composed by Get, Has, MayContain, Iterator and Verify:
+// # Layers
 //
-//   - The source (source.go) says where the bytes come from: given a
-//     block handle, it returns the checked block and the pin that keeps it
-//     alive. source_mmap.go reads a memory-mapped file in place;
-//     source_readat.go, source_tail.go, readahead.go and
-//     partitions_readat.go read through an io.ReaderAt with the kept
-//     tail, read-ahead and partition windows and the shared cache.
-//   - The index (index.go) says which data block, and where in it, holds
-//     a key, and walks the blocks in order for iterators: blockIndex (one
-//     index block), partedIndex (partitions under a top-level index,
-//     index_parted.go) and hashedIndex (a hash index straight to the
-//     entry, index_hash.go).
-//   - The filter (filter.go) says whether a key or prefix can be in the
-//     table: noFilter, wholeFilter (one filter section) and partedFilter
-//     (a filter per partition, found through partitions.go).
+// Inside, a Reader is three layers, each chosen once when the table is
+// opened (in Reader.chooseLayers, the one place that looks at the format
+// version, the policy and the byte source), and composed by Get, Has,
+// MayContain, Iterator and Verify:
+//
+//   - the source (the source interface) says where the bytes come from:
+//     given a block handle, the checked block and the pin that keeps it
+//     alive. mmapSource reads a memory mapping in place; readAtSource
+//     reads through an io.ReaderAt, with the kept tail, read-ahead and
+//     partition windows and the shared cache.
+//   - the index (the index interface) says which data block, and where in
+//     it, holds a key, and walks the blocks for iterators: blockIndex (one
+//     index block), partedIndex (index partitions under a top-level
+//     index) and hashedIndex (a hash index straight to the entry).
+//   - the filter (the filter interface) says whether a key or prefix can
+//     be in the table: noFilter, wholeFilter (one filter section) and
+//     partedFilter (a filter per partition).
 //
 // A Get reads top to bottom: the filter, then the index, which asks the
-// source for its block (get.go). A new index kind is one more type
-// implementing index, built in open.go's chooseLayers for the format
-// version or feature that calls for it; a new byte source is one more
-// type implementing source, built by a constructor like New. Neither
-// touches the other layers.
+// source for the block. A fourth index kind is one more type implementing
+// index, built by chooseLayers for the format version or feature that
+// calls for it; a new byte source is one more type implementing source,
+// built by a constructor like New. Neither touches the other layers.
+package reader
+
+// Where the layers live, for maintainers: source.go (the source
+// interface, sections, the decoded-block cache), source_mmap.go,
+// source_readat.go with source_tail.go, readahead.go and
+// partitions_readat.go; index.go, index_parted.go (with the two-level
+// iterator), index_hash.go, partitions.go; filter.go; open.go
+// (chooseLayers); get.go (the lookups), iterator.go, verify.go.
 
 import (
 	"bytes"
