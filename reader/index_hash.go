@@ -75,6 +75,12 @@ type hashedIndex struct {
 	src      source
 	ht       *hashTable
 	splitter format.Splitter // nil without one: slots name whole keys
+
+	// prefixFilter is what SeekPrefixGE probes before the slots: the
+	// table's filter, or noFilter in a partitioned table, where the
+	// slots' tags reject an absent prefix as cheaply as the filter
+	// partition's search would (see chooseLayers).
+	prefixFilter filter
 }
 
 func (x *hashedIndex) get(dst, key, fk []byte, h uint64, has bool) ([]byte, error) {
@@ -192,13 +198,18 @@ func (x *hashedIndex) seekPrefix(it *Iterator, prefix, key []byte) (ok, handled 
 	if x.splitter == nil {
 		return false, false
 	}
+	h := format.KeyHash(prefix)
+	if !x.prefixFilter.mayContain(prefix, h) {
+		it.loaded = false
+		return false, true
+	}
 	t, err := x.ht.get(&it.hidx, &it.hidxPin)
 	if err != nil {
 		it.err, it.loaded = err, false
 		return false, true
 	}
 	defer it.releaseHashIndex()
-	probe := t.Probe(format.KeyHash(prefix))
+	probe := t.Probe(h)
 	for {
 		i, off, ok, err := probe.Next()
 		if err != nil {

@@ -2,6 +2,7 @@ package reader
 
 import (
 	"github.com/sstkit/sstable/cache"
+	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/format"
 )
 
@@ -9,11 +10,19 @@ import (
 // leads to the key's partition, whose index partition is searched like a
 // one-level table's index block. A lookup over a ReaderAt thus reads a
 // few KiB of partition instead of the whole index.
+//
+// A partition holds the filter of its keys (or prefixes) beside its
+// index, so a Get probes that filter here, on the partition it has in
+// hand, rather than through the filter layer, which would find and pin
+// the same partition a second time: Get's filter layer is then noFilter
+// (MayContain's is partedFilter).
 type partedIndex struct {
-	ps *partitions
+	ps     *partitions
+	policy filterblock.Policy // nil: no filter to probe
+	bloom  bool
 }
 
-func (x *partedIndex) get(dst, key, _ []byte, _ uint64, has bool) ([]byte, error) {
+func (x *partedIndex) get(dst, key, fk []byte, h uint64, has bool) ([]byte, error) {
 	ps := x.ps
 	p, ok, err := ps.seek(key)
 	if err != nil || !ok {
@@ -23,9 +32,13 @@ func (x *partedIndex) get(dst, key, _ []byte, _ uint64, has bool) ([]byte, error
 		return dst, err
 	}
 	var pin cache.Handle
-	_, index, err := ps.get(p, &pin, nil)
+	filter, index, err := ps.get(p, &pin, nil)
 	if err != nil {
 		return dst, err
+	}
+	if x.policy != nil && !probe(x.policy, x.bloom, filter, fk, h) {
+		pin.Release()
+		return dst, ErrNotFound
 	}
 	s := getScratch()
 	defer putScratch(s)

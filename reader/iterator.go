@@ -310,19 +310,19 @@ func (it *Iterator) SeekPrefixGE(prefix, key []byte) (ok bool) {
 		return false
 	}
 	defer it.endGuard(&ok, protect())
-	// The filter Get probes first (none for a partitioned table's hash
-	// index, whose slots' tags reject an absent prefix as cheaply).
-	if r.splitter != nil && !r.getFilter.mayContain(prefix, format.KeyHash(prefix)) {
-		it.loaded = false
-		return false
-	}
 	if bytes.Compare(key, prefix) < 0 {
 		key = prefix // every key with the prefix is >= it
 	}
 	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
 		key = it.lower
 	}
+	// An index with a faster way (a hash index over prefixes) probes
+	// the filter itself; others are served by the filter and SeekGE.
 	ok, handled := r.index.seekPrefix(it, prefix, key)
+	if !handled && r.splitter != nil && !r.filter.mayContain(prefix, format.KeyHash(prefix)) {
+		it.loaded = false
+		return false
+	}
 	if !handled {
 		ok = it.seekGE(key)
 		// Keys sort by prefix (the builder refuses others), but a key

@@ -227,39 +227,22 @@ func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 	}
 	bc.n, bc.maxBlock, bc.dataEnd, bc.indexOff = int(p.NumDataBlocks), int(p.MaxBlockSize), p.DataSize, int64(f.Index.Offset)
 
-	// The index: the index block, or partitions under a top-level index;
-	// through the hash index where it pays. Over a ReaderAt, a one-level
-	// table's hash index is used when it is in the tail; a partitioned
-	// table's never: its lookups read one partition, as without a hash
-	// index (Options.TailSize).
-	var base index
-	var meta []*section
+	// The filter: one section, a filter per partition, or none. In a
+	// partitioned table, Get probes the filter of the partition its
+	// index reads (partedIndex), so Get's filter layer is noFilter.
+	var meta []*section // the sections a reader without a mapping loads together
+	var ps *partitions
 	if parted {
-		ps := &partitions{src: r.src, splitter: r.splitter, numBlocks: p.NumDataBlocks, start: p.DataSize + p.HashIndexSize}
+		ps = &partitions{src: r.src, splitter: r.splitter, numBlocks: p.NumDataBlocks, start: p.DataSize + p.HashIndexSize}
 		ps.top = section{name: format.SectionIndex, h: f.Index, slot: slotIndex, check: ps.checkTop}
-		r.parts, base = ps, &partedIndex{ps: ps}
+		r.parts = ps
 		meta = append(meta, &ps.top)
-	} else {
-		bi := newBlockIndex(r.src, f.Index, p.NumDataBlocks)
-		base = bi
-		meta = append(meta, &bi.sec)
 	}
-	r.index = base
-	if p.HashIndexSize != 0 {
-		r.hash = newHashTable(r.src, p.DataSize, p.HashIndexSize, p.NumDataBlocks)
-		useHash := !p.SplitterUnknown && (ra == nil || !parted && uint64(r.size)-p.DataSize <= uint64(len(tail)))
-		if useHash {
-			r.index = &hashedIndex{index: base, src: r.src, ht: r.hash, splitter: r.splitter}
-			meta = append(meta, &r.hash.sec)
-		}
-	}
-
-	// The filter.
 	switch {
 	case parted && r.policy == nil:
 		r.filter = noFilter{}
 	case parted:
-		r.filter = &partedFilter{ps: r.parts, policy: r.policy, bloom: r.bloom}
+		r.filter = &partedFilter{ps: ps, policy: r.policy, bloom: r.bloom}
 	case r.policy == nil:
 		r.filter = noFilter{whole: newWholeFilter(r.src, f.Filter, nil, false, p.FilterPolicy)}
 	default:
@@ -268,17 +251,39 @@ func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 		meta = append(meta, &wf.sec)
 	}
 	r.getFilter = r.filter
-	if _, hashed := r.index.(*hashedIndex); hashed && parted {
-		// A mapped partitioned table's hash index: no filter for Get.
-		// The key's filter partition would cost a search of the
-		// top-level keys and a partition's check on top of its cache
-		// line, while the slots' tags (8 bits or more) reject an absent
-		// key at the cache line the probe has already asked for.
-		// Measured (go test -bench 'Get/hash-parted', medians of 5-6
-		// alternated runs on a shared 2-core machine): probing the filter
-		// made Gets of 100k-entry tables 19-28% slower for present keys
-		// and 26-63% slower for absent ones.
+	if parted {
 		r.getFilter = noFilter{}
+	}
+
+	// The index: the index block, or partitions under a top-level index;
+	// through the hash index where it pays. Over a ReaderAt, a one-level
+	// table's hash index is used when it is in the tail; a partitioned
+	// table's never: its lookups read one partition, as without a hash
+	// index (Options.TailSize).
+	if parted {
+		r.index = &partedIndex{ps: ps, policy: r.policy, bloom: r.bloom}
+	} else {
+		bi := newBlockIndex(r.src, f.Index, p.NumDataBlocks)
+		r.index = bi
+		meta = append(meta, &bi.sec)
+	}
+	if p.HashIndexSize != 0 {
+		r.hash = newHashTable(r.src, p.DataSize, p.HashIndexSize, p.NumDataBlocks)
+		useHash := !p.SplitterUnknown && (ra == nil || !parted && uint64(r.size)-p.DataSize <= uint64(len(tail)))
+		if useHash {
+			// A mapped partitioned table's hash index probes no filter,
+			// for Get nor for SeekPrefixGE: the key's filter partition
+			// would cost a search of the top-level keys and a partition's
+			// check on top of its cache line, while the slots' tags (8
+			// bits or more) reject an absent key at the cache line the
+			// probe has already asked for. Measured (go test -bench
+			// 'Get/hash-parted', medians of 5-6 alternated runs on a
+			// shared 2-core machine): probing the filter made Gets of
+			// 100k-entry tables 19-28% slower for present keys and 26-63%
+			// slower for absent ones.
+			r.index = &hashedIndex{index: r.index, src: r.src, ht: r.hash, splitter: r.splitter, prefixFilter: r.getFilter}
+			meta = append(meta, &r.hash.sec)
+		}
 	}
 	if ra != nil {
 		ra.meta = meta
