@@ -11,12 +11,14 @@ import (
 type scratch struct {
 	index    indexIter // the index block, or a Version3 table's top-level index or index partition
 	data     format.BlockIter
-	raw      []byte       // stored block bytes read through ReadAt
-	decoded  []byte       // decoded block contents the cache could not take
-	pin      cache.Handle // the cached block s.data reads, if any
-	indexPin cache.Handle // the cached index block s.index reads, if any
-	partPin  cache.Handle // the cached partition a Version3 lookup reads, if any
-	ra       *readahead   // an iterator's read-ahead window, used over a ReaderAt
+	raw      []byte           // stored block bytes read through ReadAt
+	decoded  []byte           // decoded block contents the cache could not take
+	pin      cache.Handle     // the cached block s.data reads, if any
+	indexPin cache.Handle     // the cached index block s.index reads, if any
+	partPin  cache.Handle     // the cached partition a Version3 lookup reads, if any
+	hidx     format.HashIndex // a hash index decoded from the cache for a lookup
+	hidxPin  cache.Handle     // its cached bytes
+	ra       *readahead       // an iterator's read-ahead window, used over a ReaderAt
 }
 
 // setPin makes h the block s holds, releasing the previous one.
@@ -43,6 +45,8 @@ func putScratch(s *scratch) {
 		s.pin.Release()
 		s.indexPin.Release()
 		s.partPin.Release()
+		s.hidxPin.Release()
+		s.hidx = format.HashIndex{}
 		s.index.release()
 		s.index.src, s.index.ps = nil, nil // keep no reader alive from the pool
 		scratchPool.Put(s)

@@ -43,7 +43,8 @@ func (t *hashTable) check(contents []byte, _ bool) error {
 }
 
 // get returns the hash index, loading it if need be: the kept one, or
-// one decoded into *local from the cache; release *pin when done.
+// one decoded into *local from the cache; release *pin when done. local
+// must not be on the caller's stack (source.entryAt).
 func (t *hashTable) get(local *format.HashIndex, pin *cache.Handle) (*format.HashIndex, error) {
 	if t.ready.Load() {
 		return &t.kept, nil
@@ -76,37 +77,57 @@ type hashedIndex struct {
 	ht       *hashTable
 	splitter format.Splitter // nil without one: slots name whole keys
 
-	// prefixFilter is what SeekPrefixGE probes before the slots: the
+	// filter is what Get and SeekPrefixGE probe before the slots: the
 	// table's filter, or noFilter in a partitioned table, where the
-	// slots' tags reject an absent prefix as cheaply as the filter
-	// partition's search would (see chooseLayers).
-	prefixFilter filter
+	// slots' tags reject an absent key as cheaply as the filter
+	// partition's search would (see chooseLayers). The hash index probes
+	// it itself, rather than leaving it to Get's filter layer, so that
+	// the slot's cache line is on its way while the filter's is fetched:
+	// a present key waits for both together, then for the entry, and an
+	// absent key the filter rejects waits for the filter's line alone
+	// (the filter is 6-8 times smaller than the slots, so more of it
+	// stays in the CPU caches).
+	filter filter
 }
 
 func (x *hashedIndex) get(dst, key, fk []byte, h uint64, has bool) ([]byte, error) {
-	var local format.HashIndex
-	var pin cache.Handle
-	t, err := x.ht.get(&local, &pin)
+	if x.ht.ready.Load() { // kept: the fast path, without a scratch
+		t := &x.ht.kept
+		probe := t.Probe(h)
+		probe.Prefetch()
+		if !x.filter.mayContain(fk, h) {
+			return dst, ErrNotFound
+		}
+		return x.probe(dst, key, fk, h, t, probe, has, nil)
+	}
+	// In the cache, or not loaded yet: the filter first, so that an
+	// absent key it rules out reads none of the hash index; then the
+	// hash index, decoded into, and pinned by, a scratch.
+	if !x.filter.mayContain(fk, h) {
+		return dst, ErrNotFound
+	}
+	s := getScratch()
+	t, err := x.ht.get(&s.hidx, &s.hidxPin)
 	if err != nil {
+		putScratch(s)
 		return dst, err
 	}
 	probe := t.Probe(h)
 	probe.Prefetch()
-	dst, err = x.probe(dst, key, fk, h, t, probe, has)
-	pin.Release()
-	return dst, err
+	return x.probe(dst, key, fk, h, t, probe, has, s)
 }
 
 // probe follows the probe sequence of the hash index t from key's slot
 // to the key's entry. In a table with a splitter the slot leads to the
 // prefix's first entry, and a key after it is looked up through the
 // wrapped index.
-func (x *hashedIndex) probe(dst, key, fk []byte, h uint64, t *format.HashIndex, probe format.HashProbe, has bool) ([]byte, error) {
+//
+// s, if not nil, is the scratch that holds t; probe puts it back.
+func (x *hashedIndex) probe(dst, key, fk []byte, h uint64, t *format.HashIndex, probe format.HashProbe, has bool, s *scratch) ([]byte, error) {
 	// A slot of another key whose tag matches may lead into a damaged
 	// block; remember that error, but keep probing, so that damage to one
 	// block does not fail lookups of keys stored elsewhere.
 	var firstErr error
-	var s *scratch // taken from the pool only off the fast path
 	for {
 		i, off, ok, err := probe.Next()
 		if err != nil || !ok {
@@ -119,7 +140,7 @@ func (x *hashedIndex) probe(dst, key, fk []byte, h uint64, t *format.HashIndex, 
 			putScratch(s)
 			return dst, firstErr
 		}
-		k, v, pin, fast, err := x.src.entryAt(newSlotRef(t, i, off))
+		k, v, pin, fast, err := x.src.entryAt(t, i, off)
 		if !fast && err == nil {
 			if s == nil {
 				s = getScratch()
@@ -199,11 +220,11 @@ func (x *hashedIndex) seekPrefix(it *Iterator, prefix, key []byte) (ok, handled 
 		return false, false
 	}
 	h := format.KeyHash(prefix)
-	if !x.prefixFilter.mayContain(prefix, h) {
+	if !x.filter.mayContain(prefix, h) {
 		it.loaded = false
 		return false, true
 	}
-	t, err := x.ht.get(&it.hidx, &it.hidxPin)
+	t, err := x.ht.get(&it.s.hidx, &it.s.hidxPin)
 	if err != nil {
 		it.err, it.loaded = err, false
 		return false, true

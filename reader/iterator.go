@@ -45,9 +45,6 @@ type Iterator struct {
 	closed bool
 	ra     readahead // over a ReaderAt: see readahead.go
 
-	hidx    format.HashIndex // the hash index of an unmapped reader, during SeekPrefixGE
-	hidxPin cache.Handle
-
 	// lazyIndex, when not 0, is 1 + the data block s.data holds, whose
 	// index entry s.index is not yet on: SeekPrefixGE through the hash
 	// index loads the block without the index, which is positioned only
@@ -424,9 +421,9 @@ func (it *Iterator) loadHashedBlock(x *format.HashIndex, i int, off uint64) bool
 
 // releaseHashIndex releases the hash index pinned by seekPrefixHashed.
 func (it *Iterator) releaseHashIndex() {
-	it.hidxPin.Release()
-	it.hidxPin = cache.Handle{}
-	it.hidx = format.HashIndex{}
+	it.s.hidxPin.Release()
+	it.s.hidxPin = cache.Handle{}
+	it.s.hidx = format.HashIndex{}
 }
 
 // checkUpper ends a forward move that reached the upper bound or, in

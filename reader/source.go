@@ -37,7 +37,9 @@ type source interface {
 	// checksum: the fast path of a hashed Get. ok is false, with no
 	// error, when the block is not at hand; the caller then takes
 	// blockForEntry.
-	entryAt(ref slotRef) (key, value []byte, pin cache.Handle, ok bool, err error)
+	// x must not be on the caller's stack: the call is dynamic, so x
+	// escapes.
+	entryAt(x *format.HashIndex, i int, off uint64) (key, value []byte, pin cache.Handle, ok bool, err error)
 
 	// blockForEntry returns data block i's contents, pinned by s, and,
 	// when it is at hand (a checked raw block of the mapping, a cached
@@ -257,37 +259,16 @@ func (c *blockCache) decode(s *scratch, i int, h format.BlockHandle, stored []by
 	return out, nil
 }
 
-// slotRef is what a hash index slot names: data block i, at handle h,
-// and an entry's offset off, a file offset (fileOffsets) or an offset
-// into the table's decoded blocks concatenated, block i's starting at
-// base (decoded).
-type slotRef struct {
-	i                    int
-	h                    format.BlockHandle
-	off, base            uint64
-	fileOffsets, decoded bool
-}
-
-// newSlotRef returns the slotRef of the slot naming block i and offset
-// off of the hash index x.
-func newSlotRef(x *format.HashIndex, i int, off uint64) slotRef {
-	ref := slotRef{i: i, h: x.BlockHandle(i), off: off, fileOffsets: x.FileOffsets(), decoded: x.DecodedOffsets()}
-	if ref.decoded {
-		ref.base = x.DecodedStart(i)
-	}
-	return ref
-}
-
 // entryAt is source.entryAt for a block in the cache, whose hash index
 // slots hold offsets into the concatenated decoded blocks: the lookup
 // goes from the slot to the cached block to the entry, which stays
 // pinned by the returned Handle.
-func (c *blockCache) entryAt(ref slotRef) (key, value []byte, pin cache.Handle, ok bool, err error) {
+func (c *blockCache) entryAt(x *format.HashIndex, i int, off uint64) (key, value []byte, pin cache.Handle, ok bool, err error) {
 	t := c.table()
-	i, off, base := ref.i, ref.off, ref.base
-	if !ref.decoded || t == nil || i >= t.Len() {
+	if !x.DecodedOffsets() || t == nil || i >= t.Len() {
 		return nil, nil, pin, false, nil
 	}
+	base := x.DecodedStart(i)
 	pin, ok = t.GetAt(i, int(off-base)) // off < base gives a hint past the block, ignored
 	if !ok {
 		return nil, nil, pin, false, nil
@@ -303,7 +284,7 @@ func (c *blockCache) entryAt(ref slotRef) (key, value []byte, pin cache.Handle, 
 	}
 	off -= base
 	format.Prefetch(b[off:], entryPrefetchBytes)
-	key, value, err = format.EntryIn(b[:end:end], int64(ref.h.Offset), uint32(off))
+	key, value, err = format.EntryIn(b[:end:end], int64(x.BlockHandle(i).Offset), uint32(off))
 	return key, value, pin, true, err
 }
 

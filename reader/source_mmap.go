@@ -128,11 +128,10 @@ func (m *mmapSource) rawEntries(i int, h format.BlockHandle) ([]byte, bool) {
 // mapping. The entry's address depends only on the slot, so its cache
 // miss overlaps with the loads of block i's state and handle, which only
 // bound it.
-func (m *mmapSource) entryAt(ref slotRef) (key, value []byte, pin cache.Handle, ok bool, err error) {
-	if !ref.fileOffsets {
-		return m.blockCache.entryAt(ref)
+func (m *mmapSource) entryAt(x *format.HashIndex, i int, off uint64) (key, value []byte, pin cache.Handle, ok bool, err error) {
+	if !x.FileOffsets() {
+		return m.blockCache.entryAt(x, i, off)
 	}
-	i, off := ref.i, ref.off
 	if off >= m.dataEnd {
 		return nil, nil, pin, true, format.Corruptf(format.SectionHashIndex, int64(m.dataEnd), "slot names file offset %d, past the data blocks", off)
 	}
@@ -140,7 +139,7 @@ func (m *mmapSource) entryAt(ref slotRef) (key, value []byte, pin cache.Handle, 
 	// cache lines; ask for all of them now rather than for the value's
 	// lines only once the header has arrived.
 	format.Prefetch(m.mapped[off:], entryPrefetchBytes)
-	h := ref.h
+	h := x.BlockHandle(i)
 	if words := m.words(); i < len(words) {
 		st := words[i].Load()
 		end := uint64(st & entriesUnknown)
