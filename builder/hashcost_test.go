@@ -25,7 +25,7 @@ import (
 // tag, 8 bytes per data block boundary (16 with decoded offsets) and the
 // 5-byte trailer. It uses 100,000 entries (20,000 with -short); with
 // SSTABLE_LONG_TESTS=1, as in CI, 1,000,000, and then it also checks the
-// README's figures for 1M entries.
+// figures for 1M entries in the README and in Options.HashIndex's doc.
 func TestHashIndexCost(t *testing.T) {
 	n := 100_000
 	long := os.Getenv("SSTABLE_LONG_TESTS") != ""
@@ -99,24 +99,30 @@ func TestHashIndexCost(t *testing.T) {
 		return
 	}
 
-	// The README's figures for 1M entries, to the digits it gives.
-	doc, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Join(strings.Fields(string(doc)), " ")
-	m := regexp.MustCompile(`\((\d)-byte slots\) that is ([0-9.]+) bytes per entry of hash index and ([0-9.]+) bytes per entry, ([0-9.]+)%, more file`).FindStringSubmatch(text)
-	if m == nil {
-		t.Fatal("README lacks the hash index cost sentence this test checks")
-	}
-	for i, got := range []float64{float64(width), perEntry, growth, growthPct} {
-		val, _ := strconv.ParseFloat(m[1+i], 64)
-		digits := 0
-		if j := strings.IndexByte(m[1+i], '.'); j >= 0 {
-			digits = len(m[1+i]) - j - 1
+	// The figures for 1M entries in the README and in the doc comment of
+	// Options.HashIndex, to the digits they give.
+	for _, doc := range []struct{ file, re string }{
+		{"../README.md", `\((\d)-byte slots\) that is ([0-9.]+) bytes per entry of hash index and ([0-9.]+) bytes per entry, ([0-9.]+)%, more file`},
+		{"builder.go", `(\d)-byte slots, ([0-9.]+) bytes per entry of hash index and ([0-9.]+) bytes per entry \(([0-9.]+)%\) more file`},
+	} {
+		src, err := os.ReadFile(doc.file)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if math.Abs(got-val) > 0.5*math.Pow(10, -float64(digits))+1e-9 {
-			t.Errorf("README says %s; measured %.3f", m[1+i], got)
+		text := strings.Join(strings.Fields(strings.ReplaceAll(string(src), "//", " ")), " ")
+		m := regexp.MustCompile(doc.re).FindStringSubmatch(text)
+		if m == nil {
+			t.Fatalf("%s lacks the hash index cost sentence this test checks", doc.file)
+		}
+		for i, got := range []float64{float64(width), perEntry, growth, growthPct} {
+			val, _ := strconv.ParseFloat(m[1+i], 64)
+			digits := 0
+			if j := strings.IndexByte(m[1+i], '.'); j >= 0 {
+				digits = len(m[1+i]) - j - 1
+			}
+			if math.Abs(got-val) > 0.5*math.Pow(10, -float64(digits))+1e-9 {
+				t.Errorf("%s says %s; measured %.3f", doc.file, m[1+i], got)
+			}
 		}
 	}
 }

@@ -55,8 +55,8 @@ type Cache struct {
 	shift    uint // shard index = mixed key >> shift
 	entries  []entry
 
-	mu     sync.Mutex // guards tables and closed
-	tables int
+	mu     sync.Mutex // guards tables, users' counts and closed
+	tables int        // users with a Table open (see Table.NewSibling)
 	closed bool
 	nextID atomic.Uint64
 }
@@ -130,7 +130,11 @@ func (c *Cache) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.tables > 0 {
-		return fmt.Errorf("cache: close: %d tables still open: %w", c.tables, ErrInUse)
+		users := "users"
+		if c.tables == 1 {
+			users = "user"
+		}
+		return fmt.Errorf("cache: close: %d %s (table readers) still open: %w", c.tables, users, ErrInUse)
 	}
 	if c.closed {
 		return nil
@@ -157,18 +161,48 @@ func (c *Cache) Close() error {
 
 // NewTable registers a user of the cache, such as a table reader, with n
 // numbered block slots (0 to n-1). It fails with ErrClosed once Close has
-// succeeded. Close the Table when done with it.
+// succeeded. Close the Table when done with it. A user that needs more
+// than one array of slots takes the others from the first with
+// NewSibling, so that Close counts it once.
 func (c *Cache) NewTable(n int) (*Table, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return nil, ErrClosed
 	}
+	c.tables++
+	return c.newTable(n, &tableUser{}), nil
+}
+
+// newTable returns a Table of n slots for user u; c.mu is held.
+func (c *Cache) newTable(n int, u *tableUser) *Table {
 	if n < 0 {
 		n = 0
 	}
-	c.tables++
-	return &Table{c: c, id: c.nextID.Add(1), slots: make([]atomic.Uint64, n)}, nil
+	u.open++
+	return &Table{c: c, id: c.nextID.Add(1), slots: make([]atomic.Uint64, n), user: u}
+}
+
+// NewSibling registers another Table of n slots for the user of t, as a
+// reader keeps its data blocks apart from its sections: the siblings are
+// one user, counted once by the error Cache.Close returns while tables
+// are open, until the last of them is closed. Each sibling is closed on
+// its own. It fails with ErrClosed once the Cache is closed.
+func (t *Table) NewSibling(n int) (*Table, error) {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	if t.c.closed {
+		return nil, ErrClosed
+	}
+	if t.user.open == 0 {
+		t.c.tables++ // every sibling was closed: the user is back
+	}
+	return t.c.newTable(n, t.user), nil
+}
+
+// tableUser counts the open Tables of one user: a Table and its siblings.
+type tableUser struct {
+	open int // guarded by Cache.mu
 }
 
 // shardOf maps block i of table id to a shard. A block always maps to the
@@ -262,6 +296,7 @@ type Table struct {
 	id     uint64
 	slots  []atomic.Uint64
 	closed atomic.Bool
+	user   *tableUser
 }
 
 // Cache returns the Cache t belongs to.
@@ -416,7 +451,9 @@ func (t *Table) Close() {
 		s.mu.Unlock()
 	}
 	t.c.mu.Lock()
-	t.c.tables--
+	if t.user.open--; t.user.open == 0 {
+		t.c.tables--
+	}
 	t.c.mu.Unlock()
 }
 

@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -536,4 +537,43 @@ func TestLargeBlockUsesFreeSpace(t *testing.T) {
 	}
 	checkHit(t, tb, 0, 1)
 	closeAll(t, c, tb)
+}
+
+// TestSiblingsCountOnce checks that Close counts a Table and its siblings
+// as one user in its error, and that the user stays counted until its last
+// Table is closed: a reader with a sections table and a blocks table is
+// one table reader still open, not two.
+func TestSiblingsCountOnce(t *testing.T) {
+	c := New(1 << 20)
+	a := newTable(t, c, 4)
+	a2, err := a.NewSibling(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a3, err := a2.NewSibling(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newTable(t, c, 1)
+	mustPut(t, a2, 3, 100, 1)
+	want := func(sub string) {
+		t.Helper()
+		err := c.Close()
+		if !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), sub) {
+			t.Fatalf("Close: %v, want ErrInUse mentioning %q", err, sub)
+		}
+	}
+	want("2 users (table readers) still open")
+	b.Close()
+	want("1 user (table readers) still open")
+	a.Close()
+	a3.Close()
+	want("1 user (table readers) still open") // a2 remains
+	a2.Close()
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close after every Table closed: %v", err)
+	}
+	if _, err := a.NewSibling(1); !errors.Is(err, ErrClosed) {
+		t.Fatalf("NewSibling on a closed Cache: %v, want ErrClosed", err)
+	}
 }

@@ -112,9 +112,17 @@
 //
 //	last key of block i <= k < first key of block i+1
 //
-// shortened as LevelDB's FindShortestSeparator does (AppendSeparator); the
-// last block's key is shortened as FindShortSuccessor does
-// (AppendSuccessor). The value is the data block's handle:
+// shortened as LevelDB's FindShortestSeparator does (AppendSeparator), with
+// one exception for long keys: where LevelDB keeps the last key whole (its
+// byte after the common prefix is one below the next key's), a last key of
+// more than 64 bytes (LongSeparatorKey) is cut after its first byte past
+// that one that is not 0xff, incremented. The last block's key is shortened
+// as FindShortSuccessor does (AppendSuccessor). So an index key is at most a
+// few bytes longer than the common prefix of the keys it separates (for the
+// last block, than the 0xff bytes the last key starts with), whatever their
+// length, except after a key whose tail is all 0xff bytes. Readers rely only
+// on the inequality above: how a writer shortens is its choice. The value is
+// the data block's handle:
 //
 //	+-----------------+-----------------+
 //	| offset uvarint  | length uvarint  |
@@ -352,11 +360,20 @@
 //	tag 15: restart interval (entries)
 //	tag 16: largest decoded data block (bytes)
 //	tag 17: hash index size (bytes, trailer included; tables with a hash index only)
-//	tags 18, 19: unassigned (readers skip them, as any unknown tag)
+//	tag 18: smallest key's length, instead of tag 4 for a key of more than 1024 bytes
+//	tag 19: largest key's length, instead of tag 5 for a key of more than 1024 bytes
 //	tag 20: splitter name (1 to 255 bytes; tables built with a Splitter only)
 //	tag 21: user properties (tables with at least one only)
 //
-// Tags 4 and 5 are present exactly when the entry count is non-zero. Tag
+// When the entry count is non-zero, exactly one of tags 4 and 18 is present,
+// and one of tags 5 and 19; otherwise none of them. A writer stores the
+// smallest and largest keys whole (tags 4 and 5) when they have at most 1024
+// bytes (MaxPropertiesKeyLen), and otherwise records only the length (tags 18
+// and 19, a uvarint above 1024): the key is the table's first (last) entry's,
+// stored once, in its data block, and a reader that wants it reads it from
+// there. Writers before tags 18 and 19 stored every key whole, which readers
+// still accept; readers before them report a table with tag 18 or 19 and
+// without tag 4 or 5 as corrupt. Tag
 // 16 bounds the size a reader will decompress a data block to. Tag 17 is
 // present exactly in version 2 tables and in version 3 tables built with
 // a hash index, where the data size plus the hash index size is the

@@ -41,8 +41,8 @@ type Properties struct {
 	FormatVersion    uint32      // table format version (Version)
 	NumEntries       uint64      // key/value entries
 	NumDataBlocks    uint64      // data blocks
-	SmallestKey      []byte      // first key; nil when NumEntries is 0
-	LargestKey       []byte      // last key; nil when NumEntries is 0
+	SmallestKey      []byte      // first key; nil when NumEntries is 0 (and, from DecodeProperties, when left out: SmallestKeyOmitted)
+	LargestKey       []byte      // last key; nil when NumEntries is 0 (and, from DecodeProperties, when left out: LargestKeyOmitted)
 	RawKeyBytes      uint64      // sum of key lengths, bytes
 	RawValueBytes    uint64      // sum of value lengths, bytes
 	DataSize         uint64      // bytes of all data blocks, trailers included
@@ -56,6 +56,18 @@ type Properties struct {
 	MaxBlockSize     uint64      // largest decoded data block, bytes; bounds decompression
 	HashIndexSize    uint64      // bytes of the hash index section, trailer included; 0 in a table without one (always in Version1)
 	Splitter         string      // name of the Splitter the filter and hash index were built over; "" when keys are whole
+
+	// SmallestKeyOmitted and LargestKeyOmitted are the lengths of
+	// SmallestKey and LargestKey when the properties block leaves them
+	// out, 0 when it holds them: a key longer than MaxPropertiesKeyLen is
+	// stored only where it belongs, in the first (last) data block, and
+	// the block records its length instead (tags 18 and 19), so that a
+	// key of any size is stored once. DecodeProperties then leaves the
+	// key nil; readers of package reader fill it in from the data, so
+	// that Reader.Properties has both keys whole, and keep these lengths
+	// set. Builders set them at Finish.
+	SmallestKeyOmitted uint64
+	LargestKeyOmitted  uint64
 
 	// User holds the user properties (Builder.SetUserProperty): names of
 	// 1 to MaxUserPropertyNameLen bytes, values of up to
@@ -97,11 +109,19 @@ const (
 	propRestartInterval
 	propMaxBlockSize
 	propHashIndexSize
-	_ // 18: unassigned; readers skip it
-	_ // 19: unassigned; readers skip it
+	propSmallestKeyLen // instead of propSmallestKey for a key longer than MaxPropertiesKeyLen
+	propLargestKeyLen  // instead of propLargestKey for a key longer than MaxPropertiesKeyLen
 	propSplitter
 	propUser
 )
+
+// MaxPropertiesKeyLen is the longest smallest or largest key the
+// properties block holds (tags 4 and 5), in bytes; a longer one is left
+// out and only its length recorded (tags 18 and 19, Properties.
+// SmallestKeyOmitted). Up to it, a table's properties cost at most 2 KiB
+// of keys, less than a data block, and readers have both keys without
+// reading data blocks.
+const MaxPropertiesKeyLen = 1024
 
 // Limits of user properties (Properties.User), checked by the builder.
 // Readers accept any user properties block that decodes.
@@ -172,7 +192,10 @@ func decodeUser(val []byte, recOff int64) (map[string][]byte, error) {
 
 // AppendProperties appends the encoding of p to dst: a sequence of records
 // `uvarint tag | uvarint length | value`, in increasing tag order, where
-// integers are uvarints and strings are raw bytes.
+// integers are uvarints and strings are raw bytes. A smallest or largest
+// key longer than MaxPropertiesKeyLen is left out, its length recorded
+// instead, as is the omitted length of a nil key (SmallestKeyOmitted, as
+// DecodeProperties returns it).
 func AppendProperties(dst []byte, p *Properties) []byte {
 	num := func(tag int, v uint64) {
 		dst = binary.AppendUvarint(dst, uint64(tag))
@@ -187,9 +210,14 @@ func AppendProperties(dst []byte, p *Properties) []byte {
 	num(propFormatVersion, uint64(p.FormatVersion))
 	num(propNumEntries, p.NumEntries)
 	num(propNumDataBlocks, p.NumDataBlocks)
+	smallOmit, largeOmit := omittedLen(p.SmallestKey, p.SmallestKeyOmitted), omittedLen(p.LargestKey, p.LargestKeyOmitted)
 	if p.NumEntries > 0 {
-		str(propSmallestKey, p.SmallestKey)
-		str(propLargestKey, p.LargestKey)
+		if smallOmit == 0 {
+			str(propSmallestKey, p.SmallestKey)
+		}
+		if largeOmit == 0 {
+			str(propLargestKey, p.LargestKey)
+		}
 	}
 	num(propRawKeyBytes, p.RawKeyBytes)
 	num(propRawValueBytes, p.RawValueBytes)
@@ -211,6 +239,12 @@ func AppendProperties(dst []byte, p *Properties) []byte {
 	if p.HashIndexSize != 0 {
 		num(propHashIndexSize, p.HashIndexSize)
 	}
+	if p.NumEntries > 0 && smallOmit != 0 {
+		num(propSmallestKeyLen, smallOmit)
+	}
+	if p.NumEntries > 0 && largeOmit != 0 {
+		num(propLargestKeyLen, largeOmit)
+	}
 	if p.Splitter != "" {
 		str(propSplitter, []byte(p.Splitter))
 	}
@@ -218,6 +252,20 @@ func AppendProperties(dst []byte, p *Properties) []byte {
 		str(propUser, AppendUserProperties(nil, p.User))
 	}
 	return dst
+}
+
+// omittedLen returns the length AppendProperties records for a smallest
+// or largest key it leaves out: the key's, when longer than
+// MaxPropertiesKeyLen, or for a nil key the omitted length a decoded
+// Properties carries; 0 when the key is stored.
+func omittedLen(key []byte, omitted uint64) uint64 {
+	switch {
+	case len(key) > MaxPropertiesKeyLen:
+		return uint64(len(key))
+	case key == nil:
+		return omitted
+	}
+	return 0
 }
 
 func uvarintLen(v uint64) int {
@@ -257,7 +305,7 @@ func DecodeProperties(src []byte, off int64) (Properties, error) {
 		val := src[pos : pos+int(length)]
 		pos += int(length)
 		var num uint64
-		if tag != propSmallestKey && tag != propLargestKey && tag != propFilterPolicy && tag <= propHashIndexSize {
+		if tag != propSmallestKey && tag != propLargestKey && tag != propFilterPolicy && tag <= propLargestKeyLen {
 			v, n := binary.Uvarint(val)
 			if n <= 0 || n != len(val) {
 				return p, Corruptf(SectionProperties, recOff, "record %d: bad integer", tag)
@@ -308,6 +356,15 @@ func DecodeProperties(src []byte, off int64) (Properties, error) {
 			p.MaxBlockSize = num
 		case propHashIndexSize:
 			p.HashIndexSize = num
+		case propSmallestKeyLen, propLargestKeyLen:
+			if num <= MaxPropertiesKeyLen || num > math.MaxInt32 {
+				return p, Corruptf(SectionProperties, recOff, "record %d: left-out key of %d bytes (want %d to 2^31-1)", tag, num, MaxPropertiesKeyLen+1)
+			}
+			if tag == propSmallestKeyLen {
+				p.SmallestKeyOmitted = num
+			} else {
+				p.LargestKeyOmitted = num
+			}
 		case propSplitter:
 			if len(val) == 0 || len(val) > MaxSplitterNameLen {
 				return p, Corruptf(SectionProperties, recOff, "splitter name of %d bytes", len(val))
@@ -321,8 +378,13 @@ func DecodeProperties(src []byte, off int64) (Properties, error) {
 			p.User = u
 		}
 	}
-	if has := p.NumEntries > 0; has != (p.SmallestKey != nil) || has != (p.LargestKey != nil) {
-		return p, Corruptf(SectionProperties, off, "%d entries but smallest/largest key records present=%v/%v", p.NumEntries, p.SmallestKey != nil, p.LargestKey != nil)
+	hasSmallest := p.SmallestKey != nil || p.SmallestKeyOmitted != 0
+	hasLargest := p.LargestKey != nil || p.LargestKeyOmitted != 0
+	if has := p.NumEntries > 0; has != hasSmallest || has != hasLargest {
+		return p, Corruptf(SectionProperties, off, "%d entries but smallest/largest key records present=%v/%v", p.NumEntries, hasSmallest, hasLargest)
+	}
+	if p.SmallestKey != nil && p.SmallestKeyOmitted != 0 || p.LargestKey != nil && p.LargestKeyOmitted != 0 {
+		return p, Corruptf(SectionProperties, off, "a key both stored and left out (tags 4 and 18, or 5 and 19)")
 	}
 	return p, nil
 }

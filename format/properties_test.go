@@ -54,7 +54,9 @@ func num(v uint64) []byte { return binary.AppendUvarint(nil, v) }
 
 func drawProperties(t *rapid.T) format.Properties {
 	u64 := rapid.OneOf(rapid.Uint64Range(0, 200), rapid.Uint64(), rapid.Just(uint64(math.MaxUint64)))
-	key := rapid.SliceOfN(rapid.Byte(), 0, 40)
+	// Mostly short keys; sometimes one at or past the longest the
+	// properties hold, which AppendProperties leaves out.
+	key := rapid.OneOf(rapid.SliceOfN(rapid.Byte(), 0, 40), rapid.SliceOfN(rapid.Byte(), format.MaxPropertiesKeyLen, format.MaxPropertiesKeyLen+3))
 	p := format.Properties{
 		FormatVersion:   rapid.OneOf(rapid.SampledFrom([]uint32{format.Version1, format.Version2}), rapid.Uint32()).Draw(t, "version"),
 		NumEntries:      rapid.OneOf(rapid.Just(uint64(0)), u64).Draw(t, "entries"),
@@ -100,8 +102,14 @@ func TestPropertiesRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("DecodeProperties: %v", err)
 		}
-		if diff := cmp.Diff(p, got); diff != "" {
+		// A key longer than MaxPropertiesKeyLen comes back nil, with its
+		// length; encoding that again gives the same bytes.
+		want := decodedForm(p)
+		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("round trip (-want +got):\n%s", diff)
+		}
+		if again := format.AppendProperties(nil, &got); !bytes.Equal(again, enc) {
+			t.Fatalf("encoding the decoded properties gives other bytes")
 		}
 		// Records are in strictly increasing tag order.
 		recs := parseRecords(t, enc)
@@ -115,7 +123,7 @@ func TestPropertiesRoundTrip(t *testing.T) {
 			for i := range enc {
 				enc[i] ^= 0xff
 			}
-			if !bytes.Equal(got.SmallestKey, p.SmallestKey) || !bytes.Equal(got.LargestKey, p.LargestKey) {
+			if !bytes.Equal(got.SmallestKey, want.SmallestKey) || !bytes.Equal(got.LargestKey, want.LargestKey) {
 				t.Fatalf("decoded keys alias the encoding")
 			}
 		}
@@ -189,8 +197,8 @@ func TestPropertiesUnknownTagsSkipped(t *testing.T) {
 		Compression: format.NoCompression, MaxBlockSize: 100,
 	}
 	enc := format.AppendProperties(nil, &p)
-	enc = append(enc, rec(18, []byte("not an integer \xff\xff\xff"))...)
-	enc = append(enc, rec(19, nil)...)
+	enc = append(enc, rec(22, []byte("not an integer \xff\xff\xff"))...)
+	enc = append(enc, rec(23, nil)...)
 	enc = append(enc, rec(1<<40, bytes.Repeat([]byte{0x80}, 300))...)
 	got, err := format.DecodeProperties(enc, 0)
 	if err != nil {
@@ -253,7 +261,13 @@ func TestPropertiesBadRecords(t *testing.T) {
 		{"hash index size with trailing byte", join(v1, rec(17, []byte{1, 0})), off + 3, "bad integer"},
 		{"empty hash index size", join(v1, rec(17, nil)), off + 3, "bad integer"},
 		{"hash index size not an integer", join(v1, rec(17, []byte("\xff\xff"))), off + 3, "bad integer"},
-		{"unknown tag then hash index size", join(v1, rec(18, nil), rec(17, num(5))), off + 5, "tags must increase"},
+		{"unknown tag then hash index size", join(v1, rec(22, nil), rec(17, num(5))), off + 5, "tags must increase"},
+		{"left-out smallest key of 1024 bytes", join(v1, rec(2, num(1)), rec(5, []byte("z")), rec(18, num(1024))), off + 9, "left-out key"},
+		{"left-out largest key of 0 bytes", join(v1, rec(2, num(1)), rec(4, []byte("a")), rec(19, num(0))), off + 9, "left-out key"},
+		{"left-out key length not an integer", join(v1, rec(2, num(1)), rec(4, []byte("a")), rec(19, nil)), off + 9, "bad integer"},
+		{"smallest key stored and left out", join(v1, rec(2, num(1)), rec(4, []byte("a")), rec(5, []byte("z")), rec(18, num(2000))), off, "both stored and left out"},
+		{"left-out keys without entries", join(v1, ent0, rec(18, num(2000)), rec(19, num(2000))), off, "entries"},
+		{"entries with only a left-out smallest key", join(v1, rec(2, num(1)), rec(18, num(2000))), off, "entries"},
 	}
 	for _, c := range cases {
 		_, err := format.DecodeProperties(c.src, off)
@@ -266,6 +280,18 @@ func TestPropertiesBadRecords(t *testing.T) {
 
 // propsBefore returns p with every field whose record has tag >= tag zeroed:
 // what a decoder sees when the encoding ends before that record.
+// decodedForm returns p as DecodeProperties returns its encoding: a key
+// longer than MaxPropertiesKeyLen left out, its length kept.
+func decodedForm(p format.Properties) format.Properties {
+	if len(p.SmallestKey) > format.MaxPropertiesKeyLen {
+		p.SmallestKey, p.SmallestKeyOmitted = nil, uint64(len(p.SmallestKey))
+	}
+	if len(p.LargestKey) > format.MaxPropertiesKeyLen {
+		p.LargestKey, p.LargestKeyOmitted = nil, uint64(len(p.LargestKey))
+	}
+	return p
+}
+
 func propsBefore(p format.Properties, tag uint64) format.Properties {
 	fields := []func(*format.Properties){
 		1:  func(p *format.Properties) { p.FormatVersion = 0 },
@@ -285,6 +311,8 @@ func propsBefore(p format.Properties, tag uint64) format.Properties {
 		15: func(p *format.Properties) { p.RestartInterval = 0 },
 		16: func(p *format.Properties) { p.MaxBlockSize = 0 },
 		17: func(p *format.Properties) { p.HashIndexSize = 0 },
+		18: func(p *format.Properties) { p.SmallestKeyOmitted = 0 },
+		19: func(p *format.Properties) { p.LargestKeyOmitted = 0 },
 	}
 	for t := tag; t < uint64(len(fields)); t++ {
 		fields[t](&p)
@@ -299,7 +327,7 @@ func propsBefore(p format.Properties, tag uint64) format.Properties {
 // fields before the cut, or fail the key-presence rule at the block start.
 func TestPropertiesTruncated(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		p := drawProperties(t)
+		p := decodedForm(drawProperties(t))
 		const off = 1 << 20
 		enc := format.AppendProperties(nil, &p)
 		recs := parseRecords(t, enc)
@@ -311,7 +339,7 @@ func TestPropertiesTruncated(t *testing.T) {
 					continue
 				}
 				want := propsBefore(p, r.tag)
-				if want.NumEntries > 0 && (want.SmallestKey == nil || want.LargestKey == nil) {
+				if want.NumEntries > 0 && (want.SmallestKey == nil && want.SmallestKeyOmitted == 0 || want.LargestKey == nil && want.LargestKeyOmitted == 0) {
 					checkPropsErr(t, err, off, "cut before the key records")
 					continue
 				}
@@ -363,5 +391,33 @@ func TestCompressionString(t *testing.T) {
 	// The documented property values: 1 none, 2 snappy, 3 zstd.
 	if format.NoCompression != 1 || format.SnappyCompression != 2 || format.ZstdCompression != 3 {
 		t.Errorf("NoCompression = %d, SnappyCompression = %d, ZstdCompression = %d; documented 1, 2 and 3", format.NoCompression, format.SnappyCompression, format.ZstdCompression)
+	}
+}
+
+// TestPropertiesLongKeysLeftOut pins tags 18 and 19: a smallest or largest
+// key longer than MaxPropertiesKeyLen is not stored, only its length, so
+// that a table stores a key of any size once (in its data block); a key of
+// MaxPropertiesKeyLen bytes is stored as before.
+func TestPropertiesLongKeysLeftOut(t *testing.T) {
+	long := bytes.Repeat([]byte{'k'}, 10<<20)
+	edge := long[:format.MaxPropertiesKeyLen]
+	p := format.Properties{FormatVersion: 1, NumEntries: 2, SmallestKey: edge, LargestKey: long, Compression: format.NoCompression}
+	enc := format.AppendProperties(nil, &p)
+	if len(enc) > format.MaxPropertiesKeyLen+100 {
+		t.Fatalf("properties of a 10 MiB largest key take %d bytes", len(enc))
+	}
+	got := map[uint64][]byte{}
+	for _, r := range parseRecords(t, enc) {
+		got[r.tag] = r.val
+	}
+	if !bytes.Equal(got[4], edge) || got[5] != nil || got[18] != nil || !bytes.Equal(got[19], num(10<<20)) {
+		t.Fatalf("tags 4, 5, 18, 19: %d bytes, %v, %x, %x; want the 1024-byte key, none, none, uvarint 10 MiB", len(got[4]), got[5] != nil, got[18], got[19])
+	}
+	dec, err := format.DecodeProperties(enc, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(dec.SmallestKey, edge) || dec.SmallestKeyOmitted != 0 || dec.LargestKey != nil || dec.LargestKeyOmitted != 10<<20 {
+		t.Fatalf("decoded: smallest %d bytes (omitted %d), largest %v (omitted %d)", len(dec.SmallestKey), dec.SmallestKeyOmitted, dec.LargestKey != nil, dec.LargestKeyOmitted)
 	}
 }

@@ -115,3 +115,47 @@ func TestSuccessorProperties(t *testing.T) {
 		}
 	})
 }
+
+// TestSeparatorLongKeys checks the exception to LevelDB's rule: a key a
+// longer than LongSeparatorKey whose byte after the common prefix is one
+// below b's gets a separator of the common prefix and a few bytes, not a
+// whole, so a long key is not stored again in the index.
+func TestSeparatorLongKeys(t *testing.T) {
+	big := bytes.Repeat([]byte{'x'}, 1<<20)
+	a := append([]byte("k1"), big...)
+	b := []byte("k2")
+	if got := format.AppendSeparator(nil, a, b); string(got) != "k1y" {
+		t.Errorf("AppendSeparator(k1 + 1 MiB, k2) = %q, want \"k1y\"", got)
+	}
+	// A key of up to LongSeparatorKey bytes keeps LevelDB's rule.
+	short := append([]byte("k1"), big[:format.LongSeparatorKey-2]...)
+	if got := format.AppendSeparator(nil, short, b); !bytes.Equal(got, short) {
+		t.Errorf("AppendSeparator of a %d-byte key = %q, want the key (LevelDB's rule)", len(short), got)
+	}
+	// A tail of 0xff bytes leaves nothing to increment.
+	ff := append([]byte("k1"), bytes.Repeat([]byte{0xff}, 100)...)
+	if got := format.AppendSeparator(nil, ff, b); !bytes.Equal(got, ff) {
+		t.Errorf("AppendSeparator(k1 + 0xff..., k2) = %q, want a", got)
+	}
+	tail := rapid.SliceOfN(rapid.SampledFrom([]byte{0x00, 'a', 0xfe, 0xff}), 0, 150)
+	rapid.Check(t, func(t *rapid.T) {
+		prefix := rapid.SliceOfN(rapid.Byte(), 0, 80).Draw(t, "prefix")
+		c := rapid.ByteRange(0, 0xfe).Draw(t, "c")
+		a := append(append(bytes.Clone(prefix), c), tail.Draw(t, "a tail")...)
+		b := append(append(bytes.Clone(prefix), c+1), tail.Draw(t, "b tail")...)
+		sep := format.AppendSeparator(nil, a, b)
+		if bytes.Compare(a, sep) > 0 || bytes.Compare(sep, b) >= 0 || len(sep) > len(a) {
+			t.Fatalf("AppendSeparator(%q, %q) = %q: not in [a, b) or longer than a", a, b, sep)
+		}
+		i := len(prefix)
+		shortens := false
+		for _, x := range a[i+1 : max(len(a)-1, i+1)] {
+			shortens = shortens || x != 0xff
+		}
+		if len(a) > format.LongSeparatorKey && shortens {
+			if len(sep) >= len(a) {
+				t.Fatalf("AppendSeparator(%q, %q) = %q: a long key kept whole", a, b, sep)
+			}
+		}
+	})
+}

@@ -13,24 +13,32 @@ import (
 // CachedBlock reports whether data block i of r is in the cache. It pins
 // and releases the block, which counts as a hit.
 func CachedBlock(r *Reader, i int) bool {
-	if r.blocks == nil || i >= r.blocks.Len() {
+	t := r.src.blockTable()
+	if t == nil || i >= t.Len() {
 		return false
 	}
-	h, ok := r.blocks.Get(i)
+	h, ok := t.Get(i)
 	h.Release()
 	return ok
 }
 
 // BlockTable returns r's cache table of data blocks, nil if it has none.
-func BlockTable(r *Reader) *cache.Table { return r.blocks }
+func BlockTable(r *Reader) *cache.Table { return r.src.blockTable() }
 
 // ScratchAliasesMapping reads data block 0 of the mapped reader r the
-// way a block whose number lies past the index's is read (through read,
-// which returns the mapping itself), and reports whether the scratch
-// buffer left for the next user of the pool points into the mapping.
+// way a block whose number lies past the index's is read, and reports
+// whether the scratch buffer left for the next user of the pool points
+// into the mapping.
 func ScratchAliasesMapping(r *Reader) (bool, error) {
-	r.initBlocks()
-	idx, err := r.indexBlock(new(cache.Handle))
+	m, ok := r.src.(*mmapSource)
+	if !ok {
+		return false, fmt.Errorf("not mapped")
+	}
+	bi, ok := r.index.(*blockIndex)
+	if !ok {
+		return false, fmt.Errorf("not a one-level table")
+	}
+	idx, err := bi.sec.contents(r.src, new(cache.Handle))
 	if err != nil {
 		return false, err
 	}
@@ -40,27 +48,34 @@ func ScratchAliasesMapping(r *Reader) (bool, error) {
 	}
 	h, _ := format.DecodeHandle(it.Value())
 	s := new(scratch)
-	if _, _, err := r.checkedBlock(s, len(r.verified), h); err != nil {
+	if _, err := m.dataBlock(s, int(r.props.NumDataBlocks), h); err != nil {
 		return false, err
 	}
-	if cap(s.raw) == 0 || len(r.mapped) == 0 {
+	if cap(s.raw) == 0 {
 		return false, nil
 	}
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(s.raw[:1])))
-	lo := uintptr(unsafe.Pointer(unsafe.SliceData(r.mapped)))
-	return p >= lo && p < lo+uintptr(len(r.mapped)), nil
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(m.mapped)))
+	return p >= lo && p < lo+uintptr(len(m.mapped)), nil
 }
 
 // UsesHashIndex reports whether Get and SeekPrefixGE of r may go through
 // the table's hash index.
-func UsesHashIndex(r *Reader) bool { return r.useHash }
+func UsesHashIndex(r *Reader) bool {
+	_, ok := r.index.(*hashedIndex)
+	return ok
+}
 
 // PartitionsChecked returns how many partitions of the mapped,
 // partitioned table of r have been checked, that is read at least once.
 func PartitionsChecked(r *Reader) int {
+	m, ok := r.src.(*mmapSource)
+	if !ok {
+		return 0
+	}
 	n := 0
-	for i := range r.partChecked {
-		if r.partChecked[i].Load() {
+	for i := range m.partsOK {
+		if m.partsOK[i].Load() {
 			n++
 		}
 	}

@@ -22,18 +22,19 @@ import (
 // or use Get/GetAppend, which copy inside it.
 
 // protect enables panic-on-fault for the calling goroutine and returns the
-// previous setting, for restoreFault. Call both only when r.mapped != nil.
+// previous setting, for restoreFault.
 func protect() bool { return debug.SetPanicOnFault(true) }
 
 func restoreFault(old bool) { debug.SetPanicOnFault(old) }
 
-// faultError converts a recovered panic value v into an error if it is a
-// memory fault inside the mapping, and re-panics otherwise.
-func (r *Reader) faultError(v any) error {
+// mappingFault converts a recovered panic value v into an error if it is
+// a memory fault inside mapped (nil for a reader without a mapping), and
+// re-panics otherwise.
+func mappingFault(mapped []byte, v any) error {
 	f, ok := v.(interface{ Addr() uintptr })
-	if ok && len(r.mapped) > 0 {
-		base := uintptr(unsafePointer(r.mapped))
-		if a := f.Addr(); a >= base && a < base+uintptr(len(r.mapped)) {
+	if ok && len(mapped) > 0 {
+		base := uintptr(unsafePointer(mapped))
+		if a := f.Addr(); a >= base && a < base+uintptr(len(mapped)) {
 			return format.Corruptf(format.SectionFile, int64(a-base), "memory fault reading the mapped file (was it truncated while open?)")
 		}
 	}
@@ -44,6 +45,6 @@ func (r *Reader) faultError(v any) error {
 // *err.
 func (r *Reader) recoverFault(err *error) {
 	if v := recover(); v != nil {
-		*err = r.faultError(v)
+		*err = r.src.faultError(v)
 	}
 }

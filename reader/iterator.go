@@ -2,7 +2,6 @@ package reader
 
 import (
 	"bytes"
-	"math"
 
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
@@ -25,6 +24,13 @@ type IterOptions struct {
 // exhausted iterator (Next, Prev) returns false and leaves it so; seek
 // again (SeekGE, SeekLT, First, Last) to go on.
 //
+// After SeekPrefixGE returns true, the iterator is in prefix iteration
+// mode, as Pebble's Iterator is: Next and Prev return false, leaving the
+// iterator exhausted, where they would move to a key without the prefix,
+// so that a loop over a key's versions stops at its last one (without
+// reading the next data block). First, Last, SeekGE and SeekLT end the
+// mode; another SeekPrefixGE starts it with its own prefix.
+//
 // An open Iterator keeps working after Reader.Close, and keeps the
 // reader's file open and mapped, until the Iterator is closed.
 type Iterator struct {
@@ -39,14 +45,16 @@ type Iterator struct {
 	closed bool
 	ra     readahead // over a ReaderAt: see readahead.go
 
-	hidx    format.HashIndex // the hash index of an unmapped reader, during SeekPrefixGE
-	hidxPin cache.Handle
-
 	// lazyIndex, when not 0, is 1 + the data block s.data holds, whose
 	// index entry s.index is not yet on: SeekPrefixGE through the hash
 	// index loads the block without the index, which is positioned only
 	// when a move leaves the block (syncIndex).
 	lazyIndex int
+
+	// inPrefix is set by a SeekPrefixGE that returned true: Next and Prev
+	// stop at keys without prefix (a copy, whose buffer is reused).
+	inPrefix bool
+	prefix   []byte
 }
 
 // syncIndex positions s.index on the entry of the block a hashed
@@ -88,26 +96,18 @@ func (r *Reader) NewIter(o *IterOptions) *Iterator {
 		it.err, it.closed = ErrClosed, true
 		return it
 	}
-	if r.mapped == nil {
-		it.s.ra = &it.ra
-	}
+	it.s.ra = &it.ra // used by a source that reads through ReadAt
 	it.err = it.init()
 	return it
 }
 
 // init loads the index and points the index iterator at it.
 func (it *Iterator) init() (err error) {
-	r := it.r
-	if r.mapped != nil {
-		defer restoreFault(protect())
-		defer r.recoverFault(&err)
-	}
-	// The iterator keeps the index block pinned until Close.
-	index, err := r.indexBlock(&it.s.indexPin)
-	if err != nil {
-		return err
-	}
-	return r.initIndexIter(&it.s.index, index)
+	defer restoreFault(protect())
+	defer it.r.recoverFault(&err)
+	// The iterator keeps the index block (or top-level index) pinned
+	// until Close.
+	return it.r.index.initIter(&it.s.index, &it.s.indexPin)
 }
 
 // loadBlock loads the data block of the current index entry into s.data.
@@ -117,7 +117,7 @@ func (it *Iterator) loadBlock() bool {
 		it.err = it.s.index.Err()
 		return false
 	}
-	contents, h, err := it.r.blockAt(&it.s, &it.s.index.BlockIter, it.s.index.base)
+	contents, h, err := it.s.index.dataBlock(&it.s)
 	if err == nil {
 		err = it.s.data.Init(format.SectionDataBlock, int64(h.Offset), contents)
 	}
@@ -126,7 +126,7 @@ func (it *Iterator) loadBlock() bool {
 		return false
 	}
 	it.loaded = true
-	it.mapped = it.r.inMapping(contents)
+	it.mapped = it.r.src.inPlace(contents)
 	return true
 }
 
@@ -145,6 +145,13 @@ func (it *Iterator) forward() bool {
 		// or past the upper bound, the next block lies past it too, and is
 		// not read.
 		if it.upper != nil && it.s.index.Valid() && bytes.Compare(it.s.index.Key(), it.upper) >= 0 {
+			it.loaded = false
+			return false
+		}
+		// In prefix iteration mode, a separator above every key with the
+		// prefix (above it and not starting with it) puts the next
+		// block's keys past them too.
+		if it.inPrefix && it.s.index.Valid() && !bytes.HasPrefix(it.s.index.Key(), it.prefix) && bytes.Compare(it.s.index.Key(), it.prefix) > 0 {
 			it.loaded = false
 			return false
 		}
@@ -177,8 +184,10 @@ func (it *Iterator) backward() bool {
 			return false
 		}
 		// Every key of the earlier block is <= its separator: below the
-		// lower bound, the block is not read.
-		if it.lower != nil && bytes.Compare(it.s.index.Key(), it.lower) < 0 {
+		// lower bound, or in prefix iteration mode below the prefix (and
+		// so below every key with it), the block is not read.
+		if it.lower != nil && bytes.Compare(it.s.index.Key(), it.lower) < 0 ||
+			it.inPrefix && bytes.Compare(it.s.index.Key(), it.prefix) < 0 {
 			it.loaded = false
 			return false
 		}
@@ -204,10 +213,9 @@ func (it *Iterator) usable() bool { return it.err == nil && !it.closed }
 // First moves to the first entry within the bounds (at or after
 // LowerBound); false if there is none or on error.
 func (it *Iterator) First() (ok bool) {
-	if it.r.mapped != nil {
-		defer restoreFault(protect())
-		defer it.recoverFault(&ok)
-	}
+	defer restoreFault(protect())
+	defer it.recoverFault(&ok)
+	it.inPrefix = false
 	if it.lower != nil {
 		return it.checkUpper(it.seekGE(it.lower))
 	}
@@ -224,10 +232,9 @@ func (it *Iterator) First() (ok bool) {
 // Last moves to the last entry within the bounds (before UpperBound);
 // false if there is none or on error.
 func (it *Iterator) Last() (ok bool) {
-	if it.r.mapped != nil {
-		defer restoreFault(protect())
-		defer it.recoverFault(&ok)
-	}
+	defer restoreFault(protect())
+	defer it.recoverFault(&ok)
+	it.inPrefix = false
 	if it.upper != nil {
 		return it.checkLower(it.seekLT(it.upper))
 	}
@@ -244,10 +251,9 @@ func (it *Iterator) Last() (ok bool) {
 // SeekGE moves to the first entry whose key is >= key (and >= LowerBound,
 // < UpperBound); false if there is none or on error.
 func (it *Iterator) SeekGE(key []byte) (ok bool) {
-	if it.r.mapped != nil {
-		defer restoreFault(protect())
-		defer it.recoverFault(&ok)
-	}
+	defer restoreFault(protect())
+	defer it.recoverFault(&ok)
+	it.inPrefix = false
 	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
 		key = it.lower
 	}
@@ -258,10 +264,9 @@ func (it *Iterator) SeekGE(key []byte) (ok bool) {
 // >= LowerBound); false if there is none or on error. Like SeekGE it
 // allocates nothing.
 func (it *Iterator) SeekLT(key []byte) (ok bool) {
-	if it.r.mapped != nil {
-		defer restoreFault(protect())
-		defer it.recoverFault(&ok)
-	}
+	defer restoreFault(protect())
+	defer it.recoverFault(&ok)
+	it.inPrefix = false
 	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
 		key = it.upper
 	}
@@ -285,30 +290,37 @@ func (it *Iterator) SeekLT(key []byte) (ok bool) {
 // SeekGE followed by a check that the key found starts with prefix
 // (bytes.HasPrefix). The iterator is exhausted, not positioned, when it
 // returns false; Next then returns false, and the next key with another
-// prefix is not shown. It allocates nothing.
+// prefix is not shown.
+//
+// When it returns true, the iterator is in prefix iteration mode (see
+// Iterator): Next and Prev walk the prefix's keys, within the bounds, and
+// return false past them, so that
+//
+//	for ok := it.SeekPrefixGE(p, k); ok; ok = it.Next() { ... }
+//
+// sees the keys >= k with prefix p and stops. The iterator copies prefix.
+// It allocates nothing once its copy has room for prefix.
 func (it *Iterator) SeekPrefixGE(prefix, key []byte) (ok bool) {
 	r := it.r
+	it.inPrefix = false
 	if !it.usable() {
 		return false
 	}
-	if r.mapped != nil {
-		defer it.endGuard(&ok, protect())
-	}
-	// With a partitioned table's hash index, as in Get, the slots' tags
-	// reject an absent prefix without the filter partition's search.
-	if r.splitter != nil && !(r.parted && r.useHash) && !r.mayContain(prefix) {
-		it.loaded = false
-		return false
-	}
+	defer it.endGuard(&ok, protect())
 	if bytes.Compare(key, prefix) < 0 {
 		key = prefix // every key with the prefix is >= it
 	}
 	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
 		key = it.lower
 	}
-	if r.splitter != nil && r.useHash {
-		ok = it.seekPrefixHashed(prefix, key)
-	} else {
+	// An index with a faster way (a hash index over prefixes) probes
+	// the filter itself; others are served by the filter and SeekGE.
+	ok, handled := r.index.seekPrefix(it, prefix, key)
+	if !handled && r.splitter != nil && !r.filter.mayContain(prefix, format.KeyHash(prefix)) {
+		it.loaded = false
+		return false
+	}
+	if !handled {
 		ok = it.seekGE(key)
 		// Keys sort by prefix (the builder refuses others), but a key
 		// shorter than format.Suffix's n is its own prefix, so the first
@@ -322,11 +334,15 @@ func (it *Iterator) SeekPrefixGE(prefix, key []byte) (ok bool) {
 			ok = it.Next()
 		}
 	}
-	if ok && !r.hasPrefix(it.s.data.Key(), prefix) {
+	if ok && !hasPrefix(r.splitter, it.s.data.Key(), prefix) {
 		it.loaded = false
 		return false
 	}
-	return it.checkUpper(ok)
+	if ok = it.checkUpper(ok); ok {
+		it.inPrefix = true
+		it.prefix = append(it.prefix[:0], prefix...)
+	}
+	return ok
 }
 
 // seekGE moves to the first entry >= key, ignoring the lower bound.
@@ -374,72 +390,6 @@ func (it *Iterator) seekLT(key []byte) bool {
 	return it.backward()
 }
 
-// seekPrefixHashed positions on the first entry >= key with prefix prefix
-// of a Version2 table with a splitter: the hash index slot of prefix leads
-// to the prefix's first entry. key is >= prefix.
-func (it *Iterator) seekPrefixHashed(prefix, key []byte) bool {
-	r := it.r
-	x := &r.hidx
-	if err := r.loadHashIndex(); err != nil {
-		it.err, it.loaded = err, false
-		return false
-	}
-	if !r.hidxKept {
-		var err error
-		if x, err = r.hashIndex(&it.hidx, &it.hidxPin); err != nil {
-			it.err, it.loaded = err, false
-			return false
-		}
-		defer it.releaseHashIndex()
-	}
-	probe := x.Probe(format.KeyHash(prefix))
-	for {
-		i, off, ok, err := probe.Next()
-		if err != nil {
-			it.err, it.loaded = err, false
-			return false
-		}
-		if !ok {
-			it.loaded = false
-			return false // no slot names the prefix: absent
-		}
-		switch {
-		case x.FileOffsets():
-			if r.mapped != nil && off < r.dataEnd {
-				// As Get does: the entry's lines are on their way while
-				// the block's handle and state are looked up.
-				format.Prefetch(r.mapped[off:], entryPrefetchBytes)
-			}
-			off -= min(off, x.BlockHandle(i).Offset)
-		case x.DecodedOffsets():
-			off -= min(off, x.DecodedStart(i))
-		}
-		if !it.loadHashedBlock(x, i, off) {
-			return false
-		}
-		if !it.s.data.SeekOffset(int(off)) {
-			it.err, it.loaded = it.s.data.Err(), false
-			return false
-		}
-		if !r.hasPrefix(it.s.data.Key(), prefix) {
-			continue // another prefix's slot with the same tag
-		}
-		if bytes.Compare(it.s.data.Key(), key) >= 0 {
-			return true
-		}
-		// A later version: search this block, then, past its end, the
-		// whole table.
-		if it.s.data.SeekGE(key) {
-			return true
-		}
-		if err := it.s.data.Err(); err != nil {
-			it.err, it.loaded = err, false
-			return false
-		}
-		return it.seekGE(key)
-	}
-}
-
 // loadHashedBlock loads data block i, at the handle the hash index x
 // gives, into s.data, leaving s.index to be positioned when a move leaves
 // the block.
@@ -450,21 +400,12 @@ func (it *Iterator) seekPrefixHashed(prefix, key []byte) bool {
 // restart array; the cached block's entry is prefetched.
 func (it *Iterator) loadHashedBlock(x *format.HashIndex, i int, off uint64) bool {
 	it.loaded = false
-	r := it.r
 	h := x.BlockHandle(i)
-	var contents []byte
-	var err error
-	if ents, ok := r.mappedEntries(i, h); ok {
-		it.s.setPin(cache.Handle{})
-		contents = r.mapped[h.Offset : h.Offset+h.Length : h.Offset+h.Length]
-		err = it.s.data.InitEntries(format.SectionDataBlock, int64(h.Offset), contents, len(ents))
-	} else if pin, ok := it.cachedBlock(i, off); ok {
-		it.s.setPin(pin)
-		contents = pin.Bytes()
-		err = it.s.data.InitEntries(format.SectionDataBlock, int64(h.Offset), contents, int(pin.Aux()))
-	} else {
-		contents, err = r.dataBlock(&it.s, i, h)
-		if err == nil {
+	contents, end, err := it.r.src.blockForEntry(&it.s, i, h, off)
+	if err == nil {
+		if end >= 0 {
+			err = it.s.data.InitEntries(format.SectionDataBlock, int64(h.Offset), contents, end)
+		} else {
 			err = it.s.data.Init(format.SectionDataBlock, int64(h.Offset), contents)
 		}
 	}
@@ -473,50 +414,25 @@ func (it *Iterator) loadHashedBlock(x *format.HashIndex, i int, off uint64) bool
 		return false
 	}
 	it.loaded = true
-	it.mapped = it.r.inMapping(contents)
+	it.mapped = it.r.src.inPlace(contents)
 	it.lazyIndex = i + 1
 	return true
 }
 
-// cachedBlock returns data block i pinned, if it is in the cache with a
-// known end of entries, prefetching the entry at off.
-func (it *Iterator) cachedBlock(i int, off uint64) (cache.Handle, bool) {
-	t := it.r.blocks
-	if t == nil || i >= t.Len() || off > 1<<31 {
-		return cache.Handle{}, false
-	}
-	pin, ok := t.GetAt(i, int(off))
-	if !ok {
-		return pin, false
-	}
-	if end := pin.Aux(); end == math.MaxUint32 || int(end) > len(pin.Bytes()) {
-		pin.Release()
-		return cache.Handle{}, false
-	}
-	return pin, true
-}
-
 // releaseHashIndex releases the hash index pinned by seekPrefixHashed.
 func (it *Iterator) releaseHashIndex() {
-	it.hidxPin.Release()
-	it.hidxPin = cache.Handle{}
-	it.hidx = format.HashIndex{}
+	it.s.hidxPin.Release()
+	it.s.hidxPin = cache.Handle{}
+	it.s.hidx = format.HashIndex{}
 }
 
-// checkUpper ends a forward move that reached the upper bound.
+// checkUpper ends a forward move that reached the upper bound or, in
+// prefix iteration mode, left the prefix.
 func (it *Iterator) checkUpper(ok bool) bool {
 	if ok && it.upper != nil && bytes.Compare(it.s.data.Key(), it.upper) >= 0 {
 		ok = false
 	}
-	if !ok {
-		it.loaded = false
-	}
-	return ok
-}
-
-// checkLower ends a backward move that went below the lower bound.
-func (it *Iterator) checkLower(ok bool) bool {
-	if ok && it.lower != nil && bytes.Compare(it.s.data.Key(), it.lower) < 0 {
+	if ok && it.inPrefix && !hasPrefix(it.r.splitter, it.s.data.Key(), it.prefix) {
 		ok = false
 	}
 	if !ok {
@@ -525,20 +441,36 @@ func (it *Iterator) checkLower(ok bool) bool {
 	return ok
 }
 
-// Next moves to the following entry; false past the last entry or on error.
-// Calling Next on an unpositioned or exhausted iterator returns false.
+// checkLower ends a backward move that went below the lower bound or, in
+// prefix iteration mode, left the prefix.
+func (it *Iterator) checkLower(ok bool) bool {
+	if ok && it.lower != nil && bytes.Compare(it.s.data.Key(), it.lower) < 0 {
+		ok = false
+	}
+	if ok && it.inPrefix && !hasPrefix(it.r.splitter, it.s.data.Key(), it.prefix) {
+		ok = false
+	}
+	if !ok {
+		it.loaded = false
+	}
+	return ok
+}
+
+// Next moves to the following entry; false past the last entry (in prefix
+// iteration mode, past the prefix's last key) or on error. Calling Next on
+// an unpositioned or exhausted iterator returns false.
 func (it *Iterator) Next() bool {
 	if !it.usable() || !it.loaded || !it.s.data.Valid() {
 		return false
 	}
-	if it.r.mapped != nil && it.mapped {
+	if it.mapped {
 		return it.nextProtected()
 	}
 	// A decoded block (in the cache) is process memory, which cannot fault: step within it without the fault guard, whose setup
 	// and deferred recovery cost about a fifth of a Next. Leaving the
 	// block reads the index and maybe the mapping, so that is guarded.
 	if it.s.data.Next() {
-		if it.upper == nil {
+		if it.upper == nil && !it.inPrefix {
 			return true
 		}
 		return it.checkUpper(true)
@@ -554,20 +486,17 @@ func (it *Iterator) nextProtected() (ok bool) {
 }
 
 func (it *Iterator) forwardProtected() (ok bool) {
-	if it.r.mapped != nil {
-		defer restoreFault(protect())
-		defer it.recoverFault(&ok)
-	}
+	defer restoreFault(protect())
+	defer it.recoverFault(&ok)
 	return it.checkUpper(it.forward())
 }
 
-// Prev moves to the preceding entry; false before the first entry or on
-// error. Calling Prev on an unpositioned or exhausted iterator returns false.
+// Prev moves to the preceding entry; false before the first entry (in
+// prefix iteration mode, before the prefix's first key) or on error.
+// Calling Prev on an unpositioned or exhausted iterator returns false.
 func (it *Iterator) Prev() (ok bool) {
-	if it.r.mapped != nil {
-		defer restoreFault(protect())
-		defer it.recoverFault(&ok)
-	}
+	defer restoreFault(protect())
+	defer it.recoverFault(&ok)
 	if !it.usable() || !it.loaded || !it.s.data.Valid() {
 		return false
 	}
@@ -615,7 +544,7 @@ func (it *Iterator) Close() error {
 	it.ra.release()
 	it.releaseHashIndex()
 	if it.scan {
-		it.r.endScan()
+		it.r.src.endScan()
 	}
 	it.r.release()
 	return it.err
@@ -625,7 +554,7 @@ func (it *Iterator) Close() error {
 // restoreFault in one deferred call, for the hot paths.
 func (it *Iterator) endGuard(ok *bool, old bool) {
 	if v := recover(); v != nil {
-		it.err = it.r.faultError(v)
+		it.err = it.r.src.faultError(v)
 		it.loaded = false
 		*ok = false
 	}
@@ -636,7 +565,7 @@ func (it *Iterator) endGuard(ok *bool, old bool) {
 // a memory fault in the mapping.
 func (it *Iterator) recoverFault(ok *bool) {
 	if v := recover(); v != nil {
-		it.err = it.r.faultError(v)
+		it.err = it.r.src.faultError(v)
 		it.loaded = false
 		*ok = false
 	}
@@ -647,6 +576,6 @@ func (it *Iterator) recoverFault(ok *bool) {
 func (it *Iterator) startScan() {
 	if !it.scan && it.usable() {
 		it.scan = true
-		it.r.beginScan()
+		it.r.src.beginScan()
 	}
 }

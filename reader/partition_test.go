@@ -241,7 +241,8 @@ func TestPartitionedReadFaults(t *testing.T) {
 }
 
 // TestPartitionedBitFlipSweep flips every third bit of a small
-// partitioned table (with the race detector or -short, fewer), every bit
+// partitioned table with SSTABLE_LONG_TESTS=1 (every 21st under plain go
+// test, fewer with the race detector), every bit
 // of each byte over the run of strides: Open or Verify must report each,
 // and no read may panic or give a wrong answer. The tables with a hash
 // index, whose mapped Gets take it where reads over a ReaderAt read

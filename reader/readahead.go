@@ -18,7 +18,7 @@ import (
 // start. A run that starts at the first data block of a table whose data
 // blocks take at most MaxReadahead bytes reads them all in its first
 // window. So a full scan makes one ReadAt on tables of up to about 1 MiB
-// (none when the tail New read holds every data block: tail.go),
+// (none when the tail New read holds every data block: source_tail.go),
 // at most two ReadAt per MiB of file above about 2.5 MiB, and at most four
 // between. A read elsewhere (SeekGE, Last, Prev) reads its block alone and
 // starts the growth again. So a full scan makes about one ReadAt per MiB
@@ -58,8 +58,8 @@ func (ra *readahead) release() {
 }
 
 // readAhead returns the stored bytes and trailer of data block h, from the
-// window or by a read. dataBlock has checked h against the data section.
-func (r *Reader) readAhead(s *scratch, h format.BlockHandle) ([]byte, error) {
+// window or by a read. h has been checked against the data section.
+func (src *readAtSource) readAhead(s *scratch, h format.BlockHandle) ([]byte, error) {
 	ra := s.ra
 	off, n := int64(h.Offset), int64(h.Length)+format.BlockTrailerLen
 	if off >= ra.off && off+n <= ra.off+int64(len(ra.buf)) {
@@ -71,7 +71,7 @@ func (r *Reader) readAhead(s *scratch, h format.BlockHandle) ([]byte, error) {
 	ra.release()
 	if !sequential {
 		ra.size = 0
-		raw, err := r.readBlock(format.SectionDataBlock, h, s.raw)
+		raw, err := src.readBlock(format.SectionDataBlock, h, s.raw)
 		if err != nil {
 			return nil, err
 		}
@@ -79,17 +79,17 @@ func (r *Reader) readAhead(s *scratch, h format.BlockHandle) ([]byte, error) {
 		return raw, nil
 	}
 	ra.size = min(max(4*ra.size, MinReadahead), MaxReadahead)
-	if off == 0 && r.dataEnd <= MaxReadahead {
+	if off == 0 && src.dataEnd <= MaxReadahead {
 		// A run from the first block of a table whose data blocks fit one
 		// largest window: a scan of a small table, read whole in one
 		// ReadAt instead of the ramp's two or three.
-		ra.size = int(r.dataEnd)
+		ra.size = int(src.dataEnd)
 	}
-	end := min(off+max(int64(ra.size), n), int64(r.dataEnd))
+	end := min(off+max(int64(ra.size), n), int64(src.dataEnd))
 	end = max(end, off+n)
 	size := int(end - off)
 	var buf []byte
-	if p, ok := r.sections.Reserve(slotReadahead, size); ok {
+	if p, ok := src.sections.Reserve(slotReadahead, size); ok {
 		ra.pin, buf = p, p.Bytes()
 	} else {
 		if cap(ra.heap) < size {
@@ -97,7 +97,7 @@ func (r *Reader) readAhead(s *scratch, h format.BlockHandle) ([]byte, error) {
 		}
 		buf = ra.heap[:size]
 	}
-	if err := r.readFull(format.SectionDataBlock, buf, off); err != nil {
+	if err := src.readFull(format.SectionDataBlock, buf, off); err != nil {
 		ra.release()
 		ra.next, ra.size = -1, 0
 		return nil, err

@@ -18,5 +18,16 @@
 //   - Properties: a copy of the properties struct, whose SmallestKey and
 //     LargestKey slices are heap memory owned by the reader and shared by
 //     every call. They stay valid after Close; do not modify them (clone
-//     them first).
+//     them first). Both are whole: a key the properties block leaves out
+//     (longer than format.MaxPropertiesKeyLen) is read from the first or
+//     last data block when the reader is opened.
+//
+// A value stored as nil and one stored empty read back alike, as an empty,
+// non-nil slice from Get and Iterator.Value (GetAppend appends nothing):
+// the format does not tell them apart. Encode absence or deletion in the
+// value itself, as a kind byte.
+//
+// The source of New is never closed by the Reader, and must stay readable
+// until Close returns and every Iterator opened before Close is closed
+// (see New).
 package reader

@@ -164,12 +164,14 @@ func (m *smMachine) needReader(t *rapid.T) {
 
 // smKey draws a key: sometimes empty, often short over smAlphabet, often
 // sharing a long prefix with other keys (smLongPrefix, or an existing key
-// extended or cut), sometimes arbitrary bytes.
+// extended or cut), sometimes arbitrary bytes, and sometimes a key longer
+// than the properties block holds (format.MaxPropertiesKeyLen), which the
+// reader takes from the data when it is the smallest or largest.
 func smKey(t *rapid.T, existing []string, label string) string {
 	short := func(max int) string {
 		return string(rapid.SliceOfN(rapid.SampledFrom(smAlphabet), 0, max).Draw(t, label+"Suffix"))
 	}
-	switch rapid.IntRange(0, 9).Draw(t, label+"Kind") {
+	switch rapid.IntRange(0, 10).Draw(t, label+"Kind") {
 	case 0:
 		return ""
 	case 1, 2:
@@ -185,6 +187,8 @@ func smKey(t *rapid.T, existing []string, label string) string {
 			k = k[:rapid.IntRange(0, len(k)-1).Draw(t, label+"CutAt")]
 		}
 		return k + short(3)
+	case 10:
+		return strings.Repeat(smLongPrefix, format.MaxPropertiesKeyLen/len(smLongPrefix)+1) + short(3)
 	default:
 		return string(rapid.SliceOfN(rapid.Byte(), 0, 12).Draw(t, label+"Bytes"))
 	}
@@ -533,12 +537,17 @@ func (m *smMachine) mayContain(t *rapid.T) {
 
 // smIter is the documented iterator behaviour over the sorted model: a move
 // from an unpositioned or exhausted iterator returns false and leaves it so.
+// After SeekPrefixGE (inPrefix), Next and Prev stop where they would leave
+// the prefix, and leave the iterator exhausted; the other positioning
+// methods end prefix iteration mode.
 type smIter struct {
-	t     *rapid.T
-	m     *smMachine
-	it    *reader.Iterator
-	pos   int
-	valid bool
+	t        *rapid.T
+	m        *smMachine
+	it       *reader.Iterator
+	pos      int
+	valid    bool
+	inPrefix bool
+	prefix   string
 }
 
 func (m *smMachine) newIter(t *rapid.T) *smIter {
@@ -575,16 +584,19 @@ func (s *smIter) expect(op string, ok bool) {
 }
 
 func (s *smIter) first() {
+	s.inPrefix = false
 	s.pos, s.valid = 0, len(s.m.keys) > 0
 	s.expect("First", s.it.First())
 }
 
 func (s *smIter) last() {
+	s.inPrefix = false
 	s.pos, s.valid = len(s.m.keys)-1, len(s.m.keys) > 0
 	s.expect("Last", s.it.Last())
 }
 
 func (s *smIter) seekGE(k string) {
+	s.inPrefix = false
 	s.pos = sort.SearchStrings(s.m.keys, k)
 	s.valid = s.pos < len(s.m.keys)
 	s.expect("SeekGE("+strconv.Quote(k)+")", s.it.SeekGE([]byte(k)))
@@ -593,7 +605,7 @@ func (s *smIter) seekGE(k string) {
 func (s *smIter) next() {
 	if s.valid {
 		s.pos++
-		s.valid = s.pos < len(s.m.keys)
+		s.valid = s.pos < len(s.m.keys) && s.inMode(s.m.keys[s.pos])
 	}
 	s.expect("Next", s.it.Next())
 }
@@ -601,9 +613,27 @@ func (s *smIter) next() {
 func (s *smIter) prev() {
 	if s.valid {
 		s.pos--
-		s.valid = s.pos >= 0
+		s.valid = s.pos >= 0 && s.inMode(s.m.keys[s.pos])
 	}
 	s.expect("Prev", s.it.Prev())
+}
+
+// seekLT is SeekLT in the model, which ends prefix iteration mode.
+func (s *smIter) seekLT(k string) {
+	s.inPrefix = false
+	s.pos = sort.SearchStrings(s.m.keys, k) - 1
+	s.valid = s.pos >= 0
+	s.expect("SeekLT("+strconv.Quote(k)+")", s.it.SeekLT([]byte(k)))
+}
+
+// inMode reports whether k is within the iterator's mode: any key, or in
+// prefix iteration mode a key with the prefix (under the table's splitter
+// when the reader knows it, bytes.HasPrefix otherwise).
+func (s *smIter) inMode(k string) bool {
+	if !s.inPrefix {
+		return true
+	}
+	return s.m.hasPrefix(k, s.prefix)
 }
 
 // seekGE seeks to a random key, present, absent or next to a present one,
@@ -727,9 +757,7 @@ func (m *smMachine) seekLT(t *rapid.T) {
 	k := m.drawKey(t, "seekLTKey")
 	s := m.newIter(t)
 	defer s.close()
-	s.pos = sort.SearchStrings(m.keys, k) - 1
-	s.valid = s.pos >= 0
-	s.expect("SeekLT("+strconv.Quote(k)+")", s.it.SeekLT([]byte(k)))
+	s.seekLT(k)
 	for range rapid.IntRange(0, 5).Draw(t, "seekLTSteps") {
 		s.prev()
 	}
@@ -744,14 +772,10 @@ func (m *smMachine) seekPrefix(t *rapid.T) {
 	prefix := m.prefixOf(k)
 	want := -1
 	for i, mk := range m.keys {
-		if mk < k || !strings.HasPrefix(mk, prefix) {
-			continue
+		if mk >= k && m.hasPrefix(mk, prefix) {
+			want = i
+			break
 		}
-		if m.split != nil && m.splitOK && m.prefixOf(mk) != prefix {
-			continue
-		}
-		want = i
-		break
 	}
 	if want >= 0 && m.split != nil && !m.r.MayContainPrefix([]byte(prefix)) {
 		t.Fatalf("MayContainPrefix(%q) = false, but %q is present", prefix, m.keys[want])
@@ -761,8 +785,56 @@ func (m *smMachine) seekPrefix(t *rapid.T) {
 	}
 	s := m.newIter(t)
 	defer s.close()
+	s.seekPrefixGE(prefix, k, want)
+	// Prefix iteration mode: steps within the prefix, then false; a step
+	// that repositions (First, Last, SeekGE, SeekLT) ends the mode, and
+	// another SeekPrefixGE starts it again.
+	for range rapid.IntRange(0, 12).Draw(t, "prefixSteps") {
+		switch rapid.IntRange(0, 9).Draw(t, "prefixStep") {
+		case 0:
+			s.first()
+		case 1:
+			s.last()
+		case 2:
+			s.seekGE(m.drawKey(t, "prefixSeekGE"))
+		case 3:
+			s.seekLT(m.drawKey(t, "prefixSeekLT"))
+		case 4:
+			k := m.drawKey(t, "prefixAgain")
+			prefix := m.prefixOf(k)
+			want := -1
+			for i, mk := range m.keys {
+				if mk >= k && m.hasPrefix(mk, prefix) {
+					want = i
+					break
+				}
+			}
+			s.seekPrefixGE(prefix, k, want)
+		case 5, 6, 7:
+			s.next()
+		default:
+			s.prev()
+		}
+	}
+}
+
+// seekPrefixGE is SeekPrefixGE in the model, want the position of the
+// first key >= k with the prefix (-1 for none); it starts prefix
+// iteration mode.
+func (s *smIter) seekPrefixGE(prefix, k string, want int) {
+	s.inPrefix, s.prefix = true, prefix
 	s.pos, s.valid = want, want >= 0
 	s.expect("SeekPrefixGE("+strconv.Quote(prefix)+", "+strconv.Quote(k)+")", s.it.SeekPrefixGE([]byte(prefix), []byte(k)))
+}
+
+// hasPrefix reports whether key k has prefix prefix as the reader sees it:
+// k begins with prefix and, when the reader knows the table's splitter,
+// k's prefix under it is prefix.
+func (m *smMachine) hasPrefix(k, prefix string) bool {
+	if !strings.HasPrefix(k, prefix) {
+		return false
+	}
+	return m.split == nil || !m.splitOK || m.prefixOf(k) == prefix
 }
 
 // bounded scans within random bounds both ways and seeks inside them.

@@ -703,20 +703,14 @@ func hashSweepTable(t *testing.T, c format.Compression) *goldenTable {
 	return newGoldenTable(t, "v2-"+c.String(), data)
 }
 
-// hashSweepStride is sweepStride for the version 2 sweeps, whose tables
-// are small enough to flip every bit in a few seconds: every bit unless
-// under the race detector or with -short.
-func hashSweepStride() int {
-	switch {
-	case raceEnabled:
-		return 89
-	case testing.Short():
-		return 7
-	}
-	return 1
-}
+// hashSweepStride is the stride of the version 2 and 3 sweeps: every bit
+// with SSTABLE_LONG_TESTS=1, as CI sets (about 45 s for both on a 2-core
+// machine), every 7th under plain go test, which keeps go test ./... short,
+// and every 89th under the race detector.
+func hashSweepStride() int { return sweepStride() }
 
-// TestHashIndexBitFlipSweep flips every bit of a small version 2 table
+// TestHashIndexBitFlipSweep flips every bit (every 7th under plain go
+// test: hashSweepStride) of a small version 2 table
 // (snappy, raw and zstd) in turn, as TestGoldenBitFlipSweep does for the golden
 // version 1 tables. The hash index section is checksummed like every other
 // block, so Open or Verify must report every flip; no read may panic or

@@ -28,42 +28,37 @@ func (r *Reader) Verify() (err error) {
 		return ErrClosed
 	}
 	defer r.release()
-	if r.mapped != nil {
-		defer restoreFault(protect())
-		defer r.recoverFault(&err)
-		r.beginScan()
-		defer r.endScan()
-	}
+	defer restoreFault(protect())
+	defer r.recoverFault(&err)
+	r.src.beginScan()
+	defer r.src.endScan()
 	return r.verify()
 }
 
 func (r *Reader) verify() error {
-	if err := r.loadFilter(); err != nil {
+	if err := r.filter.check(); err != nil {
 		return err
 	}
 	s := scratch{}
 	defer s.setPin(cache.Handle{})
 	defer s.indexPin.Release()
-	index, err := r.indexBlock(&s.indexPin)
-	if err != nil {
+	idx := &s.index
+	defer idx.release()
+	if err := r.index.initIter(idx, &s.indexPin); err != nil {
 		return err
 	}
-	hashed := r.props.HashIndexSize != 0
+	hashed := r.hash != nil
 	var x *format.HashIndex
 	if hashed {
 		var local format.HashIndex
 		var pin cache.Handle
 		defer pin.Release()
-		if x, err = r.hashIndex(&local, &pin); err != nil {
+		var err error
+		if x, err = r.hash.get(&local, &pin); err != nil {
 			return err
 		}
 	}
-	idx := &s.index
 	indexOff := int64(r.footer.Index.Offset)
-	defer idx.release()
-	if err := r.initIndexIter(idx, index); err != nil {
-		return err
-	}
 	p := &r.props
 	var (
 		nextOffset            uint64
@@ -92,9 +87,9 @@ func (r *Reader) verify() error {
 	for ok := idx.First(); ok; ok = idx.Next() {
 		// Verify re-reads every checksum, even of blocks already trusted.
 		if _, ok := idx.RestartIndex(); ok {
-			r.forgetVerified(idx.block())
+			r.src.forget(idx.block(), false)
 		}
-		contents, h, err := r.blockAt(&s, &idx.BlockIter, idx.base)
+		contents, h, err := idx.dataBlock(&s)
 		if err != nil {
 			return err
 		}
@@ -110,7 +105,7 @@ func (r *Reader) verify() error {
 				return format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "data block %d decodes to %d bytes, the hash index says %d", blocks, len(contents), n)
 			}
 		}
-		if r.parted && idx.base != part {
+		if r.parts != nil && idx.base != part {
 			if err := endPartition(); err != nil {
 				return err
 			}
@@ -118,19 +113,13 @@ func (r *Reader) verify() error {
 			prevTop = append(prevTop[:0], top...)
 			top = append(top[:0], idx.top.Key()...)
 			partNo, _ = idx.top.RestartIndex()
-			if r.mapped != nil && partNo < len(r.parts) {
-				// Checked on first use; Verify checks again.
-				ph := r.parts[partNo]
-				if err := r.checkPartition(partNo, r.mapped[ph.Offset:ph.End():ph.End()]); err != nil {
-					return err
-				}
-			}
-			if r.policy != nil {
-				filterPin.Release()
-				filterPin = cache.Handle{}
-				if partFilter, _, err = r.partition(partNo, &filterPin); err != nil {
-					return err
-				}
+			// Checked on first use (which the iterator made); Verify
+			// checks again.
+			r.src.forget(partNo, true)
+			filterPin.Release()
+			filterPin = cache.Handle{}
+			if partFilter, _, err = r.parts.get(partNo, &filterPin, nil); err != nil {
+				return err
 			}
 		}
 		d := &s.data
@@ -144,7 +133,7 @@ func (r *Reader) verify() error {
 				return format.Corruptf(format.SectionDataBlock, int64(h.Offset), "first key %q is not after the previous block's separator %q", k, prevSep)
 			}
 			havePrevSep = false
-			if r.parted && (bytes.Compare(k, top) > 0 || part > 0 && bytes.Compare(k, prevTop) <= 0) {
+			if r.parts != nil && (bytes.Compare(k, top) > 0 || part > 0 && bytes.Compare(k, prevTop) <= 0) {
 				return format.Corruptf(format.SectionTopIndex, indexOff, "key %q of data block %d lies outside its partition's key range (%q, %q]", k, blocks, prevTop, top)
 			}
 			if havePrev && bytes.Compare(k, prevKey) <= 0 {
@@ -169,16 +158,11 @@ func (r *Reader) verify() error {
 			if newPrefix {
 				prefixes++
 			}
-			if r.parted && r.policy != nil {
-				var hk uint64
-				if r.cacheLocal {
-					hk = format.KeyHash(pk)
-				}
-				if !r.probe(partFilter, pk, hk) {
-					return format.Corruptf(format.SectionFilterPartition, int64(r.parts[partNo].Offset), "filter partition does not match key %q", k)
-				}
+			hk := format.KeyHash(pk)
+			if r.parts != nil && r.policy != nil && !probe(r.policy, r.bloom, partFilter, pk, hk) {
+				return format.Corruptf(format.SectionFilterPartition, int64(r.parts.parts[partNo].Offset), "filter partition does not match key %q", k)
 			}
-			if r.policy != nil && !r.mayContain(pk) {
+			if !r.filter.mayContain(pk, hk) {
 				return format.Corruptf(format.SectionFilter, int64(r.footer.Filter.Offset), "filter does not match key %q", k)
 			}
 			if hashed {

@@ -80,6 +80,11 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	if opts.CompressionLevel, err = format.ParseCompressionLevel(*level); err != nil {
 		return usagef("build: unknown -compression-level %q (want fastest, default, better or best)", *level)
 	}
+	if flagSet(fset, "compression-level") && opts.Compression != format.ZstdCompression {
+		// The level is zstd's alone: silently building a snappy table
+		// would hide a forgotten -compression zstd.
+		return usagef("build: -compression-level applies to zstd only; add -compression zstd (compression is %s)", *compression)
+	}
 	switch *filterName {
 	case "bloom":
 	case "fuse8":
@@ -114,12 +119,12 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 		entries, err = readTextInput(input)
 	}
 	if err != nil {
-		return fmt.Errorf("build: %w", err)
+		return fmt.Errorf("build: %s: %w", input, err)
 	}
 
 	props, err := writeTable(*out, opts, entries)
 	if err != nil {
-		return fmt.Errorf("build: %w", err)
+		return fmt.Errorf("build: %s: %w", input, err)
 	}
 	outSt, err := os.Stat(*out)
 	if err != nil {
@@ -142,6 +147,13 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "filter size:       %d (%s, %s)\n", props.FilterSize, humanBytes(props.FilterSize), filterBits)
 	fmt.Fprintf(stdout, "elapsed:           %s\n", elapsed.Round(time.Millisecond))
 	return nil
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // walkInput lists the regular files under root as entries sorted by key,

@@ -22,7 +22,8 @@
 //	    key; a duplicate key is an error and leaves no file behind.
 //	    -block-size is the target data block size in bytes, 1 to 2^30
 //	    (default 4096); -compression is snappy (the default), zstd or none;
-//	    -compression-level is zstd's level: fastest, default, better or best;
+//	    -compression-level is zstd's level: fastest, default, better or best
+//	    (an error without -compression zstd);
 //	    -bits-per-key sets the bloom filter size, 1 to 64 (default 10);
 //	    -filter fuse8 uses a binary fuse filter (about 9 bits per key,
 //	    0.39% false positives) instead of the bloom filter;
@@ -55,7 +56,7 @@
 //	    consistency, and print "ok: N entries, M data blocks".
 //
 //	bench filter [-keys N] [-bits LIST] [-policy LIST] [-dist LIST] [-plot FILE]
-//	    For each filter policy (bloom, leveldb), bits per key and key
+//	    For each filter policy (bloom, leveldb, fuse8), bits per key and key
 //	    distribution (random16, decimal, prefix12, prefix100, seq64), build
 //	    a filter over N keys (default 1000000), probe N absent keys, and
 //	    print a markdown table of the measured and theoretical false
@@ -109,7 +110,8 @@ Usage:
           -f                 replace OUT if it exists
           -block-size N      target data block size in bytes, 1..1073741824 (default 4096)
           -compression C     data block compression: snappy, zstd or none (default snappy)
-          -compression-level L  zstd level: fastest, default, better or best (default default)
+          -compression-level L  zstd level: fastest, default, better or best (default default);
+                             an error without -compression zstd
           -bits-per-key N    bloom filter bits per key, 1..64 (default 10)
           -filter F          filter policy: bloom or fuse8, a binary fuse filter (default bloom)
           -hash-index        add a hash index (format version 2; version 3,
@@ -149,8 +151,9 @@ Usage:
         once the run has taken a second.
           -keys N            keys per filter, 1..100000000 (default 1000000)
           -bits LIST         bits per key, each 1..32 (default 6,8,10,12,16,20)
-          -policy LIST       bloom (cache-local, the default policy) and/or
-                             leveldb (LevelDB's built-in) (default bloom,leveldb)
+          -policy LIST       any of bloom (cache-local, the default policy),
+                             leveldb (LevelDB's built-in) and fuse8 (binary
+                             fuse, 8-bit fingerprints) (default bloom,leveldb,fuse8)
           -dist LIST         key distributions (default all):
                                random16   random 16-byte keys; probes: other random keys
                                decimal    %016d of 2i; probes: 2i+1
@@ -279,6 +282,14 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
+			}
+			if strings.HasPrefix(err.Error(), "flag provided but not defined") {
+				// Most often a KEY or a path that begins with "-".
+				hint := `an argument that begins with "-" goes after "--"`
+				if fs.Name() == "get" {
+					hint += ", as in: sst get FILE -- -KEY"
+				}
+				return nil, usagef("%s: %v (%s)", fs.Name(), err, hint)
 			}
 			return nil, usagef("%s: %v", fs.Name(), err)
 		}

@@ -245,7 +245,8 @@ func TestBuildDuplicateKey(t *testing.T) {
 	input := filepath.Join(dir, "dup.txt")
 	writeFile(t, input, []byte("b\t1\na\t2\ndup-key\t3\nc\ndup-key\t4\n"))
 	out := filepath.Join(dir, "out.sst")
-	wantError(t, []string{"build", "-o", out, input}, 1, `duplicate key "dup-key"`, "lines 3 and 5")
+	// The message names the input file, the key and both lines.
+	wantError(t, []string{"build", "-o", out, input}, 1, input+`: duplicate key "dup-key"`, "lines 3 and 5")
 	if names := dirNames(t, dir); !slices.Equal(names, []string{"dup.txt"}) {
 		t.Errorf("directory holds %q after a failed build, want only dup.txt", names)
 	}
@@ -282,7 +283,32 @@ func TestGetAbsentKey(t *testing.T) {
 	if got := mustSST(t, "get", table, "--", "-dash"); got != "D" {
 		t.Errorf("get -- -dash = %q", got)
 	}
-	wantError(t, []string{"get", table, "-dash"}, 2, "-dash")
+	// Without it the key is taken for a flag: the error says to use "--".
+	wantError(t, []string{"get", table, "-dash"}, 2, "-dash", `goes after "--"`, "sst get FILE -- -KEY")
+	wantError(t, []string{"scan", table, "-nope"}, 2, "-nope", `goes after "--"`)
+}
+
+// TestCompressionLevelNeedsZstd checks that -compression-level without
+// -compression zstd is a usage error rather than silently ignored, and
+// that with zstd every level builds.
+func TestCompressionLevelNeedsZstd(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "in.txt")
+	writeFile(t, input, []byte("k\tv\n"))
+	out := filepath.Join(dir, "out.sst")
+	for _, args := range [][]string{
+		{"build", "-o", out, "-compression-level", "best", input},
+		{"build", "-o", out, "-compression", "snappy", "-compression-level", "best", input},
+		{"build", "-o", out, "-compression", "none", "-compression-level", "default", input},
+	} {
+		wantError(t, args, 2, "-compression-level applies to zstd only")
+	}
+	if names := dirNames(t, dir); !slices.Equal(names, []string{"in.txt"}) {
+		t.Errorf("usage errors left %q", names)
+	}
+	for _, level := range []string{"fastest", "default", "better", "best"} {
+		mustSST(t, "build", "-f", "-o", out, "-compression", "zstd", "-compression-level", level, input)
+	}
 }
 
 func TestGarbageFile(t *testing.T) {

@@ -41,6 +41,7 @@ type ours struct {
 	cacheBytes int64           // > 0: each open gets a cache.Cache of this capacity
 	suffix     string          // appended to the name "ours"
 	hashIndex  bool            // builder.Options.HashIndex
+	noMmap     bool            // reader.Options.NoMmap: read through ReadAt
 }
 
 func (o ours) name() string { return "ours" + o.suffix }
@@ -69,6 +70,14 @@ func (o ours) open(path string) (table, error) {
 	if o.cacheBytes > 0 {
 		c = cache.New(o.cacheBytes)
 		opts = &reader.Options{Cache: c}
+	}
+	if o.noMmap {
+		o2 := reader.Options{NoMmap: true}
+		if opts != nil {
+			o2 = *opts
+			o2.NoMmap = true
+		}
+		opts = &o2
 	}
 	r, err := reader.Open(path, opts)
 	if err != nil {

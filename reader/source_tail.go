@@ -24,40 +24,36 @@ import (
 // damage to the file.
 
 // keepTail keeps the tail New read, the file's bytes from offset off in
-// memory the cache lent (pin), when it holds data blocks or partitions:
-// it publishes the entry in slot slotTail (the caller still releases its
-// pin). Nothing is kept when the tail holds none, or when the cache could
-// not lend the memory.
-func (r *Reader) keepTail(pin cache.Handle, off int64) {
-	end := r.dataEnd
-	if r.parted {
-		end = r.footer.Index.Offset // the partitions end where the top-level index starts
-	}
+// memory the cache lent (pin), when it holds data blocks or partitions,
+// which end at end: it publishes the entry in slot slotTail (the caller
+// still releases its pin). Nothing is kept when the tail holds none, or
+// when the cache could not lend the memory.
+func (s *readAtSource) keepTail(pin cache.Handle, off int64, end uint64) {
 	if uint64(off) >= end || !pin.Cached() {
 		return
 	}
-	r.sections.Publish(slotTail, pin, 0)
-	r.tailOff, r.tailEnd = uint64(off), end // init checked that end <= the footer's offset, inside the tail
+	s.sections.Publish(slotTail, pin, 0)
+	s.tailOff, s.tailEnd = uint64(off), end // init checked that end <= the footer's offset, inside the tail
 }
 
 // inTail reports whether the file's bytes [off, off+n) lie in the kept
 // tail, whether or not it is still cached.
-func (r *Reader) inTail(off, n uint64) bool {
-	return off >= r.tailOff && off <= r.tailEnd && n <= r.tailEnd-off && n > 0
+func (s *readAtSource) inTail(off, n uint64) bool {
+	return off >= s.tailOff && off <= s.tailEnd && n <= s.tailEnd-off && n > 0
 }
 
 // fromTail returns the file's bytes [off, off+n), pinned by the returned
 // Handle, when they lie in the kept tail and it is still cached.
-func (r *Reader) fromTail(off, n uint64) ([]byte, cache.Handle, bool) {
-	if !r.inTail(off, n) {
+func (s *readAtSource) fromTail(off, n uint64) ([]byte, cache.Handle, bool) {
+	if !s.inTail(off, n) {
 		return nil, cache.Handle{}, false
 	}
-	pin, ok := r.sections.Get(slotTail)
+	pin, ok := s.sections.Get(slotTail)
 	if !ok {
 		return nil, cache.Handle{}, false
 	}
 	b := pin.Bytes()
-	i := off - r.tailOff
+	i := off - s.tailOff
 	if uint64(len(b)) < i+n { // never: the entry is the whole kept range
 		pin.Release()
 		return nil, cache.Handle{}, false

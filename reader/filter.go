@@ -1,0 +1,143 @@
+package reader
+
+import (
+	"bytes"
+
+	"github.com/sstkit/sstable/cache"
+	"github.com/sstkit/sstable/filterblock"
+	"github.com/sstkit/sstable/format"
+)
+
+// filter is the layer that says whether a key can be in the table. open
+// chooses one implementation per reader: noFilter (no filter, or a
+// policy or splitter the reader does not know), wholeFilter (one filter
+// over the table, format versions 1 and 2) or partedFilter (a filter per
+// partition, version 3). A new filter layout is one more implementation.
+type filter interface {
+	// mayContain reports whether fk, a key or, in a table with a
+	// splitter, a prefix, may be in the table; h is format.KeyHash(fk).
+	// False means certainly absent. Errors (a corrupt filter, a failed
+	// read) answer true: the lookup then finds out.
+	mayContain(fk []byte, h uint64) bool
+
+	// check loads what the filter needs up front and reports damage to
+	// it, for Verify.
+	check() error
+}
+
+// noFilter rules nothing out. In a one-level table whose policy (or
+// splitter) the reader does not know, Verify still checks the filter
+// section (whole).
+type noFilter struct {
+	whole *wholeFilter // nil when there is no section to check
+}
+
+func (noFilter) mayContain([]byte, uint64) bool { return true }
+
+func (f noFilter) check() error {
+	if f.whole == nil {
+		return nil
+	}
+	return f.whole.check()
+}
+
+// probe tests fk against filter bits of policy; with bloom (the
+// built-in Bloom policy) by its hash h, without an interface call.
+func probe(policy filterblock.Policy, bloom bool, bits, fk []byte, h uint64) bool {
+	if bloom {
+		return filterblock.BloomMayContainHash(bits, h)
+	}
+	return policy.MayContain(bits, fk)
+}
+
+// wholeFilter is the filter section of a one-level table: one filter
+// over every key (or prefix). A memory-mapped reader probes it in place;
+// a reader without a mapping keeps it in the cache, pinned for a probe.
+type wholeFilter struct {
+	src    source
+	sec    section
+	policy filterblock.Policy
+	bloom  bool   // policy is the built-in Bloom
+	name   string // the policy name the properties give
+
+	// Recorded by the section's first load: where the filter bits start
+	// in its contents, and the bytes before them (name and padding), which
+	// a load after an eviction must repeat.
+	off  int
+	head []byte
+}
+
+// newWholeFilter returns the filter of the section at h.
+func newWholeFilter(src source, h format.BlockHandle, policy filterblock.Policy, bloom bool, name string) *wholeFilter {
+	f := &wholeFilter{src: src, policy: policy, bloom: bloom, name: name}
+	f.sec = section{name: format.SectionFilter, h: h, slot: slotFilter, check: f.checkSection}
+	return f
+}
+
+// check checks the filter section's structure and policy name. A section
+// read again after eviction must start with the same bytes as on its
+// first load (its name and padding), which checks it without allocating.
+func (f *wholeFilter) checkSection(contents []byte, first bool) error {
+	if !first {
+		if len(contents) < f.off || !bytes.Equal(contents[:f.off], f.head) {
+			return format.Corruptf(format.SectionFilter, int64(f.sec.h.Offset), "filter section changed since it was first read")
+		}
+		return nil
+	}
+	name, bits, err := filterblock.DecodeSection(contents, f.sec.h.Offset)
+	if err != nil {
+		return err
+	}
+	if name != f.name {
+		return format.Corruptf(format.SectionFilter, int64(f.sec.h.Offset), "filter section names policy %q, properties name %q", name, f.name)
+	}
+	f.off = len(contents) - len(bits)
+	f.head = bytes.Clone(contents[:f.off])
+	return nil
+}
+
+func (f *wholeFilter) check() error { return f.sec.load(f.src) }
+
+func (f *wholeFilter) mayContain(fk []byte, h uint64) bool {
+	if f.sec.state.done.Load() && f.sec.kept != nil {
+		return probe(f.policy, f.bloom, f.sec.kept[f.off:], fk, h)
+	}
+	var pin cache.Handle
+	b, err := f.sec.contents(f.src, &pin)
+	if err != nil || f.off > len(b) {
+		pin.Release()
+		return true
+	}
+	ok := probe(f.policy, f.bloom, b[f.off:], fk, h)
+	pin.Release()
+	return ok
+}
+
+// partedFilter is the filter of a Version3 table: a filter per
+// partition, over the keys (or prefixes) of its data blocks. A probe
+// finds the partition of fk's first key and reads its filter.
+type partedFilter struct {
+	ps     *partitions
+	policy filterblock.Policy
+	bloom  bool
+}
+
+func (f *partedFilter) check() error { return f.ps.load() }
+
+func (f *partedFilter) mayContain(fk []byte, h uint64) bool {
+	p, ok, err := f.ps.seekPrefix(fk)
+	if err != nil {
+		return true
+	}
+	if !ok {
+		return false // past the last key
+	}
+	var pin cache.Handle
+	bits, _, err := f.ps.get(p, &pin, nil)
+	if err != nil {
+		return true
+	}
+	ok = probe(f.policy, f.bloom, bits, fk, h)
+	pin.Release()
+	return ok
+}
