@@ -386,25 +386,25 @@ func (w *Writer) spill() error {
 	if err != nil {
 		return err
 	}
-	b, err := builder.Create(path, runOptions)
+	rw, err := createRun(path)
 	if err != nil {
-		return fmt.Errorf("bulk: spill: %w", err)
+		return err
 	}
 	for i, r := range w.refs {
 		if i&1023 == 0 && w.aborted.Load() {
-			b.Abort()
+			rw.abort()
 			return ErrAborted
 		}
-		if err := b.Add(w.key(r), w.value(r)); err != nil {
-			b.Abort()
+		if err := rw.b.Add(w.key(r), w.value(r)); err != nil {
+			rw.abort()
 			if errors.Is(err, builder.ErrKeyOrder) {
 				return &DuplicateKeyError{Key: bytes.Clone(w.key(r))}
 			}
 			return fmt.Errorf("bulk: spill: %w", err)
 		}
 	}
-	if err := b.Finish(); err != nil {
-		return fmt.Errorf("bulk: spill: %w", err)
+	if err := rw.finish(); err != nil {
+		return err
 	}
 	w.runs = append(w.runs, path)
 	w.nruns.Add(1)
@@ -546,9 +546,9 @@ func (w *Writer) mergeRuns() error {
 	if err != nil {
 		return err
 	}
-	b, err := builder.Create(path, runOptions)
+	rw, err := createRun(path)
 	if err != nil {
-		return fmt.Errorf("bulk: merge: %w", err)
+		return err
 	}
 	for n := 0; ; n++ {
 		k, v, ok := src.next()
@@ -556,11 +556,11 @@ func (w *Writer) mergeRuns() error {
 			break
 		}
 		if n&1023 == 0 && w.aborted.Load() {
-			b.Abort()
+			rw.abort()
 			return ErrAborted
 		}
-		if err := b.Add(k, v); err != nil {
-			b.Abort()
+		if err := rw.b.Add(k, v); err != nil {
+			rw.abort()
 			if errors.Is(err, builder.ErrKeyOrder) {
 				return &DuplicateKeyError{Key: bytes.Clone(k)}
 			}
@@ -568,11 +568,11 @@ func (w *Writer) mergeRuns() error {
 		}
 	}
 	if err := src.err(); err != nil {
-		b.Abort()
+		rw.abort()
 		return err
 	}
-	if err := b.Finish(); err != nil {
-		return fmt.Errorf("bulk: merge: %w", err)
+	if err := rw.finish(); err != nil {
+		return err
 	}
 	if err := src.close(); err != nil {
 		return err
@@ -582,6 +582,41 @@ func (w *Writer) mergeRuns() error {
 	}
 	w.runs = append(w.runs[maxFanIn:], path)
 	return nil
+}
+
+// runWriter writes one run: a table written straight to its file (the
+// builder buffers its writes), without the
+// fsync and rename of builder.Create, since runs need not survive a crash
+// (the run directory is removed on every exit path).
+type runWriter struct {
+	f *os.File
+	b *builder.Builder
+}
+
+func createRun(path string) (*runWriter, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return nil, fmt.Errorf("bulk: run: %w", err)
+	}
+	return &runWriter{f: f, b: builder.New(f, runOptions)}, nil
+}
+
+func (r *runWriter) finish() error {
+	err := r.b.Finish()
+	if cerr := r.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(r.f.Name())
+		return fmt.Errorf("bulk: run: %w", err)
+	}
+	return nil
+}
+
+func (r *runWriter) abort() {
+	r.b.Abort()
+	r.f.Close()
+	os.Remove(r.f.Name())
 }
 
 // source yields entries in increasing key order (equal keys adjacent).

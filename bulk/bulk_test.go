@@ -137,7 +137,7 @@ func checkOutput(t tb, dir string, tables []bulk.TableInfo, want []kv) {
 // key must fail Finish and leave nothing behind.
 func TestProperty(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		n := rapid.IntRange(0, 2000).Draw(rt, "n")
+		n := rapid.IntRange(0, 1200).Draw(rt, "n")
 		keyLen := rapid.IntRange(1, 12).Draw(rt, "keyLen")
 		seen := map[string]bool{}
 		var in []kv
@@ -147,7 +147,7 @@ func TestProperty(t *testing.T) {
 				continue
 			}
 			seen[string(k)] = true
-			v := rapid.SliceOfN(rapid.Byte(), 0, 300).Draw(rt, "v")
+			v := rapid.SliceOfN(rapid.Byte(), 0, 200).Draw(rt, "v")
 			in = append(in, kv{k, v})
 		}
 		dup := len(in) > 0 && rapid.IntRange(0, 4).Draw(rt, "dup") == 0
@@ -158,7 +158,7 @@ func TestProperty(t *testing.T) {
 			in[j], in[len(in)-1] = in[len(in)-1], in[j]
 		}
 		opts := &bulk.Options{
-			MemoryBudget:    int64(rapid.SampledFrom([]int{1 << 10, 8 << 10, 64 << 10, 1 << 20}).Draw(rt, "budget")),
+			MemoryBudget:    int64(rapid.SampledFrom([]int{4 << 10, 16 << 10, 64 << 10, 1 << 20}).Draw(rt, "budget")),
 			TargetTableSize: int64(rapid.SampledFrom([]int{0, 1, 4 << 10, 64 << 10}).Draw(rt, "target")),
 			Builder:         &builder.Options{BlockSize: rapid.SampledFrom([]int{64, 4096}).Draw(rt, "block")},
 		}
@@ -335,4 +335,31 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("ReadManifest(%q) succeeded", data)
 		}
 	}
+}
+
+// TestManyRuns spills more runs than one merge takes, so that Finish
+// merges in passes.
+func TestManyRuns(t *testing.T) {
+	dir := t.TempDir()
+	w, err := bulk.NewWriter(dir, &bulk.Options{MemoryBudget: 2 << 10, TargetTableSize: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in []kv
+	for i := range 10000 {
+		k := fmt.Appendf(nil, "%08x", uint32(i)*2654435761)
+		v := fmt.Appendf(nil, "v%d", i)
+		in = append(in, kv{k, v})
+		if err := w.Add(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if runs := w.Stats().Runs; runs <= 64 {
+		t.Fatalf("%d runs, want more than one merge takes", runs)
+	}
+	tables, err := w.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOutput(t, dir, tables, in)
 }
