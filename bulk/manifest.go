@@ -40,7 +40,7 @@ type Manifest struct {
 type BuilderOptions struct {
 	BlockSize          int     `json:"block_size,omitempty"`
 	RestartInterval    int     `json:"restart_interval,omitempty"`
-	Compression        string  `json:"compression"`                // "snappy", "zstd" or "none"
+	Compression        string  `json:"compression"`                 // "snappy", "zstd" or "none"
 	CompressionLevel   string  `json:"compression_level,omitempty"` // zstd only
 	Filter             string  `json:"filter"`                      // the policy's name
 	BitsPerKey         float64 `json:"bits_per_key,omitempty"`
