@@ -198,7 +198,8 @@ type Writer struct {
 	pending *builder.Builder
 	done    bool // finished or cleaned up
 
-	aborted atomic.Bool
+	aborted   atomic.Bool
+	finishing atomic.Bool // Finish is running
 	phase   atomic.Int32
 	entries atomic.Int64
 	bytes   atomic.Int64
@@ -469,7 +470,12 @@ func (w *Writer) Finish() ([]TableInfo, error) {
 	if err := w.check(); err != nil {
 		return nil, err
 	}
+	w.finishing.Store(true)
+	defer w.finishing.Store(false)
 	tables, err := w.finish()
+	if err == nil && w.aborted.Load() {
+		err = ErrAborted
+	}
 	if err != nil {
 		w.fail()
 		if w.aborted.Load() {
@@ -736,7 +742,7 @@ func (w *Writer) Abort() error {
 	}
 	w.mu.Unlock()
 	w.aborted.Store(true)
-	if Phase(w.phase.Load()) == PhaseMerging {
+	if w.finishing.Load() {
 		// Finish is running (or failed): it sees the flag and cleans up.
 		return nil
 	}
