@@ -200,12 +200,12 @@ type Writer struct {
 
 	aborted   atomic.Bool
 	finishing atomic.Bool // Finish is running
-	phase   atomic.Int32
-	entries atomic.Int64
-	bytes   atomic.Int64
-	nruns   atomic.Int64
-	written atomic.Int64
-	ntables atomic.Int64
+	phase     atomic.Int32
+	entries   atomic.Int64
+	bytes     atomic.Int64
+	nruns     atomic.Int64
+	written   atomic.Int64
+	ntables   atomic.Int64
 }
 
 // ref locates one in-memory entry: its key at chunks[chunk][off:], or at
