@@ -25,7 +25,8 @@
 // Finish the in-memory entries are spilled first when runs exist, so the
 // merge holds only the run readers (a few KiB each; their blocks and
 // read-ahead live in a private cache of 48 MiB off the Go heap) and the
-// output builder.
+// output builder; Finish then calls debug.FreeOSMemory once, so that the
+// buffer's pages go back to the OS before the merge.
 //
 // # Errors and cleanup
 //
@@ -45,6 +46,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -509,6 +511,10 @@ func (w *Writer) finish() ([]TableInfo, error) {
 			}
 		}
 		w.release()
+		// Hand the buffer's memory back to the OS before the merge, so
+		// that the process's peak stays near MemoryBudget rather than the
+		// buffer plus the merge's cache.
+		debug.FreeOSMemory()
 		w.phase.Store(int32(PhaseMerging))
 		// Merge in passes while there are too many runs for one merge.
 		for len(w.runs) > maxFanIn {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -133,6 +134,11 @@ func buildTable(out string, cfg buildConfig, inputs []buildInput) error {
 // Files at out (a table, or the directory of a -split build) are not
 // read from a directory input.
 func buildDir(dir, out string, cfg buildConfig, inputs []buildInput) ([]bulk.TableInfo, error) {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// Keep the collector from letting the heap grow to twice the
+		// buffer: the buffer is live, and little else is allocated.
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(cfg.memory + cfg.memory/4 + 96<<20))
+	}
 	w, err := bulk.NewWriter(dir, &bulk.Options{Builder: cfg.opts, MemoryBudget: cfg.memory, TargetTableSize: cfg.split})
 	if err != nil {
 		return nil, err
