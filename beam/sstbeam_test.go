@@ -199,7 +199,7 @@ func TestWriteReadMillion(t *testing.T) {
 	kvs := sstbeam.ReadTables(s, bucket, "tables/run1-")
 	hashes := beam.ParDo(s, entryHash, kvs)
 	passert.Equals(s, beam.Combine(s, addHash, hashes), wantSum)
-	passert.Equals(s, stats.Count(s, hashes), int(wantN))
+	passert.Equals(s, stats.CountElms(s, hashes), int(wantN))
 	if err := ptest.Run(p); err != nil {
 		t.Fatalf("read pipeline: %v", err)
 	}
