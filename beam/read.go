@@ -39,7 +39,7 @@ func init() {
 // cannot be read, or a table whose entry count differs from the manifest's.
 func ReadTables(s beam.Scope, bucketURL, prefix string) beam.PCollection {
 	s = s.Scope("sstbeam.ReadTables")
-	shards := beam.ParDo(s, &planFn{BucketURL: bucketURL, Prefix: prefix}, beam.Impulse(s))
+	shards := beam.ParDo(s, &planFn{BucketURL: bucketURL, Prefix: prefix, ShardSize: ShardSize}, beam.Impulse(s))
 	shards = beam.Reshuffle(s, shards)
 	return beam.ParDo(s, &readFn{BucketURL: bucketURL}, shards)
 }
@@ -58,6 +58,7 @@ type readShard struct {
 
 type planFn struct {
 	BucketURL, Prefix string
+	ShardSize         int64 // bytes of table per shard
 }
 
 func (f *planFn) ProcessElement(ctx context.Context, _ []byte, emit func(readShard)) error {
@@ -75,7 +76,7 @@ func (f *planFn) ProcessElement(ctx context.Context, _ []byte, emit func(readSha
 		return fmt.Errorf("sstbeam: %s%s: %w", f.Prefix, ManifestName, err)
 	}
 	for _, t := range m.Tables {
-		n := int((t.Size + ShardSize - 1) / ShardSize)
+		n := int((t.Size + f.ShardSize - 1) / f.ShardSize)
 		bounds := splitKeys(t.Smallest, t.Largest, n)
 		shards := len(bounds) + 1
 		var lower []byte
