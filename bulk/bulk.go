@@ -14,7 +14,7 @@
 //
 // # Memory
 //
-// The entries held before a spill take their key and value bytes plus 16
+// The entries held before a spill take their key and value bytes plus 24
 // bytes each; the writer spills once they reach MemoryBudget. Around them it
 // keeps arena slack (at most one chunk of min(MemoryBudget/8, 4 MiB)) and
 // the slack of the growing entry index, so the Go heap the writer holds
@@ -40,6 +40,7 @@ package bulk
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -65,7 +66,7 @@ const ManifestName = "manifest.json"
 
 // entryOverhead is what each entry held in memory costs besides its key and
 // value bytes: its index record.
-const entryOverhead = 16
+const entryOverhead = 24
 
 // maxFanIn is the most runs merged at once. More runs than this are merged
 // in passes, maxFanIn at a time, into longer runs first.
@@ -84,7 +85,7 @@ type Options struct {
 	// defaults: 4 KiB blocks, snappy, Bloom(10).
 	Builder *builder.Options
 	// MemoryBudget is how many bytes of entries (key and value bytes plus
-	// 16 bytes each) the writer holds before it sorts them and spills them
+	// 24 bytes each) the writer holds before it sorts them and spills them
 	// as a run. 0 means DefaultMemoryBudget (64 MiB); negative is an error.
 	MemoryBudget int64
 	// TargetTableSize is the size in bytes at which a table is finished and
@@ -214,10 +215,11 @@ type Writer struct {
 // bigs[chunk&^bigChunk][0:] when chunk has the bigChunk bit, followed by its
 // value.
 type ref struct {
-	chunk uint32
-	off   uint32
-	klen  uint32
-	vlen  uint32
+	prefix uint64 // the key's first 8 bytes, big-endian, zero-padded
+	chunk  uint32
+	off    uint32
+	klen   uint32
+	vlen   uint32
 }
 
 const bigChunk = 1 << 31
@@ -312,6 +314,7 @@ func (w *Writer) Add(key, value []byte) error {
 		w.chunks[w.cur] = append(append(c, key...), value...)
 	}
 	r.klen, r.vlen = uint32(len(key)), uint32(len(value))
+	r.prefix = keyPrefix(key)
 	w.refs = append(w.refs, r)
 	w.used += int64(n) + entryOverhead
 	w.entries.Add(1)
@@ -365,9 +368,29 @@ func (w *Writer) value(r ref) []byte {
 	return c[s : s+r.vlen : s+r.vlen]
 }
 
-// sortRefs sorts the in-memory entries by key.
+// keyPrefix returns the first 8 bytes of key as a big-endian number,
+// zero-padded: keys whose prefixes differ compare as their prefixes do.
+func keyPrefix(key []byte) uint64 {
+	if len(key) >= 8 {
+		return binary.BigEndian.Uint64(key)
+	}
+	var b [8]byte
+	copy(b[:], key)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// sortRefs sorts the in-memory entries by key: by their 8-byte prefixes,
+// then, for equal prefixes, by the whole keys.
 func (w *Writer) sortRefs() {
-	slices.SortFunc(w.refs, func(a, b ref) int { return bytes.Compare(w.key(a), w.key(b)) })
+	slices.SortFunc(w.refs, func(a, b ref) int {
+		if a.prefix != b.prefix {
+			if a.prefix < b.prefix {
+				return -1
+			}
+			return 1
+		}
+		return bytes.Compare(w.key(a), w.key(b))
+	})
 }
 
 // runOptions are the builder options of spilled runs: no filter, snappy,
