@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"path"
 	"reflect"
+	"strings"
 	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -75,7 +77,12 @@ func (f *planFn) ProcessElement(ctx context.Context, _ []byte, emit func(readSha
 	if err != nil {
 		return fmt.Errorf("sstbeam: %s%s: %w", f.Prefix, ManifestName, err)
 	}
+	dir := manifestDir(f.Prefix)
 	for _, t := range m.Tables {
+		if !localName(t.Path) {
+			return fmt.Errorf("sstbeam: %s%s: table path %q outside the manifest's directory", f.Prefix, ManifestName, t.Path)
+		}
+		t.Path = dir + t.Path
 		n := int((t.Size + f.ShardSize - 1) / f.ShardSize)
 		bounds := splitKeys(t.Smallest, t.Largest, n)
 		shards := len(bounds) + 1
@@ -90,6 +97,20 @@ func (f *planFn) ProcessElement(ctx context.Context, _ []byte, emit func(readSha
 		}
 	}
 	return nil
+}
+
+// localName reports whether name, slash-separated, stays within its
+// directory: not absolute, no ".." element.
+func localName(name string) bool {
+	if name == "" || path.IsAbs(name) {
+		return false
+	}
+	for _, e := range strings.Split(name, "/") {
+		if e == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 // splitKeys returns up to n-1 increasing keys strictly between lo and hi,

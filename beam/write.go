@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -44,8 +45,10 @@ func init() {
 // opts.Prefix, and returns the PCollection<bulk.TableInfo> of the tables
 // written (Path is the object name within the bucket; Size in bytes). A
 // final step writes opts.Prefix + "manifest.json" (bulk.Manifest: the
-// tables in key order, keys base64, the builder options), after every
-// table is written; with no input it lists no table.
+// tables in key order, keys base64, the builder options, and each table's
+// name relative to the manifest's directory, as bulk writes it, so that
+// bulk.ReadManifest reads it from a file:// bucket), after every table is
+// written; with no input it lists no table.
 //
 // Steps: every key is sampled with a fixed hash (the SampleSize keys of
 // smallest hash, with the count and bytes of all entries) to choose
@@ -276,6 +279,15 @@ func upload(ctx context.Context, b *blob.Bucket, name, path string) error {
 	return nil
 }
 
+// manifestDir returns the "directory" of the manifest's object name
+// prefix + ManifestName: up to its last slash, or "" without one.
+func manifestDir(prefix string) string {
+	if i := strings.LastIndex(prefix, "/"); i >= 0 {
+		return prefix[:i+1]
+	}
+	return ""
+}
+
 // manifestFn writes the manifest once every table is written (its side
 // input is the tables' PCollection).
 type manifestFn struct {
@@ -294,6 +306,12 @@ func (f *manifestFn) ProcessElement(ctx context.Context, _ []byte, tables func(*
 		t = bulk.TableInfo{}
 	}
 	slices.SortFunc(list, func(a, b bulk.TableInfo) int { return bytes.Compare(a.Smallest, b.Smallest) })
+	// In the manifest, as in one bulk.Writer writes, table paths are
+	// relative to the manifest's directory.
+	dir := manifestDir(f.Opts.Prefix)
+	for i := range list {
+		list[i].Path = strings.TrimPrefix(list[i].Path, dir)
+	}
 	m, err := bulk.NewManifest(bo, list)
 	if err != nil {
 		return fmt.Errorf("sstbeam: %w", err)
