@@ -121,6 +121,7 @@ type DuplicateKeyError struct {
 	Key []byte // the repeated key
 }
 
+// Error returns "bulk: duplicate key " and the key, quoted by QuoteKey.
 func (e *DuplicateKeyError) Error() string {
 	return "bulk: duplicate key " + QuoteKey(e.Key)
 }
@@ -149,6 +150,8 @@ const (
 	PhaseDone                  // Finish returned, or Abort was called
 )
 
+// String returns the phase's name: "reading", "spilling", "merging" or
+// "done".
 func (p Phase) String() string {
 	switch p {
 	case PhaseReading:
