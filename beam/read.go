@@ -9,7 +9,6 @@ import (
 	"path"
 	"reflect"
 	"strings"
-	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -207,7 +206,6 @@ type blobReaderAt struct {
 	ctx  context.Context
 	b    *blob.Bucket
 	name string
-	mu   sync.Mutex
 }
 
 func (r *blobReaderAt) ReadAt(p []byte, off int64) (int, error) {

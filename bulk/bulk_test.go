@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 
@@ -393,4 +394,45 @@ func TestOneEntryPerTable(t *testing.T) {
 		t.Fatalf("%d tables, want 20", len(tables))
 	}
 	checkOutput(t, dir, tables, in)
+}
+
+// TestAbortDuringFinish calls Abort from another goroutine while Finish
+// merges: Finish either completes (Abort came too late and does nothing)
+// or fails with ErrAborted having removed everything.
+func TestAbortDuringFinish(t *testing.T) {
+	for _, delay := range []time.Duration{0, time.Millisecond, 5 * time.Millisecond} {
+		base := t.TempDir()
+		dir := filepath.Join(base, "out")
+		w, err := bulk.NewWriter(dir, &bulk.Options{MemoryBudget: 64 << 10, TargetTableSize: 64 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 20000 {
+			if err := w.Add(fmt.Appendf(nil, "%08x", uint32(i)*2654435761), []byte("some value bytes")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := w.Finish()
+			done <- err
+		}()
+		time.Sleep(delay)
+		if err := w.Abort(); err != nil {
+			t.Fatal(err)
+		}
+		err = <-done
+		switch {
+		case err == nil:
+			if len(dirNames(t, dir)) == 0 {
+				t.Fatal("Finish succeeded but left no tables")
+			}
+		case errors.Is(err, bulk.ErrAborted):
+			if names := dirNames(t, base); len(names) != 0 {
+				t.Fatalf("aborted Finish left %q", names)
+			}
+		default:
+			t.Fatalf("Finish: %v", err)
+		}
+	}
 }
