@@ -6,7 +6,8 @@
 // Options.MemoryBudget, then sorts them and spills them as a sorted run to a
 // temporary directory. Runs are tables of this module's format (no filter,
 // snappy, 32 KiB blocks): the format is already a sorted run. Finish merges
-// the runs (and what is still in memory) with a k-way merge into tables of
+// the runs (and what is still in memory) with a k-way merge (in passes when
+// there are more runs than the budget allows merging at once) into tables of
 // about Options.TargetTableSize bytes, named in key order (000001.sst,
 // 000002.sst, ...), which never overlap, and writes dir/manifest.json
 // listing them. Input that fits the budget is sorted in memory and written
@@ -23,8 +24,10 @@
 // about 3 bytes per entry with the default Bloom(10) filter and 4 KiB
 // blocks, more with a hash index), which TargetTableSize bounds. During
 // Finish the in-memory entries are spilled first when runs exist, so the
-// merge holds only the run readers (a few KiB each; their blocks and
-// read-ahead live in a private cache of 48 MiB off the Go heap) and the
+// merge holds only the run readers (a few KiB each, their blocks in a
+// private cache of 48 MiB off the Go heap), their read-ahead windows (up to
+// 1 MiB each, lent by that cache or, when it cannot, on the heap: the
+// number of runs merged at once is capped by the budget for this) and the
 // output builder; Finish then calls debug.FreeOSMemory once, so that the
 // buffer's pages go back to the OS before the merge.
 //
@@ -69,8 +72,17 @@ const ManifestName = "manifest.json"
 const entryOverhead = 24
 
 // maxFanIn is the most runs merged at once. More runs than this are merged
-// in passes, maxFanIn at a time, into longer runs first.
+// in passes, fanIn at a time, into longer runs first.
 const maxFanIn = 64
+
+// fanIn returns how many runs one merge takes for a memory budget: each
+// run's iterator may hold a read-ahead window of up to 1 MiB on the Go
+// heap (when the merge's cache cannot lend it), so that small budgets
+// merge fewer runs at once, in more passes, to keep the heap under
+// 2 x budget + 16 MiB.
+func fanIn(budget int64) int {
+	return int(min(max((2*budget+8<<20)/(5<<18), 4), maxFanIn))
+}
 
 // ErrAborted is returned by Add and Finish after Abort.
 var ErrAborted = errors.New("bulk: writer aborted")
@@ -543,7 +555,7 @@ func (w *Writer) finish() ([]TableInfo, error) {
 		debug.FreeOSMemory()
 		w.phase.Store(int32(PhaseMerging))
 		// Merge in passes while there are too many runs for one merge.
-		for len(w.runs) > maxFanIn {
+		for len(w.runs) > fanIn(w.budget) {
 			if err := w.mergeRuns(); err != nil {
 				return nil, err
 			}
@@ -572,9 +584,10 @@ func (w *Writer) finish() ([]TableInfo, error) {
 	return tables, nil
 }
 
-// mergeRuns merges the oldest maxFanIn runs into one new run.
+// mergeRuns merges the oldest fanIn runs into one new run.
 func (w *Writer) mergeRuns() error {
-	in := w.runs[:maxFanIn]
+	k := fanIn(w.budget)
+	in := w.runs[:k]
 	src, err := openMerge(in)
 	if err != nil {
 		return err
@@ -618,7 +631,7 @@ func (w *Writer) mergeRuns() error {
 	for _, p := range in {
 		os.Remove(p)
 	}
-	w.runs = append(w.runs[maxFanIn:], path)
+	w.runs = append(w.runs[k:], path)
 	return nil
 }
 
