@@ -22,7 +22,9 @@
 // stays under 2 x MemoryBudget + 16 MiB whatever the input size, plus what
 // the builder keeps for the table being written (its index and filter:
 // about 3 bytes per entry with the default Bloom(10) filter and 4 KiB
-// blocks, more with a hash index), which TargetTableSize bounds. During
+// blocks, 8 more per entry, a key hash, once the table is partitioned, past
+// about 2M entries; more with a hash index), which TargetTableSize bounds.
+// During
 // Finish the in-memory entries are spilled first when runs exist, so the
 // merge holds only the run readers (a few KiB each, their blocks in a
 // private cache of 48 MiB off the Go heap), their read-ahead windows (up to
