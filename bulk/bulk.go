@@ -24,14 +24,14 @@
 // about 3 bytes per entry with the default Bloom(10) filter and 4 KiB
 // blocks, 8 more per entry, a key hash, once the table is partitioned, past
 // about 2M entries; more with a hash index), which TargetTableSize bounds.
-// During
-// Finish the in-memory entries are spilled first when runs exist, so the
-// merge holds only the run readers (a few KiB each, their blocks in a
-// private cache of 48 MiB off the Go heap), their read-ahead windows (up to
-// 1 MiB each, lent by that cache or, when it cannot, on the heap: the
-// number of runs merged at once is capped by the budget for this) and the
-// output builder; Finish then calls debug.FreeOSMemory once, so that the
-// buffer's pages go back to the OS before the merge.
+//
+// When runs exist, Finish spills the in-memory entries too, drops the
+// buffer and calls debug.FreeOSMemory once, so that its pages go back to
+// the OS before the merge. The merge then holds only the run readers (a few
+// KiB each, their blocks in a private cache of 48 MiB off the Go heap),
+// their read-ahead windows (up to 1 MiB each, lent by that cache or, when
+// it cannot, on the heap: the number of runs merged at once is capped by
+// the budget for this) and the output builder.
 //
 // # Errors and cleanup
 //
