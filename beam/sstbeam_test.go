@@ -252,3 +252,23 @@ func (f *listFn) ProcessElement(_ []byte, emit func([]byte, []byte)) {
 		emit([]byte(k), []byte("v"))
 	}
 }
+
+// TestEmptyInput writes no table and a manifest listing none.
+func TestEmptyInput(t *testing.T) {
+	dir := t.TempDir()
+	p, s := beam.NewPipelineWithRoot()
+	kvs := beam.ParDo(s, &listFn{}, beam.Impulse(s))
+	sstbeam.WriteTables(s, kvs, sstbeam.WriteOptions{BucketURL: "file://" + dir, Prefix: "empty/"})
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	m, err := bulk.ReadManifest(filepath.Join(dir, "empty", sstbeam.ManifestName))
+	if err != nil || len(m.Tables) != 0 || m.Entries != 0 {
+		t.Fatalf("manifest %+v, %v; want one listing no table", m, err)
+	}
+	p, s = beam.NewPipelineWithRoot()
+	passert.Empty(s, sstbeam.ReadTables(s, "file://"+dir, "empty/"))
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+}
