@@ -38,9 +38,9 @@
 // A key added twice makes Finish fail with a *DuplicateKeyError, which
 // matches builder.ErrDuplicateKey (and so builder.ErrKeyOrder) under
 // errors.Is and names the key. A Finish that fails, and Abort, remove every
-// table the writer wrote, its spilled runs and their directory, and the
-// output directory itself when NewWriter created it and it is empty; no
-// manifest is written.
+// table the writer wrote, its spilled runs and their directory; no manifest
+// is written. The output directory itself stays (NewWriter creates it when
+// missing), empty of the writer's files.
 package bulk
 
 import (
@@ -196,11 +196,10 @@ type Stats struct {
 // (it then makes Finish fail with ErrAborted and clean up). Stats may be
 // called at any time from any goroutine.
 type Writer struct {
-	dir        string
-	createdDir bool
-	opts       Options
-	budget     int64
-	chunkSize  int
+	dir       string
+	opts      Options
+	budget    int64
+	chunkSize int
 
 	// In-memory entries: key and value bytes in chunks, refs index them.
 	chunks [][]byte // of chunkSize bytes each
@@ -268,13 +267,19 @@ func NewWriter(dir string, opts *Options) (*Writer, error) {
 	}
 	w := &Writer{dir: dir, opts: o, budget: budget}
 	w.chunkSize = int(min(max(budget/8, 64<<10), 4<<20))
+	if o.TempDir != "" {
+		if st, err := os.Stat(o.TempDir); err != nil {
+			return nil, fmt.Errorf("bulk: TempDir: %w", err)
+		} else if !st.IsDir() {
+			return nil, fmt.Errorf("bulk: TempDir %s is not a directory", o.TempDir)
+		}
+	}
 	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if err := os.MkdirAll(dir, 0o777); err != nil {
 			return nil, fmt.Errorf("bulk: %w", err)
 		}
-		w.createdDir = true
 	case err != nil:
 		return nil, fmt.Errorf("bulk: %w", err)
 	case !st.IsDir():
@@ -288,15 +293,6 @@ func NewWriter(dir string, opts *Options) (*Writer, error) {
 			if ourNames.MatchString(e.Name()) {
 				return nil, fmt.Errorf("bulk: %s already holds %s from another build; use an empty directory", dir, e.Name())
 			}
-		}
-	}
-	if o.TempDir != "" {
-		if st, err := os.Stat(o.TempDir); err != nil {
-			w.cleanup()
-			return nil, fmt.Errorf("bulk: TempDir: %w", err)
-		} else if !st.IsDir() {
-			w.cleanup()
-			return nil, fmt.Errorf("bulk: TempDir %s is not a directory", o.TempDir)
 		}
 	}
 	return w, nil
@@ -776,8 +772,8 @@ func (w *Writer) writeTables(src source) ([]TableInfo, error) {
 }
 
 // Abort gives the writer up: it removes every table it wrote, its spilled
-// runs and their directory, and the output directory if NewWriter created
-// it and it is empty. It may be called from another goroutine while Finish
+// runs and their directory, leaving the output directory in place. It may
+// be called from another goroutine while Finish
 // runs, which then fails with ErrAborted. After a successful Finish it does
 // nothing and returns nil; it always returns nil otherwise too, unless
 // removing a file fails.
@@ -828,9 +824,6 @@ func (w *Writer) cleanup() error {
 	if w.runDir != "" {
 		keep(os.RemoveAll(w.runDir))
 		w.runDir = ""
-	}
-	if w.createdDir {
-		os.Remove(w.dir) // only if empty
 	}
 	if first != nil {
 		return fmt.Errorf("bulk: cleanup: %w", first)

@@ -193,7 +193,10 @@ func TestProperty(t *testing.T) {
 			if !errors.As(err, &de) || !strings.Contains(err.Error(), fmt.Sprintf("%q", de.Key)) {
 				rt.Fatalf("error %v does not name the key", err)
 			}
-			if names := dirNames(t, base); len(names) != 0 {
+			if names := dirNames(t, base); !slices.Equal(names, []string{"out"}) {
+				rt.Fatalf("failed writer left %q beside its output directory", names)
+			}
+			if names := dirNames(t, dir); len(names) != 0 {
 				rt.Fatalf("failed writer left %q", names)
 			}
 			return
@@ -263,8 +266,11 @@ func TestAbort(t *testing.T) {
 	if err := w.Abort(); err != nil {
 		t.Fatal(err)
 	}
-	if names := dirNames(t, base); !slices.Equal(names, []string{"tmp"}) {
+	if names := dirNames(t, base); !slices.Equal(names, []string{"out", "tmp"}) {
 		t.Fatalf("aborted writer left %q", names)
+	}
+	if names := dirNames(t, dir); len(names) != 0 {
+		t.Fatalf("aborted writer left %q in its output directory", names)
 	}
 	if names := dirNames(t, tmp); len(names) != 0 {
 		t.Fatalf("aborted writer left %q in TempDir", names)
@@ -428,7 +434,7 @@ func TestAbortDuringFinish(t *testing.T) {
 				t.Fatal("Finish succeeded but left no tables")
 			}
 		case errors.Is(err, bulk.ErrAborted):
-			if names := dirNames(t, base); len(names) != 0 {
+			if names := dirNames(t, dir); len(names) != 0 {
 				t.Fatalf("aborted Finish left %q", names)
 			}
 		default:

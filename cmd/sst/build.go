@@ -163,7 +163,9 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 // runSplitBuild writes the tables of a -split build into the directory
 // out and prints their figures.
 func runSplitBuild(out string, force bool, cfg buildConfig, inputs []buildInput, start time.Time, stdout io.Writer) error {
-	if st, err := os.Lstat(out); err == nil {
+	st, err := os.Lstat(out)
+	existed := err == nil
+	if existed {
 		if !st.IsDir() {
 			return fmt.Errorf("build: -split: %s is not a directory", out)
 		}
@@ -175,6 +177,9 @@ func runSplitBuild(out string, force bool, cfg buildConfig, inputs []buildInput,
 	}
 	tables, err := buildDir(out, out, cfg, inputs)
 	if err != nil {
+		if !existed {
+			os.Remove(out) // created for this build, and empty after the failure
+		}
 		return fmt.Errorf("build: %w", err)
 	}
 	var entries, size int64
