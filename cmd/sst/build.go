@@ -2,21 +2,21 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"os/signal"
 	"path/filepath"
+	"regexp"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/bulk"
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/reader"
 )
 
 // Limits on the build flags. Larger values only waste memory: the filter
@@ -27,17 +27,18 @@ const (
 	maxBitsPerKey = 64
 )
 
-// buildEntry is one entry to add: the value is either in memory (text
-// input) or in the file at path (directory input), read when it is added.
+// buildEntry is one entry of a directory input: its key, and the file
+// holding its value, read when it is added.
 type buildEntry struct {
 	key   []byte
-	value []byte // text input
-	path  string // directory input: the file holding the value
-	line  int    // text input: 1-based line number, for messages
+	value []byte // a value given directly (tests)
+	path  string // the file holding the value
 }
 
-// runBuild implements "sst build": it reads INPUT, sorts the entries and
-// writes the table, then prints its figures.
+// runBuild implements "sst build": it reads each INPUT into a bulk.Writer,
+// which sorts the entries within the -memory budget, and writes one table
+// (or, with -split, a directory of tables and a manifest), then prints
+// their figures.
 func runBuild(args []string, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("build", flag.ContinueOnError)
 	out := fset.String("o", "", "output table")
@@ -48,13 +49,28 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	filterName := fset.String("filter", "bloom", "filter policy: bloom or fuse8 (binary fuse, 8-bit fingerprints)")
 	bitsPerKey := fset.Int("bits-per-key", builder.DefaultBitsPerKey, "bloom filter bits per key")
 	hashIndex := fset.Bool("hash-index", false, "add a hash index (format version 2, or 3 when partitioned) for faster Get")
+	memoryFlag := fset.String("memory", "256MiB", "memory budget for sorting: entries held before a sorted run is spilled")
+	splitFlag := fset.String("split", "", "write tables of about this size into the directory OUT, with OUT/manifest.json")
+	quiet := fset.Bool("q", false, "no progress line on stderr")
 	pos, err := parseArgs(fset, args)
 	if err != nil {
 		return err
 	}
+	memory, err := parseBytes(*memoryFlag)
+	if err != nil || memory < 1<<20 {
+		return usagef("build: bad -memory %q (want a size of at least 1MiB, such as 256MiB or 2GiB)", *memoryFlag)
+	}
+	var split int64
+	if *splitFlag != "" {
+		if split, err = parseBytes(*splitFlag); err != nil || split < 1 {
+			return usagef("build: bad -split %q (want a size such as 64MiB)", *splitFlag)
+		}
+	}
 	switch {
-	case len(pos) != 1:
-		return usagef("build: want exactly one INPUT, got %d arguments (usage: sst build -o OUT [flags] INPUT)", len(pos))
+	case len(pos) == 0 && split > 0:
+		return usagef("build: want at least one INPUT (usage: sst build -split BYTES -o DIR [flags] INPUT...)")
+	case len(pos) != 1 && split == 0:
+		return usagef("build: want exactly one INPUT, got %d arguments (usage: sst build -o OUT [flags] INPUT; several INPUTs need -split)", len(pos))
 	case *out == "":
 		return usagef("build: -o OUT is required")
 	case *blockSize < 1 || *blockSize > maxBlockSize:
@@ -92,48 +108,48 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	default:
 		return usagef("build: unknown -filter %q (want bloom or fuse8)", *filterName)
 	}
-	input := pos[0]
-
 	start := time.Now()
-	st, err := os.Stat(input)
-	if err != nil {
-		return fmt.Errorf("build: %w", err)
+	var inputs []buildInput
+	for _, in := range pos {
+		st, err := os.Stat(in)
+		if err != nil {
+			return fmt.Errorf("build: %w", err)
+		}
+		if outSt, err := os.Stat(*out); err == nil && !st.IsDir() && os.SameFile(st, outSt) {
+			return usagef("build: output %s is the input file", *out)
+		}
+		inputs = append(inputs, buildInput{path: in, dir: st.IsDir()})
 	}
-	if outSt, err := os.Stat(*out); err == nil && !st.IsDir() && os.SameFile(st, outSt) {
-		return usagef("build: output %s is the input file", *out)
+	cfg := buildConfig{opts: opts, memory: memory, split: split}
+	if !*quiet {
+		cfg.progress = progressWriter(stderr)
+	}
+	if split > 0 {
+		return runSplitBuild(*out, *force, cfg, inputs, start, stdout)
 	}
 	// OUT is checked before the work starts; a file created at OUT while
 	// the build runs is replaced.
 	if outSt, err := os.Lstat(*out); err == nil {
 		if outSt.IsDir() {
-			return fmt.Errorf("build: %s is a directory, not a table file", *out)
+			return fmt.Errorf("build: %s is a directory, not a table file (use -split to write a directory of tables)", *out)
 		}
 		if !*force {
 			return fmt.Errorf("build: %s already exists (use -f to replace it)", *out)
 		}
 	}
-	var entries []buildEntry
-	if st.IsDir() {
-		entries, err = walkInput(input, *out)
-	} else {
-		entries, err = readTextInput(input)
+	if err := buildTable(*out, cfg, inputs); err != nil {
+		return fmt.Errorf("build: %w", err)
 	}
-	if err != nil {
-		return fmt.Errorf("build: %s: %w", input, err)
-	}
-
-	props, err := writeTable(*out, opts, entries)
-	if err != nil {
-		return fmt.Errorf("build: %s: %w", input, err)
-	}
-	outSt, err := os.Stat(*out)
+	r, err := reader.Open(*out, &reader.Options{NoMmap: true})
 	if err != nil {
 		return fmt.Errorf("build: %w", err)
 	}
+	props := r.Properties()
+	size := uint64(r.Size())
+	r.Close()
 	elapsed := time.Since(start)
 
 	in := props.RawKeyBytes + props.RawValueBytes
-	size := uint64(outSt.Size())
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
 	fmt.Fprintf(stdout, "entries:           %d\n", props.NumEntries)
 	fmt.Fprintf(stdout, "data blocks:       %d\n", props.NumDataBlocks)
@@ -156,6 +172,62 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
+// runSplitBuild writes the tables of a -split build into the directory
+// out and prints their figures.
+func runSplitBuild(out string, force bool, cfg buildConfig, inputs []buildInput, start time.Time, stdout io.Writer) error {
+	st, err := os.Lstat(out)
+	existed := err == nil
+	if existed {
+		if !st.IsDir() {
+			return fmt.Errorf("build: -split: %s is not a directory", out)
+		}
+		if force {
+			if err := removeBuild(out); err != nil {
+				return fmt.Errorf("build: %w", err)
+			}
+		}
+	}
+	tables, err := buildDir(out, out, cfg, inputs)
+	if err != nil {
+		if !existed {
+			os.Remove(out) // created for this build, and empty after the failure
+		}
+		return fmt.Errorf("build: %w", err)
+	}
+	var entries, size int64
+	for _, t := range tables {
+		entries += t.Entries
+		size += t.Size
+	}
+	fmt.Fprintf(stdout, "wrote %d tables to %s (%s)\n", len(tables), out, filepath.Join(out, bulk.ManifestName))
+	fmt.Fprintf(stdout, "entries:           %d\n", entries)
+	fmt.Fprintf(stdout, "bytes out:         %d (%s)\n", size, humanBytes(uint64(size)))
+	for _, t := range tables {
+		fmt.Fprintf(stdout, "  %s  %d entries  %s  %s .. %s\n", filepath.Base(t.Path), t.Entries, humanBytes(uint64(t.Size)), quoteKey(t.Smallest), quoteKey(t.Largest))
+	}
+	fmt.Fprintf(stdout, "elapsed:           %s\n", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// removeBuild removes an earlier build's manifest and tables (NNNNNN.sst)
+// from dir, for -split -f.
+func removeBuild(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if n := e.Name(); n == bulk.ManifestName || tableName.MatchString(n) {
+			if err := os.Remove(filepath.Join(dir, n)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+var tableName = regexp.MustCompile(`^[0-9]{6,}\.sst$`)
+
 // walkInput lists the regular files under root as entries sorted by key,
 // without reading them. The file at out, if it exists under root, is
 // skipped.
@@ -176,6 +248,11 @@ func walkInput(root, out string) ([]buildEntry, error) {
 		if err != nil {
 			return err
 		}
+		if outSt != nil && d.IsDir() && outSt.IsDir() && d.Name() == outBase {
+			if info, err := d.Info(); err == nil && os.SameFile(info, outSt) {
+				return filepath.SkipDir // the -split output directory
+			}
+		}
 		if !d.Type().IsRegular() {
 			return nil
 		}
@@ -195,89 +272,7 @@ func walkInput(root, out string) ([]buildEntry, error) {
 		return nil, err
 	}
 	slices.SortFunc(entries, func(a, b buildEntry) int { return bytes.Compare(a.key, b.key) })
-	return entries, checkDuplicates(entries)
-}
-
-// readTextInput reads "key<TAB>value" lines from the file at path and
-// returns them as entries sorted by key.
-func readTextInput(path string) ([]buildEntry, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var entries []buildEntry
-	for n := 1; len(data) > 0; n++ {
-		var line []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-			line = bytes.TrimSuffix(line, []byte("\r"))
-		} else {
-			line, data = data, nil
-		}
-		key, value, _ := bytes.Cut(line, []byte("\t"))
-		entries = append(entries, buildEntry{key: key, value: value, line: n})
-	}
-	slices.SortStableFunc(entries, func(a, b buildEntry) int { return bytes.Compare(a.key, b.key) })
-	return entries, checkDuplicates(entries)
-}
-
-// checkDuplicates returns an error naming the first key that occurs twice
-// in the sorted entries.
-func checkDuplicates(entries []buildEntry) error {
-	for i := 1; i < len(entries); i++ {
-		a, b := &entries[i-1], &entries[i]
-		if !bytes.Equal(a.key, b.key) {
-			continue
-		}
-		if a.line > 0 {
-			return fmt.Errorf("duplicate key %s (lines %d and %d)", quoteKey(b.key), a.line, b.line)
-		}
-		return fmt.Errorf("duplicate key %s", quoteKey(b.key))
-	}
-	return nil
-}
-
-// writeTable builds the table at out from the sorted entries, reading
-// directory entries one file at a time. On any error, or on an interrupt
-// signal, it aborts the build so that no file is left at out.
-func writeTable(out string, opts *builder.Options, entries []buildEntry) (format.Properties, error) {
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-
-	b, err := builder.Create(out, opts)
-	if err != nil {
-		return format.Properties{}, err
-	}
-	var buf []byte
-	for i := range entries {
-		select {
-		case s := <-sig:
-			b.Abort()
-			return format.Properties{}, fmt.Errorf("interrupted (%v)", s)
-		default:
-		}
-		e := &entries[i]
-		value := e.value
-		if e.path != "" {
-			if buf, err = readRegular(e.path, buf); err != nil {
-				b.Abort()
-				return format.Properties{}, err
-			}
-			value = buf
-		}
-		if err := b.Add(e.key, value); err != nil {
-			b.Abort()
-			if errors.Is(err, builder.ErrKeyOrder) {
-				return format.Properties{}, fmt.Errorf("duplicate key %s", quoteKey(e.key))
-			}
-			return format.Properties{}, err
-		}
-	}
-	if err := b.Finish(); err != nil {
-		return format.Properties{}, err
-	}
-	return b.Properties(), nil
+	return entries, nil
 }
 
 // readRegular reads the regular file at path into buf, reusing its

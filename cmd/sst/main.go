@@ -7,7 +7,8 @@
 //
 // The commands are:
 //
-//	build -o OUT [-f] [-block-size N] [-compression snappy|zstd|none] [-compression-level L] [-bits-per-key N] [-filter bloom|fuse8] [-hash-index] INPUT
+//	build -o OUT [-f] [-memory BYTES] [-q] [-block-size N] [-compression snappy|zstd|none] [-compression-level L] [-bits-per-key N] [-filter bloom|fuse8] [-hash-index] INPUT
+//	build -split BYTES -o DIR [-f] [-memory BYTES] [-q] [flags] INPUT...
 //	    Write a table to OUT. An existing OUT is an error unless -f is
 //	    given; with -f the new table replaces it atomically (by rename)
 //	    once it is complete. INPUT is a directory or a text file. For a
@@ -20,6 +21,16 @@
 //	    key with an empty value (so an empty line is the empty key). Only
 //	    the "\n" or "\r\n" line ending is stripped. Entries are sorted by
 //	    key; a duplicate key is an error and leaves no file behind.
+//	    Input of any size is sorted within -memory (default 256MiB):
+//	    entries beyond it are sorted and spilled to temporary tables
+//	    beside OUT, merged at the end (package bulk). -split BYTES writes
+//	    non-overlapping tables of about BYTES each into the directory DIR,
+//	    named in key order (000001.sst, ...), and DIR/manifest.json listing
+//	    them, from one or more INPUTs; DIR must not hold an earlier
+//	    build's tables unless -f is given, which removes them first. Sizes
+//	    take a unit: KiB, MiB, GiB (or K, M, G), KB, MB, GB. A progress
+//	    line (entries and bytes so far, phase: reading, spilling, merging)
+//	    goes to standard error when it is a terminal, unless -q is given.
 //	    -block-size is the target data block size in bytes, 1 to 2^30
 //	    (default 4096); -compression is snappy (the default), zstd or none;
 //	    -compression-level is zstd's level: fastest, default, better or best
@@ -93,7 +104,8 @@ const usageText = `sst builds, reads and checks SSTable files.
 
 Usage:
 
-  sst build -o OUT [-f] [-block-size N] [-compression snappy|zstd|none] [-compression-level L] [-bits-per-key N] [-filter bloom|fuse8] [-hash-index] INPUT
+  sst build -o OUT [-f] [-memory BYTES] [-q] [-block-size N] [-compression snappy|zstd|none] [-compression-level L] [-bits-per-key N] [-filter bloom|fuse8] [-hash-index] INPUT
+  sst build -split BYTES -o DIR [-f] [-memory BYTES] [-q] [flags] INPUT...
         Write a table to OUT from INPUT, a directory or a text file.
         An existing OUT is an error unless -f is given; with -f it is
         replaced atomically once the new table is complete.
@@ -105,9 +117,20 @@ Usage:
         a line without a tab is a key with an empty value. Only a trailing
         "\n" or "\r\n" is stripped.
         Entries are sorted by key; a duplicate key is an error and leaves
-        no output file.
-          -o OUT             output table (required)
-          -f                 replace OUT if it exists
+        no output file. Input of any size is sorted within -memory: sorted
+        runs are spilled to temporary tables beside OUT and merged.
+        With -split, non-overlapping tables of about BYTES each go into
+        the directory DIR (000001.sst, ... in key order) with
+        DIR/manifest.json; several INPUTs may be given.
+          -o OUT             output table (required); with -split, a directory
+          -f                 replace OUT if it exists; with -split, remove an
+                             earlier build's tables and manifest from DIR
+          -memory BYTES      entries held in memory before a sorted run is
+                             spilled (default 256MiB); units KiB, MiB, GiB
+                             (or K, M, G) and KB, MB, GB
+          -split BYTES       write tables of about BYTES each into DIR
+          -q                 no progress line (shown only when stderr is a
+                             terminal: entries, bytes, phase)
           -block-size N      target data block size in bytes, 1..1073741824 (default 4096)
           -compression C     data block compression: snappy, zstd or none (default snappy)
           -compression-level L  zstd level: fastest, default, better or best (default default);

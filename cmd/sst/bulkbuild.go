@@ -1,0 +1,374 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/bulk"
+	"github.com/sstkit/sstable/format"
+)
+
+// buildInput is one INPUT of sst build: a directory or a text file.
+type buildInput struct {
+	path string
+	dir  bool
+}
+
+// buildConfig is what a build needs besides its inputs.
+type buildConfig struct {
+	opts     *builder.Options
+	memory   int64     // bulk.Options.MemoryBudget
+	split    int64     // bulk.Options.TargetTableSize; 0: one table
+	progress io.Writer // where the progress line goes; nil: none
+}
+
+// forceProgress makes progressWriter return stderr even when it is not a
+// terminal (tests).
+var forceProgress = false
+
+// progressWriter returns stderr if it is a terminal, else nil.
+func progressWriter(stderr io.Writer) io.Writer {
+	if forceProgress {
+		return stderr
+	}
+	f, ok := stderr.(*os.File)
+	if !ok {
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return stderr
+}
+
+// progressInterval is how often the progress line is redrawn.
+var progressInterval = time.Second
+
+// showProgress redraws a progress line on out every progressInterval
+// until the returned function is called, which ends the line.
+func showProgress(out io.Writer, w *bulk.Writer) (stop func()) {
+	if out == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	start := time.Now()
+	drawn := false
+	draw := func() {
+		s := w.Stats()
+		line := fmt.Sprintf("sst build: %-8s %d entries, %s read", s.Phase.String()+":", s.Entries, humanBytes(uint64(s.Bytes)))
+		if s.Runs > 0 {
+			line += fmt.Sprintf(", %d runs", s.Runs)
+		}
+		if s.Phase == bulk.PhaseMerging {
+			line += fmt.Sprintf(", %d written, %d tables", s.Written, s.Tables)
+		}
+		line += fmt.Sprintf(" (%s)", time.Since(start).Round(time.Second))
+		fmt.Fprintf(out, "\r%-100s", line)
+		drawn = true
+	}
+	wg.Go(func() {
+		t := time.NewTicker(progressInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				draw()
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+		if drawn {
+			draw()
+			fmt.Fprintln(out)
+		}
+	}
+}
+
+// buildTable writes the entries of inputs into one table at out, through a
+// bulk.Writer in a temporary directory beside out, renamed into place.
+func buildTable(out string, cfg buildConfig, inputs []buildInput) error {
+	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".bulk-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	cfg.split = 0
+	tables, err := buildDir(tmp, out, cfg, inputs)
+	if err != nil {
+		return err
+	}
+	if len(tables) == 0 {
+		// No entries: an empty table.
+		b, err := builder.Create(out, cfg.opts)
+		if err != nil {
+			return err
+		}
+		defer b.Abort()
+		return b.Finish()
+	}
+	return os.Rename(tables[0].Path, out)
+}
+
+// buildDir writes the entries of inputs into tables in dir through a
+// bulk.Writer, which also writes dir/manifest.json. On any error, or on an
+// interrupt signal, it aborts the writer, so that nothing is left behind.
+// Files at out (a table, or the directory of a -split build) are not
+// read from a directory input.
+func buildDir(dir, out string, cfg buildConfig, inputs []buildInput) ([]bulk.TableInfo, error) {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// Keep the collector from letting the heap grow to twice the
+		// buffer: the buffer is live, and little else is allocated.
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(cfg.memory + cfg.memory/4 + 96<<20))
+	}
+	w, err := bulk.NewWriter(dir, &bulk.Options{Builder: cfg.opts, MemoryBudget: cfg.memory, TargetTableSize: cfg.split})
+	if err != nil {
+		return nil, err
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	stop := showProgress(cfg.progress, w)
+	err = addInputs(w, inputs, out, sig)
+	var tables []bulk.TableInfo
+	if err == nil {
+		finished := make(chan struct{})
+		var interrupted os.Signal
+		go func() {
+			select {
+			case s := <-sig:
+				interrupted = s
+				w.Abort()
+			case <-finished:
+			}
+		}()
+		tables, err = w.Finish()
+		close(finished)
+		if interrupted != nil {
+			err = fmt.Errorf("interrupted (%v)", interrupted)
+		}
+	}
+	stop()
+	if err != nil {
+		w.Abort()
+		var de *bulk.DuplicateKeyError
+		if errors.As(err, &de) {
+			return nil, duplicateError(de.Key, inputs)
+		}
+		return nil, err
+	}
+	return tables, nil
+}
+
+// addInputs adds the entries of every input to w, checking sig between
+// entries.
+func addInputs(w *bulk.Writer, inputs []buildInput, out string, sig <-chan os.Signal) error {
+	for _, in := range inputs {
+		if in.dir {
+			entries, err := walkInput(in.path, out)
+			if err != nil {
+				return err
+			}
+			if err := addEntries(w, entries, sig); err != nil {
+				return err
+			}
+			continue
+		}
+		err := readLines(in.path, func(key, value []byte, _ int) error {
+			select {
+			case s := <-sig:
+				return fmt.Errorf("interrupted (%v)", s)
+			default:
+			}
+			return w.Add(key, value)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addEntries adds directory entries, reading each file's value as it goes.
+func addEntries(w *bulk.Writer, entries []buildEntry, sig <-chan os.Signal) error {
+	var buf []byte
+	for i := range entries {
+		select {
+		case s := <-sig:
+			return fmt.Errorf("interrupted (%v)", s)
+		default:
+		}
+		e := &entries[i]
+		value := e.value
+		if e.path != "" {
+			var err error
+			if buf, err = readRegular(e.path, buf); err != nil {
+				return err
+			}
+			value = buf
+		}
+		if err := w.Add(e.key, value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeTable builds the table at out from directory entries through
+// bulk, leaving nothing behind on error, and returns its properties.
+func writeTable(out string, opts *builder.Options, entries []buildEntry) (format.Properties, error) {
+	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".bulk-*")
+	if err != nil {
+		return format.Properties{}, err
+	}
+	defer os.RemoveAll(tmp)
+	w, err := bulk.NewWriter(tmp, &bulk.Options{Builder: opts})
+	if err != nil {
+		return format.Properties{}, err
+	}
+	defer w.Abort()
+	if err := addEntries(w, entries, nil); err != nil {
+		return format.Properties{}, err
+	}
+	tables, err := w.Finish()
+	if err != nil {
+		var de *bulk.DuplicateKeyError
+		if errors.As(err, &de) {
+			return format.Properties{}, fmt.Errorf("duplicate key %s", quoteKey(de.Key))
+		}
+		return format.Properties{}, err
+	}
+	if len(tables) != 1 {
+		return format.Properties{}, fmt.Errorf("%d tables, want 1", len(tables))
+	}
+	if err := os.Rename(tables[0].Path, out); err != nil {
+		return format.Properties{}, err
+	}
+	return format.Properties{NumEntries: uint64(tables[0].Entries), SmallestKey: tables[0].Smallest, LargestKey: tables[0].Largest}, nil
+}
+
+// readLines calls fn with each "key<TAB>value" line of the text file at
+// path and its 1-based number, streaming: a line is split at its first tab
+// (no tab: an empty value), and a trailing "\n" or "\r\n" is stripped. The
+// slices are valid only during the call.
+func readLines(path string, fn func(key, value []byte, line int) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<20)
+	var long []byte
+	for n := 1; ; n++ {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long[:0], line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if err == io.EOF && len(line) == 0 {
+			return nil
+		}
+		if l, ok := bytes.CutSuffix(line, []byte("\n")); ok {
+			line = bytes.TrimSuffix(l, []byte("\r"))
+		}
+		key, value, _ := bytes.Cut(line, []byte("\t"))
+		if ferr := fn(key, value, n); ferr != nil {
+			return ferr
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+// duplicateError names a key found twice, with the lines holding it when
+// the inputs are text files.
+func duplicateError(key []byte, inputs []buildInput) error {
+	var where []string
+	files := 0
+	onlyFile := "" // the text input, when there is one
+	for _, in := range inputs {
+		if !in.dir {
+			files++
+			onlyFile = in.path
+		}
+	}
+	for _, in := range inputs {
+		if in.dir {
+			continue
+		}
+		readLines(in.path, func(k, _ []byte, line int) error {
+			if bytes.Equal(k, key) {
+				if files == 1 {
+					where = append(where, strconv.Itoa(line))
+				} else {
+					where = append(where, fmt.Sprintf("%s:%d", in.path, line))
+				}
+				if len(where) == 2 {
+					return io.EOF
+				}
+			}
+			return nil
+		})
+		if len(where) == 2 {
+			break
+		}
+	}
+	switch {
+	case len(where) == 2 && files == 1:
+		return fmt.Errorf("%s: duplicate key %s (lines %s and %s)", onlyFile, quoteKey(key), where[0], where[1])
+	case len(where) == 2:
+		return fmt.Errorf("duplicate key %s (%s and %s)", quoteKey(key), where[0], where[1])
+	}
+	return fmt.Errorf("duplicate key %s", quoteKey(key))
+}
+
+// parseBytes parses a size in bytes: a decimal number with an optional
+// unit, KiB, MiB, GiB, TiB (powers of 1024; K, M, G, T too) or KB, MB, GB,
+// TB (powers of 1000), as in "256MiB" or "1.5GiB".
+func parseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := len(t)
+	for i > 0 && (t[i-1] < '0' || t[i-1] > '9') {
+		i--
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	mult := map[string]float64{
+		"": 1, "b": 1,
+		"k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tib": 1 << 40,
+		"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+	}[unit]
+	if mult == 0 || num == "" {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || f < 0 || f*mult > 1<<62 {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return int64(f * mult), nil
+}
