@@ -185,7 +185,7 @@ func (r *Reader) endGuardedGet(dst []byte, out *[]byte, err *error, old bool) {
 func (r *Reader) getAppend(dst, key []byte, has bool) ([]byte, error) {
 	fk := key[:r.split(key)]
 	h := format.KeyHash(fk)
-	if !r.getFilter.mayContain(fk, h) {
+	if f := r.getFilter; f != nil && !f.mayContain(fk, h) {
 		return dst, ErrNotFound
 	}
 	return r.index.get(dst, key, fk, h, has)

@@ -78,7 +78,9 @@ type hashedIndex struct {
 	splitter format.Splitter // nil without one: slots name whole keys
 
 	// filter is what Get and SeekPrefixGE probe before the slots: the
-	// table's filter, or noFilter in a partitioned table, where the
+	// table's filter section (a one-level table's; a concrete type, so
+	// that the probe costs no dynamic call), or nil: no filter, or a
+	// partitioned table, where the
 	// slots' tags reject an absent key as cheaply as the filter
 	// partition's search would (see chooseLayers). The hash index probes
 	// it itself, rather than leaving it to Get's filter layer, so that
@@ -87,7 +89,7 @@ type hashedIndex struct {
 	// absent key the filter rejects waits for the filter's line alone
 	// (the filter is 6-8 times smaller than the slots, so more of it
 	// stays in the CPU caches).
-	filter filter
+	filter *wholeFilter
 }
 
 func (x *hashedIndex) get(dst, key, fk []byte, h uint64, has bool) ([]byte, error) {
@@ -95,7 +97,7 @@ func (x *hashedIndex) get(dst, key, fk []byte, h uint64, has bool) ([]byte, erro
 		t := &x.ht.kept
 		probe := t.Probe(h)
 		probe.Prefetch()
-		if !x.filter.mayContain(fk, h) {
+		if x.filter != nil && !x.filter.mayContain(fk, h) {
 			return dst, ErrNotFound
 		}
 		return x.probe(dst, key, fk, h, t, probe, has, nil)
@@ -103,7 +105,7 @@ func (x *hashedIndex) get(dst, key, fk []byte, h uint64, has bool) ([]byte, erro
 	// In the cache, or not loaded yet: the filter first, so that an
 	// absent key it rules out reads none of the hash index; then the
 	// hash index, decoded into, and pinned by, a scratch.
-	if !x.filter.mayContain(fk, h) {
+	if x.filter != nil && !x.filter.mayContain(fk, h) {
 		return dst, ErrNotFound
 	}
 	s := getScratch()
@@ -220,7 +222,7 @@ func (x *hashedIndex) seekPrefix(it *Iterator, prefix, key []byte) (ok, handled 
 		return false, false
 	}
 	h := format.KeyHash(prefix)
-	if !x.filter.mayContain(prefix, h) {
+	if x.filter != nil && !x.filter.mayContain(prefix, h) {
 		it.loaded = false
 		return false, true
 	}

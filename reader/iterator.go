@@ -486,6 +486,11 @@ func (it *Iterator) nextProtected() (ok bool) {
 }
 
 func (it *Iterator) forwardProtected() (ok bool) {
+	if !it.r.guarded {
+		// Once per block of a scan: the guard's cost showed (2-6% of a
+		// scan over a ReaderAt, which cannot fault).
+		return it.checkUpper(it.forward())
+	}
 	defer restoreFault(protect())
 	defer it.recoverFault(&ok)
 	return it.checkUpper(it.forward())

@@ -227,11 +227,14 @@ func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 	}
 	bc.n, bc.maxBlock, bc.dataEnd, bc.indexOff = int(p.NumDataBlocks), int(p.MaxBlockSize), p.DataSize, int64(f.Index.Offset)
 
-	// The filter: one section, a filter per partition, or none. In a
-	// partitioned table, Get probes the filter of the partition its
-	// index reads (partedIndex), so Get's filter layer is noFilter.
+	// The filter: one section, a filter per partition, or none. Get
+	// probes it before the index (getFilter) only in a one-level table
+	// without a hash index: a partitioned index probes the filter of the
+	// partition it reads (partedIndex), and a hash index probes the
+	// filter itself, after asking for its slot (hashedIndex).
 	var meta []*section // the sections a reader without a mapping loads together
 	var ps *partitions
+	var whole *wholeFilter // a one-level table's filter, when the reader knows its policy
 	if parted {
 		ps = &partitions{src: r.src, splitter: r.splitter, numBlocks: p.NumDataBlocks, start: p.DataSize + p.HashIndexSize}
 		ps.top = section{name: format.SectionIndex, h: f.Index, slot: slotIndex, check: ps.checkTop}
@@ -246,15 +249,10 @@ func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 	case r.policy == nil:
 		r.filter = noFilter{whole: newWholeFilter(r.src, f.Filter, nil, false, p.FilterPolicy)}
 	default:
-		wf := newWholeFilter(r.src, f.Filter, r.policy, r.bloom, p.FilterPolicy)
-		r.filter = wf
-		meta = append(meta, &wf.sec)
+		whole = newWholeFilter(r.src, f.Filter, r.policy, r.bloom, p.FilterPolicy)
+		r.filter, r.getFilter = whole, whole
+		meta = append(meta, &whole.sec)
 	}
-	r.getFilter = r.filter
-	if parted {
-		r.getFilter = noFilter{}
-	}
-	var hashFilter filter = r.getFilter
 
 	// The index: the index block, or partitions under a top-level index;
 	// through the hash index where it pays. Over a ReaderAt, a one-level
@@ -282,8 +280,8 @@ func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 			// shared 2-core machine): probing the filter made Gets of
 			// 100k-entry tables 19-28% slower for present keys and 26-63%
 			// slower for absent ones.
-			r.index = &hashedIndex{index: r.index, src: r.src, ht: r.hash, splitter: r.splitter, filter: hashFilter}
-			r.getFilter = noFilter{} // the hash index probes hashFilter itself
+			r.index = &hashedIndex{index: r.index, src: r.src, ht: r.hash, splitter: r.splitter, filter: whole}
+			r.getFilter = nil // the hash index probes the filter itself
 			meta = append(meta, &r.hash.sec)
 		}
 	}

@@ -132,7 +132,7 @@ type Reader struct {
 	src       source
 	index     index
 	filter    filter      // what MayContain probes
-	getFilter filter      // what Get probes first: filter, or noFilter where the index rejects absent keys as cheaply
+	getFilter filter      // what Get probes before the index: filter, or nil where the index probes it itself (or there is none); nil costs no call
 	hash      *hashTable  // the hash index, nil without one; Verify checks it
 	parts     *partitions // a Version3 table's partitions, else nil; Verify checks them
 
