@@ -23,7 +23,8 @@
 // the builder keeps for the table being written (its index and filter:
 // about 3 bytes per entry with the default Bloom(10) filter and 4 KiB
 // blocks, 8 more per entry, a key hash, once the table is partitioned, past
-// about 2M entries; more with a hash index), which TargetTableSize bounds.
+// about 120k entries with the default builder.Options.PartitionThreshold;
+// more with a hash index), which TargetTableSize bounds.
 //
 // When runs exist, Finish spills the in-memory entries too, drops the
 // buffer and calls debug.FreeOSMemory once, so that its pages go back to
