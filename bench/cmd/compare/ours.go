@@ -42,6 +42,7 @@ type ours struct {
 	suffix     string          // appended to the name "ours"
 	hashIndex  bool            // builder.Options.HashIndex
 	noMmap     bool            // reader.Options.NoMmap: read through ReadAt
+	plain      bool            // the builder's default PartitionThreshold (what builder.Create(path, nil) writes), not LocalPartitionThreshold
 }
 
 func (o ours) name() string { return "ours" + o.suffix }
@@ -51,7 +52,11 @@ func (o ours) tablePath(dir string, c implsetup.Compression) string {
 }
 
 func (o ours) build(path string, d *dataset, c implsetup.Compression) error {
-	w, err := implsetup.CreateOurs(path, implsetup.OursOptions(c, o.hashIndex))
+	opts := implsetup.OursOptions(c, o.hashIndex)
+	if o.plain {
+		opts.PartitionThreshold = 0 // the default: partitioned at 1M entries
+	}
+	w, err := implsetup.CreateOurs(path, opts)
 	if err != nil {
 		return err
 	}
