@@ -40,7 +40,7 @@ type Iterator struct {
 	upper  []byte // exclusive bound; nil for none
 	loaded bool   // s.data holds the block of the current index entry, on an entry within bounds
 	mapped bool   // s.data's block is read in place from the file mapping
-	scan   bool   // First or Last started a full scan: see Reader.beginScan
+	scan   bool   // First or Last started a full scan: see source.beginScan
 	err    error
 	closed bool
 	ra     readahead // over a ReaderAt: see readahead.go
