@@ -763,6 +763,17 @@ func (m *smMachine) seekLT(t *rapid.T) {
 	}
 }
 
+// firstWithPrefix returns the model's index of the first key >= k with
+// prefix prefix, -1 if none.
+func (m *smMachine) firstWithPrefix(k, prefix string) int {
+	for i, mk := range m.keys {
+		if mk >= k && m.hasPrefix(mk, prefix) {
+			return i
+		}
+	}
+	return -1
+}
+
 // seekPrefix checks MayContainPrefix and SeekPrefixGE of a present or
 // absent key's prefix: the first key >= k with that prefix (under the
 // splitter the reader knows; bytes.HasPrefix otherwise).
@@ -770,13 +781,7 @@ func (m *smMachine) seekPrefix(t *rapid.T) {
 	m.needReader(t)
 	k := m.drawKey(t, "seekPrefixKey")
 	prefix := m.prefixOf(k)
-	want := -1
-	for i, mk := range m.keys {
-		if mk >= k && m.hasPrefix(mk, prefix) {
-			want = i
-			break
-		}
-	}
+	want := m.firstWithPrefix(k, prefix)
 	if want >= 0 && m.split != nil && !m.r.MayContainPrefix([]byte(prefix)) {
 		t.Fatalf("MayContainPrefix(%q) = false, but %q is present", prefix, m.keys[want])
 	}
@@ -802,14 +807,7 @@ func (m *smMachine) seekPrefix(t *rapid.T) {
 		case 4:
 			k := m.drawKey(t, "prefixAgain")
 			prefix := m.prefixOf(k)
-			want := -1
-			for i, mk := range m.keys {
-				if mk >= k && m.hasPrefix(mk, prefix) {
-					want = i
-					break
-				}
-			}
-			s.seekPrefixGE(prefix, k, want)
+			s.seekPrefixGE(prefix, k, m.firstWithPrefix(k, prefix))
 		case 5, 6, 7:
 			s.next()
 		default:

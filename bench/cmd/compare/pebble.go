@@ -81,13 +81,7 @@ func (p *pebbleImpl) build(path string, d *dataset, c implsetup.Compression) err
 	if err != nil {
 		return err
 	}
-	for i := 0; i < d.n; i++ {
-		if err := w.Set(d.key(i), d.value(i)); err != nil {
-			w.Close()
-			return err
-		}
-	}
-	return w.Close()
+	return fillPebble(w, d)
 }
 
 // prepare opens the object-storage provider over the table's directory,
@@ -150,4 +144,22 @@ func (t *pebbleTable) close() error {
 		err = cerr
 	}
 	return err
+}
+
+// pebbleWriter is what Pebble v1's and v2's sstable writers have in
+// common.
+type pebbleWriter interface {
+	Set(key, value []byte) error
+	Close() error
+}
+
+// fillPebble adds d's entries to w, in key order, and closes it.
+func fillPebble(w pebbleWriter, d *dataset) error {
+	for i := 0; i < d.n; i++ {
+		if err := w.Set(d.key(i), d.value(i)); err != nil {
+			w.Close()
+			return err
+		}
+	}
+	return w.Close()
 }

@@ -40,13 +40,7 @@ func (p *pebble2Impl) build(path string, d *dataset, c implsetup.Compression) er
 	if err != nil {
 		return err
 	}
-	for i := 0; i < d.n; i++ {
-		if err := w.Set(d.key(i), d.value(i)); err != nil {
-			w.Close()
-			return err
-		}
-	}
-	return w.Close()
+	return fillPebble(w, d)
 }
 
 // prepare opens the object-storage provider over the table's directory,

@@ -178,16 +178,28 @@ func buildPebble(indexBlockSize int) func(string, int) error {
 		if err != nil {
 			return err
 		}
-		var k, v []byte
-		for i := range n {
-			k, v = key(k, i, n), value(v, i)
-			if err := w.Set(k, v); err != nil {
-				w.Close()
-				return err
-			}
-		}
-		return w.Close()
+		return fillPebble(w, n)
 	}
+}
+
+// pebbleWriter is what Pebble v1's and v2's sstable writers have in
+// common.
+type pebbleWriter interface {
+	Set(key, value []byte) error
+	Close() error
+}
+
+// fillPebble adds the n entries of the data set to w and closes it.
+func fillPebble(w pebbleWriter, n int) error {
+	var k, v []byte
+	for i := range n {
+		k, v = key(k, i, n), value(v, i)
+		if err := w.Set(k, v); err != nil {
+			w.Close()
+			return err
+		}
+	}
+	return w.Close()
 }
 
 type pebbleTable struct {
@@ -237,15 +249,7 @@ func buildPebble2(indexBlockSize int) func(string, int) error {
 		if err != nil {
 			return err
 		}
-		var k, v []byte
-		for i := range n {
-			k, v = key(k, i, n), value(v, i)
-			if err := w.Set(k, v); err != nil {
-				w.Close()
-				return err
-			}
-		}
-		return w.Close()
+		return fillPebble(w, n)
 	}
 }
 
