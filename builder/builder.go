@@ -120,6 +120,17 @@ type Options struct {
 	// reader looks keys up through the hash index, a reader over an
 	// io.ReaderAt through one partition and never reads the hash index.
 	HashIndex bool
+	// FormatVersion chooses the table format. 0 (or format.Version4)
+	// writes version 4, the default: the compact hash index that every
+	// Get goes through, about 4.4 bytes per entry (the format package
+	// documentation, "Version 4"), on the one-level layout or, past
+	// PartitionThreshold, on partitions. format.Version1, Version2 or
+	// Version3 write the layouts builders wrote before version 4, byte for
+	// byte: version 1, or version 2 with HashIndex, partitioned into
+	// version 3 past PartitionThreshold. HashIndex alone also asks for
+	// those layouts. Other values, and HashIndex with version 4, make the
+	// first Add or Finish fail.
+	FormatVersion uint32
 	// PartitionThreshold is the size, in bytes, of the index block and
 	// filter together (the index block's contents and the filter's bits,
 	// as one-level tables store them) above which the builder writes
@@ -202,7 +213,8 @@ type Builder struct {
 	data  format.BlockWriter
 	index format.BlockWriter
 
-	hashIndex bool
+	hashIndex bool                  // a hash index section: version 2, or 3 with one, or 4
+	v4        bool                  // format Version4 (compact hash index, entries sharing their block's first key)
 	hashAdder filterblock.HashAdder // b.filter, when it takes hashes
 
 	// Partitioning (Version3): with partitionable, Add keeps the hash of
@@ -295,6 +307,20 @@ func New(w io.Writer, opts *Options) *Builder {
 		b.bitsPerKey = s.BitsPerKey()
 	}
 	b.props.FormatVersion = format.Version1
+	switch {
+	case o.FormatVersion > format.Version:
+		b.err = fmt.Errorf("sstable: builder: unknown format version %d", o.FormatVersion)
+	case o.HashIndex && o.FormatVersion == format.Version4:
+		b.err = fmt.Errorf("sstable: builder: HashIndex asks for the hash index of format versions 2 and 3, not version 4")
+	case o.FormatVersion == 0 && !o.HashIndex || o.FormatVersion == format.Version4:
+		b.v4, b.hashIndex = true, true
+		b.data.ShareWithFirst = true
+		b.hidx.FirstKeyShared = true
+		b.props.FormatVersion = format.Version4
+	}
+	if b.v4 && o.BlockSize > maxHashIndexBlockSize {
+		b.err = fmt.Errorf("sstable: builder: block size %d exceeds %d, the largest a hash index allows", o.BlockSize, maxHashIndexBlockSize)
+	}
 	if o.HashIndex {
 		b.hashIndex = true
 		b.data.WholeKeys = true
@@ -596,6 +622,15 @@ func (b *Builder) finish() error {
 	// are independent of each other, so the hash index is built on another
 	// goroutine while this one generates the filter (at 1M entries, about
 	// 35 ms and 20 ms of Finish's work).
+	index := b.index.Finish()
+	partitioned := b.partitionable && b.props.NumDataBlocks > 0 && len(index)+b.filterBytes(int(b.filterKeys)) > b.partThreshold
+	if b.v4 && partitioned {
+		// The whole table's filter, which the hash index section carries
+		// for memory-mapped readers, besides the partitions' own.
+		g := b.policy.NewGenerator()
+		b.eachFilterHash(g.(filterblock.HashAdder).AddHash) // partitionable: the generator takes hashes
+		b.hidx.Filter = g.Generate(nil)
+	}
 	var hashSection []byte
 	hashDone := make(chan struct{})
 	if b.hashIndex {
@@ -603,7 +638,8 @@ func (b *Builder) finish() error {
 		// With every block raw, slots can hold entries' file offsets;
 		// otherwise offsets in the concatenated decoded blocks, with a
 		// table of each block's decoded start, which take a reader from
-		// a slot to the entry in its cached, decoded block.
+		// a slot to the entry in its cached, decoded block. (Version 4
+		// slots hold offsets in the block.)
 		b.hidx.FileOffsets = !b.anyCompressed
 		if b.anyCompressed {
 			b.hidx.DecodedStarts = append(b.decodedStart, b.decodedTotal)
@@ -620,23 +656,11 @@ func (b *Builder) finish() error {
 	} else {
 		close(hashDone)
 	}
-	index := b.index.Finish()
-	partitioned := b.partitionable && b.props.NumDataBlocks > 0 && len(index)+b.filterBytes(int(b.filterKeys)) > b.partThreshold
 	var filter []byte
 	if !partitioned {
-		// One filter, as a one-level table has: every hash once, the
-		// prefixes continued into another partition left out.
-		from := 0
-		for _, c := range b.cuts {
-			if c.carry {
-				for _, h := range b.hashes[from:c.endHash] {
-					b.hashAdder.AddHash(h)
-				}
-				from = int(c.endHash) + 1
-			}
-		}
-		for _, h := range b.hashes[from:] {
-			b.hashAdder.AddHash(h)
+		// One filter, as a one-level table has.
+		if b.partitionable {
+			b.eachFilterHash(b.hashAdder.AddHash)
 		}
 		b.hashes, b.cuts = nil, nil
 		filter = b.filter.Generate(nil)
@@ -667,7 +691,11 @@ func (b *Builder) finish() error {
 		if err != nil {
 			return err
 		}
-		b.props.FormatVersion = format.Version3
+		if b.v4 {
+			b.props.Partitioned = true
+		} else {
+			b.props.FormatVersion = format.Version3
+		}
 		f.Filter = format.BlockHandle{Offset: start, Length: b.offset - start - format.BlockTrailerLen}
 		b.props.FilterSize = f.Filter.Length + format.BlockTrailerLen
 		index = top
@@ -690,6 +718,24 @@ func (b *Builder) finish() error {
 		return fmt.Errorf("sstable: builder: flush: %w", err)
 	}
 	return nil
+}
+
+// eachFilterHash calls add with every hash Add recorded for partitions,
+// once each: the prefixes continued into another partition left out, as
+// a one-level table's filter holds them.
+func (b *Builder) eachFilterHash(add func(uint64)) {
+	from := 0
+	for _, c := range b.cuts {
+		if c.carry {
+			for _, h := range b.hashes[from:c.endHash] {
+				add(h)
+			}
+			from = int(c.endHash) + 1
+		}
+	}
+	for _, h := range b.hashes[from:] {
+		add(h)
+	}
 }
 
 // writePartitions writes the partitions of a Version3 table, each its
@@ -828,7 +874,20 @@ func (b *Builder) EstimatedSize() uint64 {
 		bpk = DefaultBitsPerKey
 	}
 	est += (uint64(float64(b.filterKeys)*bpk)+511)/512*64 + 1 + uint64(len(b.props.FilterPolicy)) + 2 + 32 + format.BlockTrailerLen
-	if b.hashIndex {
+	switch {
+	case b.v4:
+		// 4-byte slots up to about 2M entries; the whole filter again
+		// when the table will be partitioned.
+		slots := format.CompactHashIndexSlots(b.hidx.Len())
+		width := uint64(4)
+		if need := (uint64(bitsLen(blocks)) + uint64(bitsLen(uint64(b.blockSize))) + 5 + 7) / 8; need > width {
+			width = min(need, 8)
+		}
+		est += format.HashIndexHeaderLen + 64 + slots*width + 8*(blocks+1) + format.BlockTrailerLen
+		if b.partitionable && uint64(b.index.EstimatedSize())+(uint64(float64(b.filterKeys)*bpk)+511)/512*64 > uint64(b.partThreshold) {
+			est += (uint64(float64(b.filterKeys)*bpk) + 511) / 512 * 64
+		}
+	case b.hashIndex:
 		slots := format.HashIndexSlots(b.hidx.Len())
 		width := uint64(4)
 		if need := (uint64(bitsLen(blocks)) + uint64(bitsLen(b.offset+b.rawData)) + 8 + 7) / 8; need > width {

@@ -15,8 +15,18 @@ type BlockWriter struct {
 	// Version2 requires. Restart points are still recorded every
 	// RestartInterval entries.
 	WholeKeys bool
+	// ShareWithFirst prefix-compresses every entry against the block's
+	// first key (entry 0) instead of the previous key: shared is the
+	// length of the common prefix of the key and the first key. That is
+	// never more than the previous key shares (keys are sorted), so the
+	// block still decodes as any LevelDB block does, and any entry can
+	// also be decoded from its own offset and the first key: the data
+	// blocks of format Version4, whose hash index points into them.
+	// Restart points are still stored whole. WholeKeys takes precedence.
+	ShareWithFirst bool
 
 	buf      []byte
+	firstKey []byte
 	restarts []uint32
 	lastKey  []byte
 	counter  int // entries since the last restart
@@ -36,10 +46,17 @@ func (w *BlockWriter) Add(key, value []byte) (offset int) {
 		w.restarts = append(w.restarts, uint32(len(w.buf)))
 		w.counter = 0
 	} else if !w.WholeKeys {
-		n := min(len(key), len(w.lastKey))
-		for shared < n && key[shared] == w.lastKey[shared] {
+		ref := w.lastKey
+		if w.ShareWithFirst {
+			ref = w.firstKey
+		}
+		n := min(len(key), len(ref))
+		for shared < n && key[shared] == ref[shared] {
 			shared++
 		}
+	}
+	if w.entries == 0 && w.ShareWithFirst {
+		w.firstKey = append(w.firstKey[:0], key...)
 	}
 	w.buf = binary.AppendUvarint(w.buf, uint64(shared))
 	w.buf = binary.AppendUvarint(w.buf, uint64(len(key)-shared))

@@ -36,6 +36,22 @@ func hashIndexMix(h uint64) uint64 {
 	return h ^ h>>31
 }
 
+// compactMinTagBits is the smallest tag of a Version4 hash index's slot.
+// Its slots are the narrowest that hold the block number, the entry's
+// offset in its block and this many tag bits: 4 bytes for tables of up to
+// about 2M entries in 4 KiB blocks. A successful probe at load 0.9 passes
+// about 4.5 slots of other keys (Knuth, TAOCP vol. 3, section 6.4), so a
+// 5-bit tag sends it to another key's entry 14% of the time.
+const compactMinTagBits = 5
+
+// CompactHashIndexSlots returns the number of slots a Version4 hash index
+// gives n entries: n + n/9 + 1, a load factor of at most 0.9, which
+// keeps the slots at about 4.4 bytes per entry. A successful lookup
+// probes about 5.5 slots (22 bytes of 4-byte slots, mostly one cache
+// line) and an unsuccessful one about 50; the filter rules out nearly
+// every absent key before the slots are read.
+func CompactHashIndexSlots(n uint64) uint64 { return n + n/9 + 1 }
+
 // HashIndexSlots returns the number of slots the writer gives n entries:
 // n + n/2 + 1, a load factor of at most 2/3, so a successful lookup probes
 // about 2 slots and an unsuccessful one about 5 (Knuth, TAOCP vol. 3,
@@ -91,6 +107,21 @@ type HashIndexWriter struct {
 	// one region finds an entry from its slot alone.
 	DecodedStarts []uint64
 
+	// FirstKeyShared writes the hash index of format Version4: slots hold
+	// each entry's offset in its decoded block, whose entries are
+	// prefix-compressed against the block's first key
+	// (BlockWriter.ShareWithFirst) rather than stored whole; the table has
+	// CompactHashIndexSlots slots of the narrowest width leaving a 5-bit
+	// tag. FileOffsets and DecodedStarts are then ignored.
+	FirstKeyShared bool
+
+	// Filter, if not empty, is appended to a FirstKeyShared section after
+	// the block offsets: the filter of every key of the table, under the
+	// table's filter policy, which a partitioned Version4 table carries
+	// besides its partitions' filters so that a memory-mapped reader
+	// rules an absent key out with one probe of one filter.
+	Filter []byte
+
 	buckets   [][][]hashEntry // 1<<hashBucketBits of them, by m's top bits; each a list of chunks
 	n         uint64
 	maxOffset uint32
@@ -132,7 +163,16 @@ func (w *HashIndexWriter) Append(dst []byte, sectionOffset uint64, blockOffsets 
 	// and a tag (a raw table of 2^22 4-KiB blocks already needs 23+35+8
 	// bits); otherwise the slots hold offsets in the decoded blocks.
 	var base []uint64 // added to each entry's offset in its block
-	if fb := uint(bits.Len64(blockOffsets[numBlocks])); w.FileOffsets && blockBits+fb+hashIndexMinTagBits <= 64 {
+	minTag := uint(hashIndexMinTagBits)
+	numSlots := HashIndexSlots(w.n)
+	if w.FirstKeyShared {
+		flags |= hashIndexFirstKey
+		minTag = compactMinTagBits
+		numSlots = CompactHashIndexSlots(w.n)
+		if len(w.Filter) > 0 {
+			flags |= hashIndexFilter
+		}
+	} else if fb := uint(bits.Len64(blockOffsets[numBlocks])); w.FileOffsets && blockBits+fb+hashIndexMinTagBits <= 64 {
 		base = blockOffsets
 		flags |= hashIndexFileOffsets
 		offsetBits = fb
@@ -143,14 +183,16 @@ func (w *HashIndexWriter) Append(dst []byte, sectionOffset uint64, blockOffsets 
 	}
 	// At most 8 bytes: blockBits <= 32 and offsetBits <= 30 (the builder
 	// keeps blocks below 1 GiB) leave a tag of at least 2 bits even then.
-	width := min(8, max(4, (blockBits+offsetBits+hashIndexMinTagBits+7)/8))
+	width := min(8, max(4, (blockBits+offsetBits+minTag+7)/8))
 	tagBits := 8*width - blockBits - offsetBits
-	numSlots := HashIndexSlots(w.n)
 	pad := (64 - (sectionOffset+HashIndexHeaderLen)%64) % 64
 
 	tables := 8 * int(numBlocks+1) // block offsets, and decoded starts if flagged
 	if flags&hashIndexDecodedOffsets != 0 {
 		tables *= 2
+	}
+	if flags&hashIndexFilter != 0 {
+		tables += len(w.Filter)
 	}
 	total := HashIndexHeaderLen + int(pad) + int(numSlots*uint64(width)) + tables
 	dst = slices.Grow(dst, total)
@@ -206,6 +248,9 @@ func (w *HashIndexWriter) Append(dst []byte, sectionOffset uint64, blockOffsets 
 			binary.LittleEndian.PutUint64(offs[8*(len(blockOffsets)+i):], off)
 		}
 	}
+	if flags&hashIndexFilter != 0 {
+		copy(offs[8*len(blockOffsets):], w.Filter)
+	}
 	return dst
 }
 
@@ -225,7 +270,30 @@ type HashIndex struct {
 	tagBits    uint
 	fileOffs   bool   // slots hold entry file offsets (hashIndexFileOffsets)
 	decoded    []byte // numBlocks+1 uint64LE decoded starts (hashIndexDecodedOffsets); nil otherwise
+	firstKey   bool   // entries share prefixes with their block's first key (hashIndexFirstKey)
+	filter     []byte // the table's whole filter (hashIndexFilter); nil otherwise
 }
+
+// hashIndexFirstKey is the header flag (byte 3, bit 2) of a Version4
+// hash index: slots hold offsets in the decoded block, whose entries are
+// prefix-compressed against the block's first key.
+const hashIndexFirstKey = 4
+
+// hashIndexFilter is the header flag (byte 3, bit 3), only with
+// hashIndexFirstKey, saying that the table's whole filter follows the
+// block offsets, to the end of the section.
+const hashIndexFilter = 8
+
+// FirstKeyShared reports whether the index is a Version4 one: slots hold
+// offsets in the decoded block, and the entry there shares its key's
+// first bytes with the block's first key, not with the previous entry
+// (format.MatchEntry decodes it).
+func (x *HashIndex) FirstKeyShared() bool { return x.firstKey }
+
+// Filter returns the table's whole filter carried by a Version4 hash
+// index section, under the table's filter policy, or nil if the section
+// has none. It aliases the section.
+func (x *HashIndex) Filter() []byte { return x.filter }
 
 // hashIndexFileOffsets is the header flag (byte 3, bit 0) saying that
 // slots hold entries' file offsets rather than offsets in decoded blocks.
@@ -274,7 +342,10 @@ func DecodeHashIndex(contents []byte, off int64, dataSize, numBlocks uint64) (Ha
 		return x, Corruptf(SectionHashIndex, off+1, "%d block bits and %d offset bits do not fit a %d-byte slot", blockBits, offsetBits, width)
 	case offsetBits > 32 && flags&(hashIndexFileOffsets|hashIndexDecodedOffsets) == 0:
 		return x, Corruptf(SectionHashIndex, off+2, "%d offset bits: entry offsets in a block are below 2^32", offsetBits)
-	case flags&^(hashIndexFileOffsets|hashIndexDecodedOffsets) != 0 || flags == hashIndexFileOffsets|hashIndexDecodedOffsets:
+	case flags&^(hashIndexFileOffsets|hashIndexDecodedOffsets|hashIndexFirstKey|hashIndexFilter) != 0 ||
+		flags&(hashIndexFileOffsets|hashIndexDecodedOffsets) == hashIndexFileOffsets|hashIndexDecodedOffsets ||
+		flags&hashIndexFirstKey != 0 && flags&(hashIndexFileOffsets|hashIndexDecodedOffsets) != 0 ||
+		flags&hashIndexFilter != 0 && flags&hashIndexFirstKey == 0:
 		return x, Corruptf(SectionHashIndex, off+3, "unknown flags %#02x", flags)
 	case nb != numBlocks:
 		return x, Corruptf(SectionHashIndex, off+4, "%d data blocks, properties say %d", nb, numBlocks)
@@ -286,7 +357,8 @@ func DecodeHashIndex(contents []byte, off int64, dataSize, numBlocks uint64) (Ha
 	if flags&hashIndexDecodedOffsets != 0 {
 		tables *= 2
 	}
-	if rest < pad || numSlots > (rest-pad)/width || (rest-pad-numSlots*width) != tables {
+	withFilter := flags&hashIndexFilter != 0
+	if rest < pad || numSlots > (rest-pad)/width || !withFilter && rest-pad-numSlots*width != tables || withFilter && rest-pad-numSlots*width <= tables {
 		return x, Corruptf(SectionHashIndex, off+8, "%d slots of %d bytes and tables of %d bytes do not fill %d bytes", numSlots, width, tables, len(contents))
 	}
 	for i := uint64(0); i < pad; i++ {
@@ -309,6 +381,11 @@ func DecodeHashIndex(contents []byte, off int64, dataSize, numBlocks uint64) (Ha
 		offsetBits: offsetBits,
 		tagBits:    uint(8*width) - blockBits - offsetBits,
 		fileOffs:   flags&hashIndexFileOffsets != 0,
+		firstKey:   flags&hashIndexFirstKey != 0,
+	}
+	if withFilter {
+		x.filter = x.offsets[tables:]
+		x.offsets = x.offsets[:tables:tables]
 	}
 	prev := uint64(0)
 	for i := 0; i <= int(nb); i++ {
@@ -379,6 +456,10 @@ func (x *HashIndex) Probe(h uint64) HashProbe {
 func (p *HashProbe) Prefetch() {
 	if p.valid {
 		prefetch(unsafe.Pointer(&p.x.wide[p.pos*p.x.width]))
+		if p.x.firstKey && p.pos+16 < p.x.numSlots {
+			// A probe at load 0.9 often runs into the next line.
+			prefetch(unsafe.Pointer(&p.x.wide[(p.pos+16)*p.x.width]))
+		}
 	}
 }
 
@@ -477,4 +558,37 @@ func EntryIn(entries []byte, blockOff int64, off uint32) (key, value []byte, err
 	}
 	k := p + int(unshared)
 	return entries[p:k:k], entries[k : k+int(vlen) : k+int(vlen)], nil
+}
+
+// EntryParts decodes the entry at byte offset off of the entries of a
+// Version4 data block (its contents up to EntriesEnd), whose entries
+// share prefixes with the block's first key (BlockWriter.ShareWithFirst):
+// the entry's key is head followed by tail, where head is the first key's
+// first shared bytes. All three slices alias entries. blockOff is the
+// block's file offset, for errors, which wrap ErrCorrupt: an offset past
+// the entries, a bad header, an entry overrunning the entries, a first
+// entry that is not whole, or a shared length beyond the first key.
+func EntryParts(entries []byte, blockOff int64, off uint32) (head, tail, value []byte, err error) {
+	shared, unshared, vlen, p, fault := parseEntryHeader(entries, int(off))
+	switch {
+	case fault == entryOutside:
+		return nil, nil, nil, Corruptf(SectionDataBlock, blockOff, "hash index entry offset %d lies past the entries (%d bytes)", off, len(entries))
+	case fault == entryOverrun:
+		return nil, nil, nil, Corruptf(SectionDataBlock, blockOff, "entry at block offset %d (key %d bytes, value %d bytes) overruns the entries", off, unshared, vlen)
+	case fault != entryOK && fault != entrySharedTooLong:
+		return nil, nil, nil, Corruptf(SectionDataBlock, blockOff, "bad entry header at block offset %d", off)
+	}
+	k := p + int(unshared)
+	tail, value = entries[p:k:k], entries[k:k+int(vlen):k+int(vlen)]
+	if shared == 0 {
+		return nil, tail, value, nil
+	}
+	s0, u0, _, p0, fault := parseEntryHeader(entries, 0)
+	switch {
+	case fault != entryOK && fault != entrySharedTooLong || s0 != 0:
+		return nil, nil, nil, Corruptf(SectionDataBlock, blockOff, "the first entry of a block is not stored whole")
+	case shared > u0:
+		return nil, nil, nil, Corruptf(SectionDataBlock, blockOff, "entry at block offset %d shares %d key bytes with a first key of %d bytes", off, shared, u0)
+	}
+	return entries[p0 : p0+int(shared) : p0+int(shared)], tail, value, nil
 }

@@ -30,9 +30,21 @@ const (
 	// partitions (HashIndexSize is not 0). See the package documentation,
 	// "Partitioned index and filter".
 	Version3 uint32 = 3
+	// Version4 is what builders write by default: Version2's hash index,
+	// made compact, on Version1's layout or Version3's partitions. Data
+	// block entries share prefixes with their block's first key (not with
+	// the previous entry), so any entry decodes from its offset and the
+	// block's first entry without the keys being stored whole; the hash
+	// index holds about 1.1 slots of 4 bytes per entry (for tables of up
+	// to about 2M entries in 4 KiB blocks), each the entry's block and
+	// offset in it; and a partitioned table's hash index section also
+	// carries the whole table's filter, so a memory-mapped reader rules
+	// out an absent key with one probe. See the package documentation,
+	// "Version 4".
+	Version4 uint32 = 4
 	// Version is the newest version this package reads and writes; readers
 	// accept Version1 through Version.
-	Version = Version3
+	Version = Version4
 )
 
 // Properties describes a table. The builder fills it in and stores it in
@@ -56,6 +68,7 @@ type Properties struct {
 	MaxBlockSize     uint64      // largest decoded data block, bytes; bounds decompression
 	HashIndexSize    uint64      // bytes of the hash index section, trailer included; 0 in a table without one (always in Version1)
 	Splitter         string      // name of the Splitter the filter and hash index were built over; "" when keys are whole
+	Partitioned      bool        // a Version4 table's index and filter are partitioned (tag 22), as a Version3 table's always are
 
 	// SmallestKeyOmitted and LargestKeyOmitted are the lengths of
 	// SmallestKey and LargestKey when the properties block leaves them
@@ -113,6 +126,7 @@ const (
 	propLargestKeyLen  // instead of propLargestKey for a key longer than MaxPropertiesKeyLen
 	propSplitter
 	propUser
+	propPartitioned // Version4 only: 1 when the index and filter are partitioned
 )
 
 // MaxPropertiesKeyLen is the longest smallest or largest key the
@@ -251,6 +265,9 @@ func AppendProperties(dst []byte, p *Properties) []byte {
 	if len(p.User) > 0 {
 		str(propUser, AppendUserProperties(nil, p.User))
 	}
+	if p.Partitioned {
+		num(propPartitioned, 1)
+	}
 	return dst
 }
 
@@ -305,7 +322,7 @@ func DecodeProperties(src []byte, off int64) (Properties, error) {
 		val := src[pos : pos+int(length)]
 		pos += int(length)
 		var num uint64
-		if tag != propSmallestKey && tag != propLargestKey && tag != propFilterPolicy && tag <= propLargestKeyLen {
+		if tag != propSmallestKey && tag != propLargestKey && tag != propFilterPolicy && (tag <= propLargestKeyLen || tag == propPartitioned) {
 			v, n := binary.Uvarint(val)
 			if n <= 0 || n != len(val) {
 				return p, Corruptf(SectionProperties, recOff, "record %d: bad integer", tag)
@@ -376,6 +393,11 @@ func DecodeProperties(src []byte, off int64) (Properties, error) {
 				return p, err
 			}
 			p.User = u
+		case propPartitioned:
+			if num != 1 {
+				return p, Corruptf(SectionProperties, recOff, "partitioned record holds %d, not 1", num)
+			}
+			p.Partitioned = true
 		}
 	}
 	hasSmallest := p.SmallestKey != nil || p.SmallestKeyOmitted != 0

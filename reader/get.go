@@ -19,6 +19,7 @@ type scratch struct {
 	hidx     format.HashIndex // a hash index decoded from the cache for a lookup
 	hidxPin  cache.Handle     // its cached bytes
 	ra       *readahead       // an iterator's read-ahead window, used over a ReaderAt
+	key      []byte           // a version 4 entry's key, put together from its block's first key (compactIndex)
 }
 
 // setPin makes h the block s holds, releasing the previous one.
@@ -59,7 +60,11 @@ func putScratch(s *scratch) {
 // the table's filter policy or splitter is unknown, its filter section is
 // corrupt, or the reader is closed.
 func (r *Reader) MayContain(key []byte) bool {
-	return r.probeFilter(key[:r.split(key)])
+	fk := key[:r.split(key)]
+	if r.held != nil {
+		return r.held.mayContain(fk, format.KeyHash(fk)) || r.closed.Load()
+	}
+	return r.probeFilter(fk)
 }
 
 // MayContainPrefix reports whether a key whose prefix is prefix (under the
@@ -73,6 +78,9 @@ func (r *Reader) MayContain(key []byte) bool {
 func (r *Reader) MayContainPrefix(prefix []byte) bool {
 	if r.splitter == nil {
 		return true
+	}
+	if r.held != nil {
+		return r.held.mayContain(prefix, format.KeyHash(prefix)) || r.closed.Load()
 	}
 	return r.probeFilter(prefix)
 }
@@ -123,16 +131,26 @@ func (r *Reader) Get(key []byte) ([]byte, error) {
 // are those of Get, with dst returned unchanged; a memory fault in a mapped
 // file that shrank while open gives an error wrapping format.ErrCorrupt.
 func (r *Reader) GetAppend(dst, key []byte) (out []byte, err error) {
+	fk := key[:r.split(key)]
+	h := format.KeyHash(fk)
+	if r.held != nil && !r.held.mayContain(fk, h) {
+		// Ruled out without pinning the reader: the filter is on the
+		// heap. Checked after the probe, closed tells a closed reader.
+		if r.closed.Load() {
+			return dst, ErrClosed
+		}
+		return dst, ErrNotFound
+	}
 	if !r.acquire() {
 		return dst, ErrClosed
 	}
 	if !r.guarded {
-		out, err = r.getAppend(dst, key, false)
+		out, err = r.getAppend(dst, key, fk, h, false)
 		r.release()
 		return out, err
 	}
 	defer r.endGuardedGet(dst, &out, &err, protect())
-	return r.getAppend(dst, key, false)
+	return r.getAppend(dst, key, fk, h, false)
 }
 
 // Has reports whether key is in the table. It takes Get's path (filter,
@@ -140,14 +158,22 @@ func (r *Reader) GetAppend(dst, key []byte) (out []byte, err error) {
 // nothing. An absent key gives (false, nil); a closed reader an error
 // wrapping ErrClosed; damaged bytes one wrapping format.ErrCorrupt.
 func (r *Reader) Has(key []byte) (found bool, err error) {
+	fk := key[:r.split(key)]
+	h := format.KeyHash(fk)
+	if r.held != nil && !r.held.mayContain(fk, h) {
+		if r.closed.Load() {
+			return false, ErrClosed
+		}
+		return false, nil
+	}
 	if !r.acquire() {
 		return false, ErrClosed
 	}
 	if !r.guarded {
-		_, err = r.getAppend(nil, key, true)
+		_, err = r.getAppend(nil, key, fk, h, true)
 		r.release()
 	} else {
-		err = r.hasGuarded(key)
+		err = r.hasGuarded(key, fk, h)
 	}
 	if err == nil {
 		return true, nil
@@ -159,10 +185,10 @@ func (r *Reader) Has(key []byte) (found bool, err error) {
 }
 
 // hasGuarded is Has's lookup in a mapped file, under the fault guard.
-func (r *Reader) hasGuarded(key []byte) (err error) {
+func (r *Reader) hasGuarded(key, fk []byte, h uint64) (err error) {
 	var out []byte
 	defer r.endGuardedGet(nil, &out, &err, protect())
-	_, err = r.getAppend(nil, key, true)
+	_, err = r.getAppend(nil, key, fk, h, true)
 	return err
 }
 
@@ -179,12 +205,10 @@ func (r *Reader) endGuardedGet(dst []byte, out *[]byte, err *error, old bool) {
 }
 
 // getAppend is a lookup, top to bottom: the filter rules the key (or its
-// prefix) out or lets it through, then the index finds its data block
-// and entry, which the source reads. With has it only reports, by a nil
-// error, that key is there.
-func (r *Reader) getAppend(dst, key []byte, has bool) ([]byte, error) {
-	fk := key[:r.split(key)]
-	h := format.KeyHash(fk)
+// prefix, fk, whose hash is h) out or lets it through, then the index
+// finds its data block and entry, which the source reads. With has it
+// only reports, by a nil error, that key is there.
+func (r *Reader) getAppend(dst, key, fk []byte, h uint64, has bool) ([]byte, error) {
 	if f := r.getFilter; f != nil && !f.mayContain(fk, h) {
 		return dst, ErrNotFound
 	}

@@ -14,10 +14,12 @@ import (
 // hash to its entry. Decoded once when the source keeps the section,
 // else at each use from the cache.
 type hashTable struct {
-	src       source
-	sec       section
-	dataSize  uint64
-	numBlocks uint64
+	src        source
+	sec        section
+	dataSize   uint64
+	numBlocks  uint64
+	v4         bool // the table is format version 4: its slots must be version 4's
+	withFilter bool // and partitioned: the section must carry the whole filter
 
 	once  sync.Once
 	ready atomic.Bool
@@ -34,7 +36,18 @@ func newHashTable(src source, dataSize, size, numBlocks uint64) *hashTable {
 }
 
 func (t *hashTable) decode(contents []byte) (format.HashIndex, error) {
-	return format.DecodeHashIndex(contents, int64(t.dataSize), t.dataSize, t.numBlocks)
+	x, err := format.DecodeHashIndex(contents, int64(t.dataSize), t.dataSize, t.numBlocks)
+	switch {
+	case err != nil:
+	case x.FirstKeyShared() != t.v4:
+		err = format.Corruptf(format.SectionHashIndex, int64(t.dataSize), "hash index of version 4 layout: %v; table of format version 4: %v", x.FirstKeyShared(), t.v4)
+	case (x.Filter() != nil) != t.withFilter:
+		err = format.Corruptf(format.SectionHashIndex, int64(t.dataSize), "hash index carries a filter: %v; the table is version 4 and partitioned: %v", x.Filter() != nil, t.withFilter)
+	}
+	if err != nil {
+		return format.HashIndex{}, err
+	}
+	return x, nil
 }
 
 func (t *hashTable) check(contents []byte, _ bool) error {

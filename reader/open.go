@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/sstkit/sstable/cache"
@@ -178,7 +179,11 @@ func (r *Reader) checkProperties(raw []byte) error {
 		return format.Corruptf(format.SectionProperties, propsOff, "format version %d table with a %d-byte hash index", f.Version, p.HashIndexSize)
 	case f.Version == format.Version3 && p.NumDataBlocks == 0:
 		return format.Corruptf(format.SectionProperties, propsOff, "format version 3 (partitioned) table without data blocks")
-	case (f.Version == format.Version2 || p.HashIndexSize != 0) && p.HashIndexSize < format.BlockTrailerLen+format.HashIndexHeaderLen:
+	case p.Partitioned && f.Version != format.Version4:
+		return format.Corruptf(format.SectionProperties, propsOff, "format version %d table with the partitioned record of version 4", f.Version)
+	case p.Partitioned && p.NumDataBlocks == 0:
+		return format.Corruptf(format.SectionProperties, propsOff, "partitioned table without data blocks")
+	case (f.Version == format.Version2 || f.Version == format.Version4 || p.HashIndexSize != 0) && p.HashIndexSize < format.BlockTrailerLen+format.HashIndexHeaderLen:
 		return format.Corruptf(format.SectionProperties, propsOff, "format version %d table with a hash index of %d bytes", f.Version, p.HashIndexSize)
 	case p.DataSize > f.Filter.Offset || p.HashIndexSize != f.Filter.Offset-p.DataSize:
 		return format.Corruptf(format.SectionProperties, propsOff, "data size %d and hash index size %d disagree with the filter offset %d", p.DataSize, p.HashIndexSize, f.Filter.Offset)
@@ -214,7 +219,8 @@ func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 			r.policy, r.bloom = nil, false
 		}
 	}
-	parted := f.Version == format.Version3
+	parted := f.Version == format.Version3 || p.Partitioned
+	v4 := f.Version == format.Version4
 	var bc *blockCache
 	switch src := r.src.(type) {
 	case *mmapSource:
@@ -268,8 +274,22 @@ func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 	}
 	if p.HashIndexSize != 0 {
 		r.hash = newHashTable(r.src, p.DataSize, p.HashIndexSize, p.NumDataBlocks)
+		r.hash.v4, r.hash.withFilter = v4, v4 && parted
 		useHash := !p.SplitterUnknown && (ra == nil || !parted && uint64(r.size)-p.DataSize <= uint64(len(tail)))
-		if useHash {
+		switch {
+		case useHash && v4:
+			// Get probes the filter, then the slots.
+			r.index = &compactIndex{index: r.index, src: r.src, ht: r.hash, splitter: r.splitter}
+			meta = append(meta, &r.hash.sec)
+			if parted && r.policy != nil {
+				r.getFilter = r.filter // the key's partition's, for a reader that holds no copy
+			}
+			if ra == nil && r.policy != nil {
+				if r.held = r.holdFilter(whole); r.held != nil {
+					r.getFilter = nil
+				}
+			}
+		case useHash:
 			// A mapped partitioned table's hash index probes no filter,
 			// for Get nor for SeekPrefixGE: the key's filter partition
 			// would cost a search of the top-level keys and a partition's
@@ -289,4 +309,29 @@ func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 		ra.meta = meta
 		ra.loadFrom(tail, tailOff)
 	}
+}
+
+// holdFilter copies a version 4 table's whole filter to the Go heap, for
+// a reader with a mapping: a partitioned table's from its hash index
+// section, a one-level table's (whole, non-nil) from its filter section.
+// It returns nil when the section cannot be loaded; its damage is then
+// reported where the section is used.
+func (r *Reader) holdFilter(whole *wholeFilter) *heldFilter {
+	var bits []byte
+	if whole != nil {
+		if err := whole.sec.load(r.src); err != nil || whole.sec.kept == nil || whole.off > len(whole.sec.kept) {
+			return nil
+		}
+		bits = whole.sec.kept[whole.off:]
+	} else {
+		var local format.HashIndex
+		var pin cache.Handle
+		x, err := r.hash.get(&local, &pin)
+		if err != nil {
+			return nil
+		}
+		bits = x.Filter()
+		defer pin.Release()
+	}
+	return &heldFilter{bits: bytes.Clone(bits), policy: r.policy, bloom: r.bloom}
 }

@@ -133,6 +133,7 @@ type Reader struct {
 	index     index
 	filter    filter      // what MayContain probes
 	getFilter filter      // what Get probes before the index: filter, or nil where the index probes it itself (or there is none); nil costs no call
+	held      *heldFilter // a version 4 table's whole filter on the Go heap (mapped readers), probed before the reader is pinned; then filter and getFilter are not used by Get
 	hash      *hashTable  // the hash index, nil without one; Verify checks it
 	parts     *partitions // a Version3 table's partitions, else nil; Verify checks them
 

@@ -41,6 +41,15 @@ type source interface {
 	// escapes.
 	entryAt(x *format.HashIndex, i int, off uint64) (key, value []byte, pin cache.Handle, ok bool, err error)
 
+	// entries returns the entries of data block i (its decoded contents
+	// up to the restart array) at handle h when they are at hand with no
+	// read, decompression or checksum (a checked raw block of the
+	// mapping, a cached block), pinned by pin, having asked for the
+	// cache lines of the entry at offset off and of the block's first
+	// entry: the fast path of a version 4 Get. ok is false when the block
+	// is not at hand; the caller then takes blockForEntry.
+	entries(i int, h format.BlockHandle, off uint64) (entries []byte, pin cache.Handle, ok bool)
+
 	// blockForEntry returns data block i's contents, pinned by s, and,
 	// when it is at hand (a checked raw block of the mapping, a cached
 	// block), the end of its entries (its restart array's offset),
@@ -286,6 +295,26 @@ func (c *blockCache) entryAt(x *format.HashIndex, i int, off uint64) (key, value
 	format.Prefetch(b[off:], entryPrefetchBytes)
 	key, value, err = format.EntryIn(b[:end:end], int64(x.BlockHandle(i).Offset), uint32(off))
 	return key, value, pin, true, err
+}
+
+// entries is source.entries for a block in the cache.
+func (c *blockCache) entries(i int, _ format.BlockHandle, off uint64) ([]byte, cache.Handle, bool) {
+	t := c.table()
+	if t == nil || i >= t.Len() || off > 1<<31 {
+		return nil, cache.Handle{}, false
+	}
+	pin, ok := t.GetAt(i, int(off))
+	if !ok {
+		return nil, cache.Handle{}, false
+	}
+	b := pin.Bytes()
+	end := pin.Aux()
+	if end == math.MaxUint32 || int(end) > len(b) {
+		pin.Release() // malformed restarts: the general path reports them
+		return nil, cache.Handle{}, false
+	}
+	format.Prefetch(b, 64) // the first entry, whose key the entry at off shares
+	return b[:end:end], pin, true
 }
 
 // cachedEntries returns data block i pinned by s, with the end of its

@@ -154,6 +154,24 @@ func (m *mmapSource) entryAt(x *format.HashIndex, i int, off uint64) (key, value
 	return nil, nil, pin, false, nil
 }
 
+// entries serves a raw block from the mapping once checked, else a
+// cached one. The entry's and the first entry's addresses depend only on
+// the handle, so their cache misses overlap with the load of block i's
+// state word.
+func (m *mmapSource) entries(i int, h format.BlockHandle, off uint64) ([]byte, cache.Handle, bool) {
+	if h.Offset+off < m.dataEnd {
+		format.Prefetch(m.mapped[h.Offset+off:], entryPrefetchBytes)
+		format.Prefetch(m.mapped[h.Offset:], 64)
+	}
+	if ents, ok := m.rawEntries(i, h); ok {
+		return ents, cache.Handle{}, true
+	}
+	if m.noTable {
+		return nil, cache.Handle{}, false
+	}
+	return m.blockCache.entries(i, h, off)
+}
+
 func (m *mmapSource) blockForEntry(s *scratch, i int, h format.BlockHandle, off uint64) ([]byte, int, error) {
 	if ents, ok := m.rawEntries(i, h); ok {
 		s.setPin(cache.Handle{})

@@ -14,7 +14,10 @@ import (
 // next block's first key, the filter matches every key, and the counts,
 // sizes and smallest/largest keys agree with the properties. In a Version2
 // table it also checks that every entry is stored whole and that the hash
-// index finds every key at its entry, with no other occupied slot. In a
+// index finds every key at its entry, with no other occupied slot; in a
+// Version4 table, that every entry decodes from its offset and its block's
+// first key, that the hash index finds it, and that the whole filter a
+// partitioned table's hash index section carries matches every key. In a
 // table with a splitter the reader knows, it checks that prefixes never
 // decrease, that the filter matches every prefix, and that the hash index
 // finds each distinct prefix at its first entry (a reader that does not
@@ -165,6 +168,9 @@ func (r *Reader) verify() error {
 			if !r.filter.mayContain(pk, hk) {
 				return format.Corruptf(format.SectionFilter, int64(r.footer.Filter.Offset), "filter does not match key %q", k)
 			}
+			if hashed && x.Filter() != nil && r.policy != nil && !probe(r.policy, r.bloom, x.Filter(), pk, hk) {
+				return format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "the whole filter in the hash index section does not match key %q", k)
+			}
 			if hashed {
 				if err := r.verifyHashed(x, k, pk, newPrefix && slotsChecked, int(blocks), d.Offset(), contents, h); err != nil {
 					return err
@@ -219,11 +225,23 @@ func (r *Reader) verify() error {
 // block i (contents, at handle h) stands alone and, if slot, that the hash
 // index leads to it from the hash of hk (the key, or its prefix).
 func (r *Reader) verifyHashed(x *format.HashIndex, k, hk []byte, slot bool, i, off int, contents []byte, h format.BlockHandle) error {
-	ek, _, err := format.EntryAt(contents, int64(h.Offset), uint32(off))
+	var head, ek []byte
+	var err error
+	if x.FirstKeyShared() {
+		// Version 4: the entry decodes from its offset and the block's
+		// first key.
+		end, err := format.EntriesEnd(contents, int64(h.Offset))
+		if err != nil {
+			return err
+		}
+		head, ek, _, err = format.EntryParts(contents[:end], int64(h.Offset), uint32(off))
+	} else {
+		ek, _, err = format.EntryAt(contents, int64(h.Offset), uint32(off))
+	}
 	if err != nil {
 		return err
 	}
-	if !bytes.Equal(ek, k) {
+	if len(head)+len(ek) != len(k) || !bytes.Equal(head, k[:len(head)]) || !bytes.Equal(ek, k[len(head):]) {
 		return format.Corruptf(format.SectionDataBlock, int64(h.Offset), "entry at block offset %d does not decode alone", off)
 	}
 	if !slot {
