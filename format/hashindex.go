@@ -456,10 +456,6 @@ func (x *HashIndex) Probe(h uint64) HashProbe {
 func (p *HashProbe) Prefetch() {
 	if p.valid {
 		prefetch(unsafe.Pointer(&p.x.wide[p.pos*p.x.width]))
-		if p.x.firstKey && p.pos+16 < p.x.numSlots {
-			// A probe at load 0.9 often runs into the next line.
-			prefetch(unsafe.Pointer(&p.x.wide[(p.pos+16)*p.x.width]))
-		}
 	}
 }
 

@@ -152,9 +152,25 @@ type heldFilter struct {
 	bits   []byte
 	policy filterblock.Policy
 	bloom  bool // policy is the built-in Bloom
+
+	// slots is the table's hash index, decoded at open and kept (it lies
+	// in the mapping), or nil: a Get asks for the key's slots before it
+	// probes the filter, so that a present key waits for both cache
+	// lines at once.
+	slots *format.HashIndex
 }
 
 func (f *heldFilter) mayContain(fk []byte, h uint64) bool {
+	return probe(f.policy, f.bloom, f.bits, fk, h)
+}
+
+// mayContainGet is mayContain for a Get, which will read the key's slots
+// if the filter passes it.
+func (f *heldFilter) mayContainGet(fk []byte, h uint64) bool {
+	if f.slots != nil {
+		p := f.slots.Probe(h)
+		p.Prefetch()
+	}
 	return probe(f.policy, f.bloom, f.bits, fk, h)
 }
 

@@ -133,7 +133,7 @@ func (r *Reader) Get(key []byte) ([]byte, error) {
 func (r *Reader) GetAppend(dst, key []byte) (out []byte, err error) {
 	fk := key[:r.split(key)]
 	h := format.KeyHash(fk)
-	if r.held != nil && !r.held.mayContain(fk, h) {
+	if r.held != nil && !r.held.mayContainGet(fk, h) {
 		// Ruled out without pinning the reader: the filter is on the
 		// heap. Checked after the probe, closed tells a closed reader.
 		if r.closed.Load() {

@@ -333,5 +333,11 @@ func (r *Reader) holdFilter(whole *wholeFilter) *heldFilter {
 		bits = x.Filter()
 		defer pin.Release()
 	}
-	return &heldFilter{bits: bytes.Clone(bits), policy: r.policy, bloom: r.bloom}
+	f := &heldFilter{bits: bytes.Clone(bits), policy: r.policy, bloom: r.bloom}
+	var pin cache.Handle
+	if _, err := r.hash.get(new(format.HashIndex), &pin); err == nil && r.hash.ready.Load() {
+		f.slots = &r.hash.kept
+	}
+	pin.Release()
+	return f
 }

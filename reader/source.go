@@ -313,7 +313,6 @@ func (c *blockCache) entries(i int, _ format.BlockHandle, off uint64) ([]byte, c
 		pin.Release() // malformed restarts: the general path reports them
 		return nil, cache.Handle{}, false
 	}
-	format.Prefetch(b, 64) // the first entry, whose key the entry at off shares
 	return b[:end:end], pin, true
 }
 
