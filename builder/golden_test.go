@@ -29,30 +29,40 @@ var goldenTables = []struct {
 	entries bool              // built from input.txt; false: an empty table
 	user    map[string][]byte // user properties
 }{
-	{"snappy.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10)}, true, nil},
-	{"none.sst", builder.Options{BlockSize: 512, RestartInterval: 16, Compression: format.NoCompression, Filter: filterblock.Bloom(10)}, true, nil},
-	{"empty.sst", builder.Options{}, false, nil},
+	{"snappy.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10), FormatVersion: format.Version1}, true, nil},
+	{"none.sst", builder.Options{BlockSize: 512, RestartInterval: 16, Compression: format.NoCompression, Filter: filterblock.Bloom(10), FormatVersion: format.Version1}, true, nil},
+	{"empty.sst", builder.Options{FormatVersion: format.Version1}, false, nil},
 	{"hashindex.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10), HashIndex: true}, true, nil},
 	// zstd.sst pins the block encoding of github.com/klauspost/compress
 	// at the version in go.mod: a new version may encode differently
 	// (any valid frame decodes the same), which calls for -update.
-	{"zstd.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.ZstdCompression, Filter: filterblock.Bloom(10)}, true, nil},
-	{"fuse.sst", builder.Options{BlockSize: 512, RestartInterval: 16, Compression: format.NoCompression, Filter: filterblock.BinaryFuse8()}, true, nil},
+	{"zstd.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.ZstdCompression, Filter: filterblock.Bloom(10), FormatVersion: format.Version1}, true, nil},
+	{"fuse.sst", builder.Options{BlockSize: 512, RestartInterval: 16, Compression: format.NoCompression, Filter: filterblock.BinaryFuse8(), FormatVersion: format.Version1}, true, nil},
 	// prefix.sst pins a table with a splitter (properties tag 20; filter
 	// and hash index over prefixes) and user properties (tag 21).
 	{"prefix.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10), HashIndex: true, Splitter: format.Suffix(4)}, true,
 		map[string][]byte{"app.tombstones": {3}, "app.empty": {}, "z": []byte("last\x00value")}},
 	// Version 3: partitioned index and filter, forced on this small table
 	// by a threshold of 1 byte, in partitions of about 256 bytes.
-	{"partitioned.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10), PartitionThreshold: 1, PartitionSize: 256}, true, nil},
+	{"partitioned.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10), PartitionThreshold: 1, PartitionSize: 256, FormatVersion: format.Version1}, true, nil},
 	// prefixparted.sst: version 3 with a splitter (each partition's
 	// filter over its keys' prefixes), zstd blocks and user properties.
-	{"prefixparted.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.ZstdCompression, Filter: filterblock.Bloom(10), Splitter: format.Suffix(4), PartitionThreshold: 1, PartitionSize: 256}, true,
+	{"prefixparted.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.ZstdCompression, Filter: filterblock.Bloom(10), Splitter: format.Suffix(4), PartitionThreshold: 1, PartitionSize: 256, FormatVersion: format.Version1}, true,
 		map[string][]byte{"app.level": {6}}},
 	// hashparted.sst: version 3 with a hash index (hashindex.sst's
 	// options, partitioned as partitioned.sst is): the hash index section
 	// between the data blocks and the partitions, covering every block.
 	{"hashparted.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10), HashIndex: true, PartitionThreshold: 1, PartitionSize: 256}, true, nil},
+	// Version 4, the default: entries sharing their block's first key and
+	// the compact hash index, one-level (snappy and none), partitioned
+	// (the hash index section carrying the whole filter), with a splitter
+	// (slots and filter over prefixes; zstd, partitioned), and empty.
+	{"v4.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10)}, true, nil},
+	{"v4none.sst", builder.Options{BlockSize: 512, RestartInterval: 16, Compression: format.NoCompression, Filter: filterblock.Bloom(10)}, true, nil},
+	{"v4parted.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10), PartitionThreshold: 1, PartitionSize: 256}, true, nil},
+	{"v4prefix.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.ZstdCompression, Filter: filterblock.Bloom(10), Splitter: format.Suffix(4), PartitionThreshold: 1, PartitionSize: 256}, true,
+		map[string][]byte{"app.level": {6}}},
+	{"v4empty.sst", builder.Options{}, false, nil},
 }
 
 // goldenReaderOpts let readers of the golden tables use the binary fuse
@@ -166,7 +176,10 @@ func TestGolden(t *testing.T) {
 				}
 			}
 			wantVersion := format.Version1
+			v4 := g.opts.FormatVersion == 0 && !g.opts.HashIndex
 			switch {
+			case v4:
+				wantVersion = format.Version4
 			case g.opts.PartitionThreshold > 0:
 				wantVersion = format.Version3
 			case g.opts.HashIndex:
@@ -185,8 +198,8 @@ func TestGolden(t *testing.T) {
 			if g.opts.Splitter != nil {
 				checkGoldenPrefixes(t, r, g.opts.Splitter, wantEntries)
 			}
-			if p := r.Properties(); p.FormatVersion != wantVersion || (p.HashIndexSize != 0) != g.opts.HashIndex {
-				t.Fatalf("format version %d, hash index size %d; want version %d", p.FormatVersion, p.HashIndexSize, wantVersion)
+			if p := r.Properties(); p.FormatVersion != wantVersion || (p.HashIndexSize != 0) != (g.opts.HashIndex || v4) || p.Partitioned != (v4 && g.opts.PartitionThreshold > 0 && g.entries) {
+				t.Fatalf("format version %d, hash index size %d, partitioned %v; want version %d", p.FormatVersion, p.HashIndexSize, p.Partitioned, wantVersion)
 			}
 		})
 	}

@@ -215,7 +215,7 @@ func TestHashIndexTable(t *testing.T) {
 // index differ.
 func TestHashIndexVersusVersion1(t *testing.T) {
 	ps := pairs(500, func(i int) string { return fmt.Sprintf("value %d", i) })
-	opts := builder.Options{BlockSize: 512, Compression: format.NoCompression}
+	opts := builder.Options{BlockSize: 512, Compression: format.NoCompression, FormatVersion: format.Version1}
 	v1, p1 := buildPairs(t, ps, &opts)
 	opts.HashIndex = true
 	v2, p2 := buildPairs(t, ps, &opts)
@@ -285,8 +285,13 @@ func TestHashIndexBlockSizeLimit(t *testing.T) {
 		if err := b.Finish(); err == nil || buf.Len() != 0 {
 			t.Fatalf("BlockSize %d with HashIndex, no entries: Finish gave %v, wrote %d bytes", bs, err, buf.Len())
 		}
-		// Without a hash index the size is fine.
-		data, _ := buildPairs(t, []pair{{"a", "1"}}, &builder.Options{BlockSize: bs})
+		// Version 4's hash index has the same bound.
+		b = builder.New(&buf, &builder.Options{BlockSize: bs})
+		if err := b.Add([]byte("a"), []byte("1")); err == nil || buf.Len() != 0 {
+			t.Fatalf("BlockSize %d, version 4: Add gave %v, wrote %d bytes", bs, err, buf.Len())
+		}
+		// Without a hash index (version 1) the size is fine.
+		data, _ := buildPairs(t, []pair{{"a", "1"}}, &builder.Options{BlockSize: bs, FormatVersion: format.Version1})
 		if got, _ := readBack(t, data); len(got) != 1 {
 			t.Fatalf("BlockSize %d without HashIndex: %q", bs, got)
 		}

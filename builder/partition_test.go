@@ -73,35 +73,29 @@ func TestDefaultPartitionThreshold(t *testing.T) {
 		sizes = append(sizes, 5_000_000)
 	}
 	for _, n := range sizes {
-		for _, hash := range []bool{false, true} {
-			want, oneLevel := format.Version3, format.Version1
-			if hash {
-				oneLevel = format.Version2
+		for _, l := range layouts {
+			wantParted := n > 10_000
+			p := buildSized(t, n, l.opts(builder.Options{}))
+			if partitioned(p) != wantParted || p.FormatVersion != l.version(wantParted) || (p.HashIndexSize != 0) != l.hashed() {
+				t.Fatalf("%d entries, default options, layout %s: format version %d, partitioned %v (hash index size %d), want partitioned %v", n, l.name, p.FormatVersion, partitioned(p), p.HashIndexSize, wantParted)
 			}
-			if n <= 10_000 {
-				want = oneLevel
-			}
-			p := buildSized(t, n, &builder.Options{HashIndex: hash})
-			if p.FormatVersion != want || (p.HashIndexSize != 0) != hash {
-				t.Fatalf("%d entries, default options, hash index %v: format version %d (hash index size %d), want %d", n, hash, p.FormatVersion, p.HashIndexSize, want)
-			}
-			if hash {
+			if l.hash {
 				continue
 			}
 			// The same entries one-level: index and filter within the
 			// threshold exactly when kept one-level by default.
-			p = buildSized(t, n, &builder.Options{PartitionThreshold: -1})
-			if p.FormatVersion != format.Version1 {
-				t.Fatalf("%d entries, threshold -1: format version %d, want 1", n, p.FormatVersion)
+			p = buildSized(t, n, l.opts(builder.Options{PartitionThreshold: -1}))
+			if partitioned(p) || p.FormatVersion != l.version(false) {
+				t.Fatalf("%d entries, layout %s, threshold -1: format version %d, partitioned %v", n, l.name, p.FormatVersion, p.Partitioned)
 			}
 			size := p.IndexSize + p.FilterSize
-			if (size <= builder.DefaultPartitionThreshold) != (want != format.Version3) {
-				t.Fatalf("%d entries: %d bytes of index and filter one-level, default threshold %d, default layout version %d", n, size, builder.DefaultPartitionThreshold, want)
+			if (size <= builder.DefaultPartitionThreshold) != !wantParted {
+				t.Fatalf("%d entries, layout %s: %d bytes of index and filter one-level, default threshold %d, default layout partitioned %v", n, l.name, size, builder.DefaultPartitionThreshold, wantParted)
 			}
 		}
 	}
-	if p := buildSized(t, 1_000_000, &builder.Options{PartitionThreshold: 4 << 20}); p.FormatVersion != format.Version1 {
-		t.Fatalf("1M entries, 4 MiB threshold: format version %d, want 1", p.FormatVersion)
+	if p := buildSized(t, 1_000_000, &builder.Options{PartitionThreshold: 4 << 20}); partitioned(p) || p.FormatVersion != format.Version4 {
+		t.Fatalf("1M entries, 4 MiB threshold: format version %d, partitioned %v, want 4 one-level", p.FormatVersion, p.Partitioned)
 	}
 
 	// The largest table the default keeps one-level (found by bisection
@@ -111,20 +105,22 @@ func TestDefaultPartitionThreshold(t *testing.T) {
 	lo, hi := 10_000, 200_000
 	for hi-lo > 500 {
 		mid := (lo + hi) / 2
-		if buildSized(t, mid, nil).FormatVersion == format.Version1 {
+		if !partitioned(buildSized(t, mid, nil)) {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
 	p, size := buildSizedLen(t, lo, nil)
-	if p.FormatVersion != format.Version1 {
-		t.Fatalf("%d entries: format version %d, want 1", lo, p.FormatVersion)
+	if partitioned(p) {
+		t.Fatalf("%d entries: partitioned", lo)
 	}
-	if after := size - int64(p.DataSize); after > reader.DefaultTailSize {
-		t.Fatalf("%d entries, kept one-level: %d bytes after the data blocks, more than the %d-byte default tail", lo, after, reader.DefaultTailSize)
+	// (Version 4's hash index lies before them and is not counted: a
+	// reader over a ReaderAt uses it only when it fits in the tail too.)
+	if after := size - int64(p.DataSize+p.HashIndexSize); after > reader.DefaultTailSize {
+		t.Fatalf("%d entries, kept one-level: %d bytes of filter, index, properties and footer, more than the %d-byte default tail", lo, after, reader.DefaultTailSize)
 	}
-	t.Logf("largest one-level table by default: about %d entries, %d bytes of filter, index, properties and footer", lo, size-int64(p.DataSize))
+	t.Logf("largest one-level table by default: about %d entries, %d bytes of filter, index, properties and footer", lo, size-int64(p.DataSize+p.HashIndexSize))
 }
 
 // TestPartitionThresholdBoundary checks that the builder partitions
@@ -133,13 +129,9 @@ func TestDefaultPartitionThreshold(t *testing.T) {
 // without: the same entries at a threshold of that sum stay version 1
 // (2), and at one byte less are partitioned.
 func TestPartitionThresholdBoundary(t *testing.T) {
-	for _, hash := range []bool{false, true} {
-		oneLevel := format.Version1
-		if hash {
-			oneLevel = format.Version2
-		}
+	for _, l := range layouts {
 		for _, n := range []int{1, 100, 5000} {
-			p := buildSized(t, n, &builder.Options{PartitionThreshold: -1, HashIndex: hash})
+			p := buildSized(t, n, l.opts(builder.Options{PartitionThreshold: -1}))
 			// The index block's contents and the filter's bits: the
 			// stored sizes less trailers, the filter section's name and
 			// padding. The hash index does not count.
@@ -148,15 +140,53 @@ func TestPartitionThresholdBoundary(t *testing.T) {
 			size := int(p.IndexSize+p.FilterSize) - 2*format.BlockTrailerLen - 1 - name - pad
 			for _, c := range []struct {
 				threshold int
-				want      uint32
-			}{{size, oneLevel}, {size - 1, format.Version3}} {
-				t.Run(fmt.Sprintf("hash=%v/%d/%d", hash, n, c.threshold), func(t *testing.T) {
-					p := buildSized(t, n, &builder.Options{PartitionThreshold: c.threshold, HashIndex: hash})
-					if p.FormatVersion != c.want || (p.HashIndexSize != 0) != hash {
-						t.Fatalf("%d entries with %d bytes of index and filter, threshold %d: format version %d (hash index size %d), want %d", n, size, c.threshold, p.FormatVersion, p.HashIndexSize, c.want)
+				parted    bool
+			}{{size, false}, {size - 1, true}} {
+				t.Run(fmt.Sprintf("%s/%d/%d", l.name, n, c.threshold), func(t *testing.T) {
+					p := buildSized(t, n, l.opts(builder.Options{PartitionThreshold: c.threshold}))
+					if partitioned(p) != c.parted || p.FormatVersion != l.version(c.parted) || (p.HashIndexSize != 0) != l.hashed() {
+						t.Fatalf("%d entries with %d bytes of index and filter, threshold %d: format version %d, partitioned %v (hash index size %d), want partitioned %v", n, size, c.threshold, p.FormatVersion, partitioned(p), p.HashIndexSize, c.parted)
 					}
 				})
 			}
 		}
 	}
+}
+
+// layout is a table layout the builder writes: version 1 (asked for),
+// version 2 (HashIndex), or version 4 (the default); the first two become
+// version 3 when partitioned, version 4 stays 4 with Partitioned set.
+type layout struct {
+	name string
+	hash bool   // builder.Options.HashIndex
+	fv   uint32 // builder.Options.FormatVersion
+}
+
+var layouts = []layout{{"v1", false, format.Version1}, {"v2", true, 0}, {"v4", false, 0}}
+
+func (l layout) opts(o builder.Options) *builder.Options {
+	o.HashIndex, o.FormatVersion = l.hash, l.fv
+	return &o
+}
+
+// hashed reports whether the layout's tables have a hash index section.
+func (l layout) hashed() bool { return l.hash || l.fv == 0 }
+
+// version returns the format version of the layout's tables, partitioned
+// or not.
+func (l layout) version(parted bool) uint32 {
+	switch {
+	case l.fv == 0 && !l.hash:
+		return format.Version4
+	case parted:
+		return format.Version3
+	case l.hash:
+		return format.Version2
+	}
+	return format.Version1
+}
+
+// partitioned reports whether properties p describe a partitioned table.
+func partitioned(p format.Properties) bool {
+	return p.FormatVersion == format.Version3 || p.Partitioned
 }

@@ -153,8 +153,8 @@ func TestBitFlipsFailChecksum(t *testing.T) {
 // TestVersions checks the documented version numbers and that Decode
 // accepts every version from Version1 to Version.
 func TestVersions(t *testing.T) {
-	if format.Version1 != 1 || format.Version2 != 2 || format.Version3 != 3 || format.Version != format.Version3 {
-		t.Fatalf("Version1 = %d, Version2 = %d, Version3 = %d, Version = %d; want 1, 2, 3, 3", format.Version1, format.Version2, format.Version3, format.Version)
+	if format.Version1 != 1 || format.Version2 != 2 || format.Version3 != 3 || format.Version4 != 4 || format.Version != format.Version4 {
+		t.Fatalf("Version1 = %d, Version2 = %d, Version3 = %d, Version4 = %d, Version = %d; want 1, 2, 3, 4, 4", format.Version1, format.Version2, format.Version3, format.Version4, format.Version)
 	}
 	for v := format.Version1; v <= format.Version; v++ {
 		f := sample
@@ -170,7 +170,7 @@ func TestVersions(t *testing.T) {
 }
 
 func TestWrongVersion(t *testing.T) {
-	for _, v := range []uint32{0, 4, format.Version + 1, 1 << 16, math.MaxUint32} {
+	for _, v := range []uint32{0, 5, format.Version + 1, 1 << 16, math.MaxUint32} {
 		f := sample
 		f.Version = v
 		_, err := footer.Decode(encode(f), sampleFileSize)

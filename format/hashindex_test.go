@@ -849,7 +849,11 @@ func TestDecodeHashIndexErrors(t *testing.T) {
 		{"header block count changed", mut(func(c []byte) []byte { le.PutUint32(c[4:], 4); return c }), f.off, f.dataSize, f.numBlocks, f.off + 4},
 		{"too few block bits", mut(func(c []byte) []byte { c[1] = 1; return c }), f.off, f.dataSize, f.numBlocks, f.off + 1},
 		{"33 offset bits with the file offsets flag", mut(func(c []byte) []byte { c[0], c[2], c[3] = 8, 33, 1; return c }), f.off, f.dataSize, f.numBlocks, f.off + 8}, // past the header checks
-		{"unknown flag 4", mut(func(c []byte) []byte { c[3] = 4; return c }), f.off, f.dataSize, f.numBlocks, f.off + 3},
+		{"unknown flag 16", mut(func(c []byte) []byte { c[3] = 16; return c }), f.off, f.dataSize, f.numBlocks, f.off + 3},
+		{"first-key flag with file offsets", mut(func(c []byte) []byte { c[3] = 4 | 1; return c }), f.off, f.dataSize, f.numBlocks, f.off + 3},
+		{"first-key flag with decoded offsets", mut(func(c []byte) []byte { c[3] = 4 | 2; return c }), f.off, f.dataSize, f.numBlocks, f.off + 3},
+		{"filter flag without the first-key flag", mut(func(c []byte) []byte { c[3] = 8; return c }), f.off, f.dataSize, f.numBlocks, f.off + 3},
+		{"filter flag with nothing after the block offsets", mut(func(c []byte) []byte { c[3] = 4 | 8; return c }), f.off, f.dataSize, f.numBlocks, f.off + 8},
 		{"both offset flags", mut(func(c []byte) []byte { c[3] = 3; return c }), f.off, f.dataSize, f.numBlocks, f.off + 3},
 		{"unknown flag 0x80", mut(func(c []byte) []byte { c[3] = 0x80; return c }), f.off, f.dataSize, f.numBlocks, f.off + 3},
 		{"all flags", mut(func(c []byte) []byte { c[3] = 0xff; return c }), f.off, f.dataSize, f.numBlocks, f.off + 3},

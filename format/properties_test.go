@@ -197,8 +197,8 @@ func TestPropertiesUnknownTagsSkipped(t *testing.T) {
 		Compression: format.NoCompression, MaxBlockSize: 100,
 	}
 	enc := format.AppendProperties(nil, &p)
-	enc = append(enc, rec(22, []byte("not an integer \xff\xff\xff"))...)
-	enc = append(enc, rec(23, nil)...)
+	enc = append(enc, rec(23, []byte("not an integer \xff\xff\xff"))...)
+	enc = append(enc, rec(24, nil)...)
 	enc = append(enc, rec(1<<40, bytes.Repeat([]byte{0x80}, 300))...)
 	got, err := format.DecodeProperties(enc, 0)
 	if err != nil {
@@ -261,7 +261,10 @@ func TestPropertiesBadRecords(t *testing.T) {
 		{"hash index size with trailing byte", join(v1, rec(17, []byte{1, 0})), off + 3, "bad integer"},
 		{"empty hash index size", join(v1, rec(17, nil)), off + 3, "bad integer"},
 		{"hash index size not an integer", join(v1, rec(17, []byte("\xff\xff"))), off + 3, "bad integer"},
-		{"unknown tag then hash index size", join(v1, rec(22, nil), rec(17, num(5))), off + 5, "tags must increase"},
+		{"unknown tag then hash index size", join(v1, rec(23, nil), rec(17, num(5))), off + 5, "tags must increase"},
+		{"partitioned record of 0", join(v1, rec(22, num(0))), off + 3, "partitioned record"},
+		{"partitioned record of 2", join(v1, rec(22, num(2))), off + 3, "partitioned record"},
+		{"partitioned record not an integer", join(v1, rec(22, []byte("\xff"))), off + 3, "bad integer"},
 		{"left-out smallest key of 1024 bytes", join(v1, rec(2, num(1)), rec(5, []byte("z")), rec(18, num(1024))), off + 9, "left-out key"},
 		{"left-out largest key of 0 bytes", join(v1, rec(2, num(1)), rec(4, []byte("a")), rec(19, num(0))), off + 9, "left-out key"},
 		{"left-out key length not an integer", join(v1, rec(2, num(1)), rec(4, []byte("a")), rec(19, nil)), off + 9, "bad integer"},
