@@ -22,7 +22,10 @@ type roundTripInput struct {
 // decodeRoundTrip turns arbitrary bytes into builder options and a sorted
 // set of unique keys with values. The layout, every part optional:
 //
-//	byte 0: block size = 1 + 16·b (so 1 to 4081 bytes)
+//	byte 0: block size = 1 + 16·(b & 127) (so 1 to 2033 bytes); bit 7
+//	        writes format version 4, the default (partitioned by bit 5 of
+//	        byte 1, the hash index not optional, bit 7 of byte 2 ignored),
+//	        else the older layouts (FormatVersion 1)
 //	byte 1: restart interval = b & 31 (0 means the default, 16); bit 5
 //	        partitions the table (format version 3, with the hash index
 //	        section too if bit 7 of byte 2 asks for one) in partitions of
@@ -53,7 +56,9 @@ func decodeRoundTrip(data []byte) roundTripInput {
 		data = data[n:]
 		return b
 	}
-	in.opts.BlockSize = 1 + 16*int(next())
+	bs := next()
+	in.opts.BlockSize = 1 + 16*int(bs&127)
+	in.opts.FormatVersion = format.Version1
 	ri := next()
 	in.opts.RestartInterval = int(ri & 31)
 	if ri&32 != 0 {
@@ -70,6 +75,9 @@ func decodeRoundTrip(data []byte) roundTripInput {
 	}
 	in.mmap = b&64 != 0
 	in.opts.HashIndex = b&128 != 0
+	if bs&128 != 0 {
+		in.opts.FormatVersion, in.opts.HashIndex = 0, false
+	}
 
 	m := map[string][]byte{}
 	var prev []byte
@@ -140,6 +148,18 @@ func FuzzRoundTrip(f *testing.F) {
 	f.Add(encodeRoundTrip([3]byte{1, 32, 128}, kvs))
 	f.Add(encodeRoundTrip([3]byte{1, 2 | 32, 1 | 64 | 128}, kvs))
 	f.Add(encodeRoundTrip([3]byte{0, 32 | 64, 3 | 64 | 128}, kvs))
+	// Version 4 (bit 7 of byte 0): one-level and partitioned, every
+	// compression, mmap or not, Bloom and the binary fuse filter (never
+	// partitioned), tiny blocks.
+	f.Add(encodeRoundTrip([3]byte{128, 0, 0}, kvs))
+	f.Add(encodeRoundTrip([3]byte{128 | 4, 2, 1 | 64}, kvs))
+	f.Add(encodeRoundTrip([3]byte{128, 1, 2}, kvs[:5]))
+	f.Add(encodeRoundTrip([3]byte{128 | 4, 2, 3 | 64}, kvs))
+	f.Add(encodeRoundTrip([3]byte{128, 0, 15 << 2}, kvs))
+	f.Add(encodeRoundTrip([3]byte{128 | 1, 32, 1 | 4<<2}, kvs))
+	f.Add(encodeRoundTrip([3]byte{128, 2 | 32 | 64, 2 | 64}, kvs))
+	f.Add(encodeRoundTrip([3]byte{128 | 1, 32 | 192, 3 | 64}, kvs[:7]))
+	f.Add([]byte{128, 0, 0})
 	f.Add([]byte{255, 31, 3, 0, 0, 0})
 	f.Add([]byte{1, 3, 2, 0, 5, 0x85, 'a', 'b', 'c', 'd', 'e', 'z', 3, 4, 0x90, 'f', 'g', 'h', 'i', 'y'})
 	f.Add([]byte{})
@@ -195,10 +215,14 @@ func FuzzRoundTrip(f *testing.F) {
 			RestartInterval:  uint64(in.opts.RestartInterval),
 			MaxBlockSize:     p.MaxBlockSize,
 		}
-		if in.opts.HashIndex {
-			// Version 2: a hash index of at least its header, between the
-			// data blocks and the filter section.
+		v4 := in.opts.FormatVersion == 0
+		if in.opts.HashIndex || v4 {
+			// Version 2 (4): a hash index of at least its header, between
+			// the data blocks and the filter section.
 			wantProps.FormatVersion = format.Version2
+			if v4 {
+				wantProps.FormatVersion = format.Version4
+			}
 			wantProps.HashIndexSize = p.HashIndexSize
 			if p.HashIndexSize < format.HashIndexHeaderLen+format.BlockTrailerLen {
 				t.Fatalf("hash index of %d bytes", p.HashIndexSize)
@@ -206,7 +230,11 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 		_, bloom := in.opts.Filter.(filterblock.Sized)
 		if in.opts.PartitionThreshold > 0 && bloom && len(in.kvs) > 0 {
-			wantProps.FormatVersion = format.Version3 // with a hash index or without
+			if v4 {
+				wantProps.Partitioned = true
+			} else {
+				wantProps.FormatVersion = format.Version3 // with a hash index or without
+			}
 		}
 		if f := r.Footer(); f.Version != wantProps.FormatVersion || p.DataSize+p.HashIndexSize != f.Filter.Offset {
 			t.Fatalf("footer version %d, filter at %d; properties: version %d, data size %d, hash index size %d",
