@@ -191,7 +191,13 @@ func checkHashIndexWriter(t *testing.T, data []byte, h uint64) {
 	}
 	sectionOff := offs[nb]
 	w := format.HashIndexWriter{FileOffsets: h&1 != 0}
-	if h&2 != 0 {
+	compact := h&4 != 0 // version 4: offsets in the block, 0.9 load, maybe a filter
+	if compact {
+		w = format.HashIndexWriter{FirstKeyShared: true}
+		if h&8 != 0 {
+			w.Filter = data[:min(len(data), 1+int(h>>4%64))]
+		}
+	} else if h&2 != 0 {
 		// Compressed blocks: each decodes to at least the stored bytes'
 		// span of offsets, and sizes vary from block to block.
 		w.DecodedStarts = make([]uint64, nb+1)
@@ -212,6 +218,7 @@ func checkHashIndexWriter(t *testing.T, data []byte, h uint64) {
 		w.Add(kh, uint32(b), o)
 		l := loc{b, uint64(o)}
 		switch {
+		case compact:
 		case w.FileOffsets:
 			l.off += offs[b]
 		case decoded:
@@ -227,9 +234,18 @@ func checkHashIndexWriter(t *testing.T, data []byte, h uint64) {
 	if err != nil {
 		t.Fatalf("DecodeHashIndex of a written section: %v", err)
 	}
-	if x.NumSlots() != format.HashIndexSlots(uint64(n)) || x.Occupied() != uint64(n) || x.FileOffsets() != w.FileOffsets || x.DecodedOffsets() != decoded {
+	wantSlots := format.HashIndexSlots(uint64(n))
+	if compact {
+		wantSlots = format.CompactHashIndexSlots(uint64(n))
+		if x.FileOffsets() || x.DecodedOffsets() || !x.FirstKeyShared() || !bytes.Equal(x.Filter(), w.Filter) || (x.Filter() == nil) != (len(w.Filter) == 0) {
+			t.Fatalf("version 4 hash index: file offsets %v, decoded offsets %v, first key shared %v, filter %x (want %x)", x.FileOffsets(), x.DecodedOffsets(), x.FirstKeyShared(), x.Filter(), w.Filter)
+		}
+	} else if x.FirstKeyShared() || x.Filter() != nil {
+		t.Fatalf("older hash index decodes as version 4's")
+	}
+	if x.NumSlots() != wantSlots || x.Occupied() != uint64(n) || x.FileOffsets() != (w.FileOffsets && !compact) || x.DecodedOffsets() != decoded {
 		t.Fatalf("%d entries: %d slots (want %d), %d occupied, file offsets %v (want %v), decoded offsets %v (want %v)",
-			n, x.NumSlots(), format.HashIndexSlots(uint64(n)), x.Occupied(), x.FileOffsets(), w.FileOffsets, x.DecodedOffsets(), decoded)
+			n, x.NumSlots(), wantSlots, x.Occupied(), x.FileOffsets(), w.FileOffsets, x.DecodedOffsets(), decoded)
 	}
 	for i := range nb {
 		if bh := x.BlockHandle(i); bh.Offset != offs[i] || bh.Length != blockLen {
@@ -282,6 +298,14 @@ func checkEntryAt(t *testing.T, contents []byte) {
 		t.Fatalf("EntriesEnd = %d for %d bytes", end, len(contents))
 	}
 	for _, off := range []uint32{0, 1, 2, 3, uint32(len(contents) / 2), uint32(len(contents)), 1 << 31} {
+		if endErr == nil {
+			head, tail, v, err := format.EntryParts(contents[:end], 0, off)
+			if err != nil {
+				wantErr(t, "EntryParts", err, format.ErrCorrupt)
+			} else if !within(contents[:end], head) || !within(contents[:end], tail) || !within(contents[:end], v) {
+				t.Fatalf("EntryParts(%d) = %q, %q, %q outside the %d bytes of entries", off, head, tail, v, end)
+			}
+		}
 		k, v, err := format.EntryAt(contents, 0, off)
 		if err != nil {
 			wantErr(t, "EntryAt", err, format.ErrCorrupt)

@@ -107,8 +107,14 @@ func makeSeedTables() ([]seedTable, error) {
 		{"part-hash-zstd-256-prefix", repetitive, &builder.Options{BlockSize: 256, Compression: format.ZstdCompression, HashIndex: true, Splitter: format.Suffix(5), PartitionThreshold: 1, PartitionSize: 256}},
 	}
 	for _, s := range steps {
-		if err := add(s.name, s.kvs, s.opts, nil); err != nil {
+		if err := add(s.name, s.kvs, legacy(s.opts), nil); err != nil {
 			return nil, err
+		}
+		if s.opts == nil || !s.opts.HashIndex {
+			// The same options in format version 4, the default.
+			if err := add("v4-"+s.name, s.kvs, s.opts, nil); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// A splitter and user properties in each format version: small
@@ -124,8 +130,13 @@ func makeSeedTables() ([]seedTable, error) {
 		{"hash-prefix-raw-64-user", numbered[:16], &builder.Options{BlockSize: 64, Compression: format.NoCompression, HashIndex: true, Splitter: format.Suffix(2)}},
 		{"part-prefix-zstd-128-user", repetitive[:12], &builder.Options{BlockSize: 128, Compression: format.ZstdCompression, Splitter: format.Suffix(5), PartitionThreshold: 1, PartitionSize: 128}},
 	} {
-		if err := add(s.name, s.kvs, s.opts, user); err != nil {
+		if err := add(s.name, s.kvs, legacy(s.opts), user); err != nil {
 			return nil, err
+		}
+		if !s.opts.HashIndex {
+			if err := add("v4-"+s.name, s.kvs, s.opts, user); err != nil {
+				return nil, err
+			}
 		}
 	}
 	paths, err := filepath.Glob(goldenGlob)
@@ -141,6 +152,20 @@ func makeSeedTables() ([]seedTable, error) {
 		out = append(out, seedTable{"golden/" + filepath.Base(p), file})
 	}
 	return out, nil
+}
+
+// legacy returns opts asking for the layouts before format version 4
+// (version 1, 2 with a hash index, 3 partitioned), as the seed tables
+// were built before version 4 became the default.
+func legacy(opts *builder.Options) *builder.Options {
+	var o builder.Options
+	if opts != nil {
+		o = *opts
+	}
+	if !o.HashIndex {
+		o.FormatVersion = format.Version1
+	}
+	return &o
 }
 
 // buildTable builds a table of kvs, which must be sorted, with opts and
