@@ -1,14 +1,16 @@
-// Package format defines table formats 1, 2 and 3: the byte layout shared
+// Package format defines table formats 1 to 4: the byte layout shared
 // by the builder and the reader, the block codec, block handles and
 // trailers, the hash index, the partitioned index and filter, properties,
 // and the corruption errors every decoder returns. Version 2 is version 1
-// plus a hash index section; a builder writes it only when asked for a
-// hash index. Version 3 is version 1, or version 2 when the table has a
-// hash index, with the filter and index block cut into partitions under
-// a top-level index; a builder writes it for tables whose index and
-// filter would exceed a threshold (240 KiB by default: more than fits the
-// 256 KiB tail a reader over an io.ReaderAt reads on open), with a hash index or
-// without. All three are current.
+// plus a hash index section. Version 3 is version 1, or version 2 when
+// the table has a hash index, with the filter and index block cut into
+// partitions under a top-level index, for tables whose index and filter
+// would exceed a threshold (240 KiB by default: more than fits the 256
+// KiB tail a reader over an io.ReaderAt reads on open). Version 4, what
+// builders write by default, is version 2 or partitioned version 3 with a
+// compact hash index, over data blocks whose entries share prefixes with
+// their block's first key ("Version 4" below). Builders write versions 1
+// to 3 when asked for them; readers read all four.
 //
 // # Conventions
 //
@@ -331,6 +333,77 @@
 // before version 3 tables could carry a hash index refuse such a table
 // with an error naming the properties block.
 //
+// # Version 4
+//
+// Version 4 is what builders write by default. It is version 2 (one-level:
+// data blocks, hash index section, filter section, index block) or, past
+// the partition threshold, version 3 with a hash index (data blocks, hash
+// index section, partitions, top-level index), with three changes that
+// make the hash index cost about 4.4 bytes per entry instead of 10 to 12,
+// and cost version 1's file no whole keys:
+//
+// 1. Data blocks. Every entry that is not a restart point is
+// prefix-compressed against the block's first key (entry 0, always a
+// restart point and stored whole), not against the previous entry: shared
+// is the length of the longest common prefix of the entry's key and the
+// first key. Keys are sorted, so that prefix is never longer than the
+// one the entry shares with its predecessor, whose first shared bytes
+// equal the first key's: a version 4 block is a valid version 1 block
+// and is read as one (iterators, restart points and the restart array are
+// unchanged). A reader given an entry's offset decodes its key as the
+// first key's first shared bytes followed by the entry's unshared bytes,
+// with no other entry read: the first entry's header starts at offset 0.
+//
+// 2. Hash index section. Laid out as in version 2, with flags bit 2
+// (first key) set and bits 0 and 1 clear: a slot's offset field is the
+// entry's offset in its decoded block. The writer uses numSlots = n + n/9
+// + 1 for n entries (load at most 0.9: a successful probe reads about 5.5
+// slots, within one or two cache lines; an unsuccessful one about 50),
+// and the smallest width (at most 8) leaving at least 5 tag bits: 4-byte
+// slots while the block number and the offset in a block fit in 27 bits
+// (up to about 2M entries in 4 KiB blocks), 5 bytes beyond. Only the
+// decoded-starts table is never present.
+//
+// 3. Whole filter. In a partitioned version 4 table (property tag 22
+// present) the hash index section also has flags bit 3 set, and after the
+// block offsets, to the end of the section, holds the filter of the
+// table's every key (or, with a splitter, distinct prefix), under the
+// table's filter policy (tag 12), encoded as a filter partition is. The
+// partitions keep their own filters. The section is then:
+//
+//	+---------------------------------------------------------+
+//	| header (16 bytes), flags = 4 | 8                        |
+//	+---------------------------------------------------------+
+//	| zero padding                                            |
+//	+---------------------------------------------------------+
+//	| numSlots slots of width bytes                           |
+//	+---------------------------------------------------------+
+//	| numBlocks+1 block offsets, u64LE                        |
+//	+---------------------------------------------------------+
+//	| whole filter: at least 1 byte, to the section's end     |
+//	+---------------------------------------------------------+
+//
+// A one-level version 4 table has flags = 4 and no filter after the
+// block offsets: its filter section is already whole.
+//
+// Property tag 22 (partitioned, value 1) marks a partitioned version 4
+// table; it appears in no other table. Its footer, top-level index,
+// partitions and property tags 9 and 10 are exactly those of a version 3
+// table with a hash index. The footer and properties record version 4
+// either way, and every version 4 table has a hash index section (tag
+// 17). Why two filters: a memory-mapped reader probes the whole one
+// (readers of this package copy it to the heap on open, so that an absent
+// key costs a hash and one cache line), while a reader over an
+// io.ReaderAt reads one partition, filter and index together, and never
+// the hash index section, keeping a cold lookup of a large table on
+// object storage within a few KiB and three reads. The whole filter costs
+// 1.25 bytes per key at 10 bits per key.
+//
+// Readers before version 4 refuse a version 4 table by its footer
+// ("unsupported format version 4"). Builders still write versions 1, 2
+// and 3 byte for byte when asked for them (builder.Options.FormatVersion,
+// or HashIndex).
+//
 // # Properties block
 //
 // A sequence of records in strictly increasing tag order; readers skip tags
@@ -364,6 +437,7 @@
 //	tag 19: largest key's length, instead of tag 5 for a key of more than 1024 bytes
 //	tag 20: splitter name (1 to 255 bytes; tables built with a Splitter only)
 //	tag 21: user properties (tables with at least one only)
+//	tag 22: partitioned (value 1; partitioned version 4 tables only)
 //
 // When the entry count is non-zero, exactly one of tags 4 and 18 is present,
 // and one of tags 5 and 19; otherwise none of them. A writer stores the
