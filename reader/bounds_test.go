@@ -251,15 +251,18 @@ func TestZeroAllocs(t *testing.T) {
 			es = append(es, entry{string(k), "some value"})
 		}
 	}
-	for _, kind := range []string{"v1", "hash", "partitioned"} {
+	for _, kind := range []string{"v1", "hash", "partitioned", "v4", "v4 partitioned"} {
 		for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression, format.ZstdCompression} {
 			opts := &builder.Options{HashIndex: kind == "hash", Compression: c, Splitter: format.Suffix(8)}
-			if kind == "partitioned" {
+			if kind == "v1" || kind == "partitioned" {
+				opts.FormatVersion = format.Version1 // version 3 when partitioned
+			}
+			if kind == "partitioned" || kind == "v4 partitioned" {
 				opts.PartitionThreshold, opts.PartitionSize = 1, 1024
 			}
 			data, p := build(t, es, opts)
-			if want := wantVersion(opts, len(es)); p.FormatVersion != want {
-				t.Fatalf("%s: format version %d, want %d", kind, p.FormatVersion, want)
+			if want := wantVersion(opts, len(es)); p.FormatVersion != want || p.Partitioned != (want == format.Version4 && wantPartitioned(opts, len(es))) {
+				t.Fatalf("%s: format version %d (partitioned %v), want %d", kind, p.FormatVersion, p.Partitioned, want)
 			}
 			t.Run(fmt.Sprintf("%s/%v", kind, c), func(t *testing.T) {
 				sources(t, data, nil, func(t *testing.T, r *reader.Reader) {

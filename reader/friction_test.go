@@ -128,21 +128,28 @@ func TestLargeKeysReadBack(t *testing.T) {
 		{"long last key", []entry{{"a", "1"}, {"b", "2"}, {big(format.MaxPropertiesKeyLen+1, 'c'), "3"}}},
 		{"key of the limit", []entry{{big(format.MaxPropertiesKeyLen, 'a'), "1"}, {big(70000, 'b'), ""}}},
 	} {
-		for _, opts := range []builder.Options{{}, {Compression: format.NoCompression, HashIndex: true}, {Compression: format.ZstdCompression, PartitionThreshold: 1}} {
+		for _, opts := range []builder.Options{
+			{FormatVersion: format.Version1},
+			{Compression: format.NoCompression, HashIndex: true},
+			{Compression: format.ZstdCompression, PartitionThreshold: 1, FormatVersion: format.Version1},
+			{}, // version 4
+			{Compression: format.ZstdCompression, PartitionThreshold: 1}, // version 4, partitioned
+		} {
 			data, bp := build(t, tc.es, &opts)
 			var keyBytes int
 			for _, e := range tc.es {
 				keyBytes += len(e.Key)
 			}
-			// Each key once; in a partitioned table (format version 3) the
-			// key that ends a partition once more, as its top-level key
-			// (the only partition here ends with the last key).
+			// Each key once; in a partitioned table (format version 3, or
+			// 4 with Partitioned) the key that ends a partition once more,
+			// as its top-level key (the only partition here ends with the
+			// last key).
 			limit := keyBytes + 8192
-			if bp.FormatVersion == format.Version3 {
+			if bp.FormatVersion == format.Version3 || bp.Partitioned {
 				limit += len(tc.es[len(tc.es)-1].Key)
 			}
 			if len(data) > limit {
-				t.Errorf("%s: table of %d bytes for %d bytes of keys", tc.name, len(data), keyBytes)
+				t.Errorf("%s: table of %d bytes (format version %d, partitioned %v) for %d bytes of keys", tc.name, len(data), bp.FormatVersion, bp.Partitioned, keyBytes)
 			}
 			check := func(t *testing.T, r *reader.Reader) {
 				p := r.Properties()

@@ -163,15 +163,31 @@ func numbered(n int, value func(i int) string) []entry {
 	return es
 }
 
-// tableVersions are the format versions the builder writes: Version1
-// by default, Version2 with Options.HashIndex.
-var tableVersions = []struct {
+// tableVersion is one of the one-level layouts the builder writes.
+type tableVersion struct {
 	name    string
-	hash    bool // builder.Options.HashIndex
-	version uint32
-}{
-	{"v1", false, format.Version1},
-	{"v2", true, format.Version2},
+	hash    bool   // builder.Options.HashIndex
+	fv      uint32 // builder.Options.FormatVersion
+	version uint32 // the format version the builder writes with them
+}
+
+// opts sets o's HashIndex and FormatVersion to ask for v, and returns o.
+func (v tableVersion) opts(o *builder.Options) *builder.Options {
+	o.HashIndex, o.FormatVersion = v.hash, v.fv
+	return o
+}
+
+// hasHashIndex reports whether tables of v have a hash index section:
+// version 2 (HashIndex) and version 4 (always).
+func (v tableVersion) hasHashIndex() bool { return v.hash || v.version == format.Version4 }
+
+// tableVersions are the one-level format versions the builder writes:
+// Version1 when asked for (FormatVersion: format.Version1), Version2 with
+// Options.HashIndex, Version4 by default.
+var tableVersions = []tableVersion{
+	{"v1", false, format.Version1, format.Version1},
+	{"v2", true, 0, format.Version2},
+	{"v4", false, 0, format.Version4},
 }
 
 // blockInfo describes one data block of a table.
@@ -192,9 +208,9 @@ func dataBlocks(t tb, data []byte) []blockInfo {
 	if err != nil {
 		t.Fatalf("footer: %v", err)
 	}
-	// The index block, or a Version3 table's index partitions in turn.
+	// The index block, or a partitioned table's index partitions in turn.
 	indexes := []format.BlockHandle{f.Index}
-	if f.Version == format.Version3 {
+	if isPartitioned(t, data, f.Version) {
 		indexes = indexes[:0]
 		var top format.BlockIter
 		if err := top.Init(format.SectionTopIndex, int64(f.Index.Offset), data[f.Index.Offset:f.Index.Offset+f.Index.Length]); err != nil {
@@ -319,13 +335,24 @@ func partitionable(p filterblock.Policy) bool {
 	return hashes && !fallback
 }
 
-// drawPartitioning forces partitioning (format version 3) on a table of
-// the property tests, whose tables are far below the default threshold:
-// a threshold of 1 byte, and partitions from 1 byte (a partition per data
-// block) to a few KiB.
+// drawPartitioning forces partitioning (format version 3, or version 4
+// with Properties.Partitioned) on a table of the property tests, whose
+// tables are far below the default threshold: a threshold of 1 byte, and
+// partitions from 1 byte (a partition per data block) to a few KiB.
 func drawPartitioning(t *rapid.T, o *builder.Options) {
 	o.PartitionThreshold = 1
 	o.PartitionSize = rapid.SampledFrom([]int{1, 100, 300, 1024, 4096}).Draw(t, "partitionSize")
+}
+
+// drawFormatVersion draws the builder's FormatVersion for a table without
+// Options.HashIndex: the version 1 layout (version 3 when partitioned),
+// asked for explicitly, or version 4, by default (0) or explicitly.
+// With HashIndex it leaves FormatVersion 0 (versions 2 and 3).
+func drawFormatVersion(t *rapid.T, o *builder.Options) {
+	if o.HashIndex {
+		return
+	}
+	o.FormatVersion = rapid.SampledFrom([]uint32{format.Version1, 0, format.Version4}).Draw(t, "formatVersion")
 }
 
 // drawCompression draws the data block compression: snappy or none, and
@@ -338,16 +365,68 @@ func drawCompression(t *rapid.T, zstd bool) format.Compression {
 	return rapid.SampledFrom(cs).Draw(t, "compression")
 }
 
+// isV4 reports whether a builder with options o writes format version 4:
+// FormatVersion 0 or format.Version4, without HashIndex.
+func isV4(o *builder.Options) bool {
+	return !o.HashIndex && (o.FormatVersion == 0 || o.FormatVersion == format.Version4)
+}
+
+// wantPartitioned reports whether a builder with options o partitions a
+// table of n entries small enough for the default threshold: when
+// partitioning is forced on a non-empty table with a Bloom filter.
+func wantPartitioned(o *builder.Options, n int) bool {
+	return o.PartitionThreshold > 0 && n > 0 && partitionable(o.Filter)
+}
+
 // wantVersion returns the format version a builder with options o writes
-// for a table of n entries small enough for the default threshold: 3 when
-// partitioning is forced on a non-empty table with a Bloom filter (with
-// or without a hash index), else 2 with a hash index, else 1.
+// for a table of n entries small enough for the default threshold: 4 by
+// default (partitioned or not: Properties.Partitioned tells), else 3 when
+// partitioning is forced (wantPartitioned, with or without a hash index),
+// else 2 with a hash index, else 1.
 func wantVersion(o *builder.Options, n int) uint32 {
 	switch {
-	case o.PartitionThreshold > 0 && n > 0 && partitionable(o.Filter):
+	case isV4(o):
+		return format.Version4
+	case wantPartitioned(o, n):
 		return format.Version3
 	case o.HashIndex:
 		return format.Version2
 	}
 	return format.Version1
+}
+
+// wantHashIndex reports whether a builder with options o writes a hash
+// index section: with HashIndex (versions 2 and 3), and always in
+// version 4.
+func wantHashIndex(o *builder.Options) bool { return o.HashIndex || isV4(o) }
+
+// tableProps decodes the properties block of a valid table without using
+// package reader.
+func tableProps(t tb, data []byte) format.Properties {
+	t.Helper()
+	f, err := footer.Decode(data[len(data)-footer.Size:], int64(len(data)))
+	if err != nil {
+		t.Fatalf("footer: %v", err)
+	}
+	h := f.Properties
+	stored, typ, err := format.CheckBlock(format.SectionProperties, int64(h.Offset), data[h.Offset:h.End()])
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	contents, err := format.DecodeBlock(format.SectionProperties, int64(h.Offset), stored, typ, 1<<30, nil)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	p, err := format.DecodeProperties(contents, int64(h.Offset))
+	if err != nil {
+		t.Fatalf("properties: %v", err)
+	}
+	return p
+}
+
+// isPartitioned reports whether a valid table with footer version v has
+// partitions: version 3, and version 4 with Properties.Partitioned.
+func isPartitioned(t tb, data []byte, v uint32) bool {
+	t.Helper()
+	return v == format.Version3 || v == format.Version4 && tableProps(t, data).Partitioned
 }

@@ -23,26 +23,55 @@ func partOpts(c format.Compression) *builder.Options {
 	return &builder.Options{BlockSize: 256, Compression: c, PartitionThreshold: 1, PartitionSize: 1024}
 }
 
-// partTable builds a Version3 table of n entries, with a hash index if
-// hash, in partitions of about 1 KiB.
-func partTable(t testing.TB, n int, c format.Compression, hash bool) ([]byte, []entry) {
+// partTable builds a partitioned table of kind k (Version3 without or
+// with a hash index, or Version4) of n entries, in partitions of about
+// 1 KiB.
+func partTable(t testing.TB, n int, c format.Compression, k partKind) ([]byte, []entry) {
 	t.Helper()
 	es := numbered(n, func(i int) string { return fmt.Sprintf("value %d %x", i, i*7919) })
-	opts := partOpts(c)
-	opts.HashIndex = hash
+	opts := k.opts(partOpts(c))
 	data, p := build(t, es, opts)
-	if p.FormatVersion != format.Version3 || (p.HashIndexSize != 0) != hash {
-		t.Fatalf("format version %d, hash index size %d; want %d, hash index %v", p.FormatVersion, p.HashIndexSize, format.Version3, hash)
-	}
+	k.check(t, p)
 	return data, es
 }
 
-// partKinds are the partitioned layouts the tests read: without and with
-// a hash index.
-var partKinds = []struct {
+// partKind is a partitioned layout: version 3 without a hash index
+// (FormatVersion: format.Version1) or with one (HashIndex), or version 4
+// (the default) with Properties.Partitioned.
+type partKind struct {
 	name string
-	hash bool
-}{{"v3", false}, {"v3-hash", true}}
+	hash bool   // builder.Options.HashIndex
+	fv   uint32 // builder.Options.FormatVersion
+}
+
+// opts sets o's HashIndex and FormatVersion to ask for k, and returns o.
+func (k partKind) opts(o *builder.Options) *builder.Options {
+	o.HashIndex, o.FormatVersion = k.hash, k.fv
+	return o
+}
+
+// version is the format version of k's tables.
+func (k partKind) version() uint32 {
+	if k.hash || k.fv == format.Version1 {
+		return format.Version3
+	}
+	return format.Version4
+}
+
+// hasHashIndex reports whether k's tables have a hash index section.
+func (k partKind) hasHashIndex() bool { return k.hash || k.version() == format.Version4 }
+
+// check fails unless p describes a partitioned table of kind k.
+func (k partKind) check(t testing.TB, p format.Properties) {
+	t.Helper()
+	if p.FormatVersion != k.version() || (p.HashIndexSize != 0) != k.hasHashIndex() || p.Partitioned != (k.version() == format.Version4) {
+		t.Fatalf("format version %d, hash index size %d, partitioned %v; want %s: version %d, hash index %v", p.FormatVersion, p.HashIndexSize, p.Partitioned, k.name, k.version(), k.hasHashIndex())
+	}
+}
+
+// partKinds are the partitioned layouts the tests read: version 3
+// without and with a hash index, and version 4.
+var partKinds = []partKind{{"v3", false, format.Version1}, {"v3-hash", true, 0}, {"v4 partitioned", false, 0}}
 
 // TestPartitioned reads a partitioned table, without and with a hash
 // index, every way, mapped and over a ReaderAt, with caches that hold
@@ -51,7 +80,7 @@ var partKinds = []struct {
 func TestPartitioned(t *testing.T) {
 	for _, k := range partKinds {
 		for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
-			data, es := partTable(t, 5000, c, k.hash)
+			data, es := partTable(t, 5000, c, k)
 			for name, opts := range map[string]func() *reader.Options{
 				"default":   func() *reader.Options { return nil },
 				"cache0":    func() *reader.Options { return cacheOpts(t, 0) },
@@ -59,7 +88,7 @@ func TestPartitioned(t *testing.T) {
 			} {
 				t.Run(fmt.Sprintf("%s/%s/%s", k.name, c, name), func(t *testing.T) {
 					sources(t, data, opts(), func(t *testing.T, r *reader.Reader) {
-						checkPartitioned(t, r, es)
+						checkPartitioned(t, r, es, k)
 					})
 				})
 			}
@@ -67,10 +96,9 @@ func TestPartitioned(t *testing.T) {
 	}
 }
 
-func checkPartitioned(t *testing.T, r *reader.Reader, es []entry) {
-	if v := r.Properties().FormatVersion; v != format.Version3 {
-		t.Fatalf("format version %d", v)
-	}
+func checkPartitioned(t *testing.T, r *reader.Reader, es []entry, k partKind) {
+	t.Helper()
+	k.check(t, r.Properties())
 	for i, e := range es {
 		v, err := r.Get([]byte(e.Key))
 		if err != nil || string(v) != e.Value {
@@ -135,14 +163,20 @@ func checkPartitioned(t *testing.T, r *reader.Reader, es []entry) {
 // filter and index partition together, a few KiB; a second Get in the
 // same partition reads only its data block; a full scan reads at most two
 // per MiB.
+// Version 3 and version 4 (whose hash index a reader over a ReaderAt
+// never reads: see TestPartitionedHashReadCounts) alike.
 func TestPartitionedReadCounts(t *testing.T) {
 	es := numbered(200000, func(i int) string { return fmt.Sprintf("%0100x", uint64(i)*0x9e3779b97f4a7c15) })
+	for _, k := range []partKind{partKinds[0], partKinds[2]} {
+		t.Run(k.name, func(t *testing.T) { testPartitionedReadCounts(t, es, k) })
+	}
+}
+
+func testPartitionedReadCounts(t *testing.T, es []entry, k partKind) {
 	// About 450 KiB of index and filter: under the default threshold
 	// (4 MiB), partitioned by a lower one.
-	data, p := build(t, es, &builder.Options{PartitionThreshold: 256 << 10})
-	if p.FormatVersion != format.Version3 {
-		t.Fatalf("a %d-entry table with a 256 KiB threshold: format version %d, want 3", len(es), p.FormatVersion)
-	}
+	data, p := build(t, es, k.opts(&builder.Options{PartitionThreshold: 256 << 10}))
+	k.check(t, p)
 	src := &recorder{data: data}
 	open := func() *reader.Reader {
 		r, err := reader.New(src, int64(len(data)), cacheOpts(t, 64<<20))
@@ -210,11 +244,22 @@ func TestPartitionedReadCounts(t *testing.T) {
 // over the threshold from being partitioned.
 func TestPartitionedSmallTablesUnchanged(t *testing.T) {
 	es := numbered(2000, func(i int) string { return fmt.Sprint(i) })
-	if _, p := build(t, es, nil); p.FormatVersion != format.Version1 {
+	if _, p := build(t, es, &builder.Options{FormatVersion: format.Version1}); p.FormatVersion != format.Version1 {
 		t.Errorf("small table: version %d, want 1", p.FormatVersion)
 	}
-	if _, p := build(t, es, &builder.Options{PartitionThreshold: -1, PartitionSize: 64}); p.FormatVersion != format.Version1 {
+	if _, p := build(t, es, &builder.Options{FormatVersion: format.Version1, PartitionThreshold: -1, PartitionSize: 64}); p.FormatVersion != format.Version1 {
 		t.Errorf("negative threshold: version %d, want 1", p.FormatVersion)
+	}
+	// Version 4, the default: one-level under the threshold and with a
+	// negative one, partitioned (still version 4) over it.
+	if _, p := build(t, es, nil); p.FormatVersion != format.Version4 || p.Partitioned || p.HashIndexSize == 0 {
+		t.Errorf("small table, default options: version %d, partitioned %v, hash index size %d; want version 4, one-level, with a hash index", p.FormatVersion, p.Partitioned, p.HashIndexSize)
+	}
+	if _, p := build(t, es, &builder.Options{PartitionThreshold: -1, PartitionSize: 64}); p.FormatVersion != format.Version4 || p.Partitioned {
+		t.Errorf("negative threshold, version 4: version %d, partitioned %v; want 4, one-level", p.FormatVersion, p.Partitioned)
+	}
+	if _, p := build(t, es, &builder.Options{PartitionThreshold: 1}); p.FormatVersion != format.Version4 || !p.Partitioned || p.HashIndexSize == 0 {
+		t.Errorf("threshold 1, version 4: version %d, partitioned %v, hash index size %d; want version 4, partitioned, with a hash index", p.FormatVersion, p.Partitioned, p.HashIndexSize)
 	}
 	if _, p := build(t, es, &builder.Options{HashIndex: true}); p.FormatVersion != format.Version2 {
 		t.Errorf("small table with a hash index: version %d, want 2", p.FormatVersion)
@@ -230,7 +275,7 @@ func TestPartitionedSmallTablesUnchanged(t *testing.T) {
 func TestPartitionedReadFaults(t *testing.T) {
 	for _, k := range partKinds {
 		for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
-			data, es := partTable(t, 1500, c, k.hash)
+			data, es := partTable(t, 1500, c, k)
 			for name, opts := range faultOptions(t) {
 				t.Run(fmt.Sprintf("%s/%s/%s", k.name, c, name), func(t *testing.T) {
 					testReadFaults(t, data, es, opts)
@@ -253,19 +298,21 @@ func TestPartitionedBitFlipSweep(t *testing.T) {
 	dir := t.TempDir()
 	for _, v := range []struct {
 		c    format.Compression
-		hash bool
+		k    partKind
 		opts *reader.Options
 	}{
-		{format.SnappyCompression, false, nil},
-		{format.NoCompression, false, cacheOpts(t, 0)},
-		{format.ZstdCompression, false, nil},  // the golden prefixparted.sst: splitter, user properties
-		{format.SnappyCompression, true, nil}, // the golden hashparted.sst
-		{format.NoCompression, true, cacheOpts(t, 0)},
+		{format.SnappyCompression, partKinds[0], nil},
+		{format.NoCompression, partKinds[0], cacheOpts(t, 0)},
+		{format.ZstdCompression, partKinds[0], nil},   // the golden prefixparted.sst: splitter, user properties
+		{format.SnappyCompression, partKinds[1], nil}, // the golden hashparted.sst
+		{format.NoCompression, partKinds[1], cacheOpts(t, 0)},
+		{format.SnappyCompression, partKinds[2], nil}, // version 4
+		{format.NoCompression, partKinds[2], cacheOpts(t, 0)},
 	} {
-		g := partSweepTable(t, v.c, v.hash)
+		g := partSweepTable(t, v.c, v.k)
 		t.Run(g.name, func(t *testing.T) {
 			stride, mapEvery := 3*hashSweepStride(), 97
-			if v.hash {
+			if v.k.hasHashIndex() {
 				mapEvery = 5 * stride
 			}
 			st := bitFlipSweepMapped(t, g, stride, v.opts, dir, mapEvery)
@@ -280,9 +327,9 @@ func TestPartitionedBitFlipSweep(t *testing.T) {
 // and with a hash index, to every shorter length.
 func TestPartitionedTruncationSweep(t *testing.T) {
 	dir := t.TempDir()
-	for _, hash := range []bool{false, true} {
+	for _, k := range partKinds {
 		for _, c := range []format.Compression{format.SnappyCompression, format.NoCompression} {
-			g := partSweepTable(t, c, hash)
+			g := partSweepTable(t, c, k)
 			t.Run(g.name, func(t *testing.T) { truncationSweep(t, g, nil, dir) })
 		}
 	}
@@ -294,12 +341,17 @@ func TestPartitionedTruncationSweep(t *testing.T) {
 // property), or for NoCompression a table of 200 entries built like it;
 // with hash, for SnappyCompression the golden hashparted.sst (the entries
 // and options of partitioned.sst, with a hash index), or for
-// NoCompression a table of 200 entries built like it.
-func partSweepTable(t *testing.T, c format.Compression, hash bool) *goldenTable {
+// NoCompression a table of 200 entries built like it. Version 4 (k)
+// has no golden table: a table of 200 entries built like the others.
+func partSweepTable(t *testing.T, c format.Compression, k partKind) *goldenTable {
 	t.Helper()
+	hash := k.hash
 	golden := map[format.Compression]string{format.SnappyCompression: "partitioned.sst", format.ZstdCompression: "prefixparted.sst"}
 	if hash {
 		golden = map[format.Compression]string{format.SnappyCompression: "hashparted.sst"}
+	}
+	if k.version() == format.Version4 {
+		golden = nil
 	}
 	if name := golden[c]; name != "" {
 		data, err := os.ReadFile(filepath.Join(sweepGoldenDir, name))
@@ -309,13 +361,17 @@ func partSweepTable(t *testing.T, c format.Compression, hash bool) *goldenTable 
 		return newGoldenTable(t, name, data)
 	}
 	es := numbered(200, func(i int) string { return fmt.Sprintf("v%d", i) })
-	data, p := build(t, es, &builder.Options{BlockSize: 256, RestartInterval: 4, Compression: c, HashIndex: hash, PartitionThreshold: 1, PartitionSize: 256})
-	if p.FormatVersion != format.Version3 || p.NumDataBlocks < 8 || (p.HashIndexSize != 0) != hash {
+	data, p := build(t, es, k.opts(&builder.Options{BlockSize: 256, RestartInterval: 4, Compression: c, PartitionThreshold: 1, PartitionSize: 256}))
+	k.check(t, p)
+	if p.NumDataBlocks < 8 {
 		t.Fatalf("sweep table: format version %d, %d data blocks, hash index size %d", p.FormatVersion, p.NumDataBlocks, p.HashIndexSize)
 	}
 	name := "v3-" + c.String()
 	if hash {
 		name += "-hash"
+	}
+	if k.version() == format.Version4 {
+		name = "v4-partitioned-" + c.String()
 	}
 	return newGoldenTable(t, name, data)
 }
@@ -327,12 +383,12 @@ func partSweepTable(t *testing.T, c format.Compression, hash bool) *goldenTable 
 // before the partitions' state is set up.
 func TestPartitionedCloseDuringFirstUse(t *testing.T) {
 	for _, k := range partKinds {
-		t.Run(k.name, func(t *testing.T) { testPartitionedCloseDuringFirstUse(t, k.hash) })
+		t.Run(k.name, func(t *testing.T) { testPartitionedCloseDuringFirstUse(t, k) })
 	}
 }
 
-func testPartitionedCloseDuringFirstUse(t *testing.T, hash bool) {
-	data, es := partTable(t, 3000, format.SnappyCompression, hash)
+func testPartitionedCloseDuringFirstUse(t *testing.T, k partKind) {
+	data, es := partTable(t, 3000, format.SnappyCompression, k)
 	path := writeFile(t, t.TempDir(), data)
 	for round := 0; round < 40; round++ {
 		var r *reader.Reader
@@ -379,18 +435,26 @@ func testPartitionedCloseDuringFirstUse(t *testing.T, hash bool) {
 // read no partition. With a cache too small for that prefetch, every read
 // stays within a window and, once random lookups have read most windows,
 // absent keys read almost none.
+//
+// Version 3 and version 4 alike (a reader over a ReaderAt never reads a
+// partitioned version 4 table's hash index).
 func TestPartitionWindow(t *testing.T) {
 	es := numbered(200000, func(i int) string { return fmt.Sprintf("%0100x", uint64(i)*0x9e3779b97f4a7c15) })
-	data, p := build(t, es, &builder.Options{PartitionThreshold: 256 << 10, PartitionSize: 2 << 10})
-	if p.FormatVersion != format.Version3 {
-		t.Fatalf("format version %d, want 3", p.FormatVersion)
+	for _, k := range []partKind{partKinds[0], partKinds[2]} {
+		t.Run(k.name, func(t *testing.T) { testPartitionWindow(t, es, k) })
 	}
-	// The partitions lie between the data blocks and the top-level index.
+}
+
+func testPartitionWindow(t *testing.T, es []entry, k partKind) {
+	data, p := build(t, es, k.opts(&builder.Options{PartitionThreshold: 256 << 10, PartitionSize: 2 << 10}))
+	k.check(t, p)
+	// The partitions lie between the data blocks (and the hash index
+	// section, if any) and the top-level index.
 	f, err := footer.Decode(data[len(data)-footer.Size:], int64(len(data)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	partsStart, partsEnd := int64(p.DataSize), int64(f.Index.Offset)
+	partsStart, partsEnd := int64(p.DataSize+p.HashIndexSize), int64(f.Index.Offset)
 	total := partsEnd - partsStart
 	if total < 4*reader.PartitionWindow {
 		t.Fatalf("%d bytes of partitions: too few for the test", total)
@@ -502,7 +566,7 @@ func TestPartitionWindow(t *testing.T) {
 func TestPartitionedHashIndexUse(t *testing.T) {
 	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
 		t.Run(c.String(), func(t *testing.T) {
-			data, es := partTable(t, 3000, c, true)
+			data, es := partTable(t, 3000, c, partKinds[1])
 			path := writeFile(t, t.TempDir(), data)
 			r, err := reader.Open(path, nil)
 			if err != nil {
@@ -566,7 +630,7 @@ func TestPartitionedHashIndexUse(t *testing.T) {
 // mapped (through the hash index) or over a ReaderAt, may panic or give a
 // wrong answer.
 func TestPartitionedHashLyingSizes(t *testing.T) {
-	data, _ := partTable(t, 300, format.SnappyCompression, true)
+	data, _ := partTable(t, 300, format.SnappyCompression, partKinds[1])
 	g := newGoldenTable(t, "v3-hash", data)
 	r := openMem(t, data, nil)
 	props := r.Properties()

@@ -45,7 +45,7 @@ func (r *recorder) take() [][2]int64 {
 func TestColdReadCounts(t *testing.T) {
 	es := numbered(20000, func(i int) string { return fmt.Sprintf("value %d %x", i, i*7919) })
 	for _, v := range tableVersions {
-		data, p := build(t, es, &builder.Options{HashIndex: v.hash})
+		data, p := build(t, es, &builder.Options{HashIndex: v.hash, FormatVersion: v.fv})
 		meta := int64(len(data)) - int64(p.DataSize)
 		for _, tail := range []int{0, 4 << 10, int(meta)} {
 			t.Run(fmt.Sprintf("%s/tail%d", v.name, tail), func(t *testing.T) {
@@ -90,7 +90,7 @@ func TestColdReadCounts(t *testing.T) {
 					if len(reads) > want {
 						t.Errorf("cold Get(%q) (present %v): %d reads counting New, want at most %d: %v", key, present, len(reads), want, reads)
 					}
-					if v.hash && !fits {
+					if v.hasHashIndex() && !fits {
 						lo, hi := int64(p.DataSize), int64(p.DataSize+p.HashIndexSize)
 						for _, rd := range reads {
 							if rd[0] < hi && rd[0]+rd[1] > lo {
@@ -293,14 +293,26 @@ func TestPartitionedHashReadCounts(t *testing.T) {
 	es := numbered(200000, func(i int) string { return fmt.Sprintf("%0100x", uint64(i)*0x9e3779b97f4a7c15) })
 	for _, v := range []struct{ partSize, minParts int }{{2 << 10, 150}, {0, 20}} {
 		t.Run(fmt.Sprintf("partition%d", v.partSize), func(t *testing.T) {
-			testPartitionedHashReadCounts(t, es, v.partSize, v.minParts)
+			testPartitionedHashReadCounts(t, es, v.partSize, v.minParts, false)
+		})
+		// Version 4, partitioned: a reader over a ReaderAt never uses its
+		// hash index either (it reads partitions, as for version 3).
+		t.Run(fmt.Sprintf("v4/partition%d", v.partSize), func(t *testing.T) {
+			testPartitionedHashReadCounts(t, es, v.partSize, v.minParts, true)
 		})
 	}
 }
 
-func testPartitionedHashReadCounts(t *testing.T, es []entry, partSize, minParts int) {
-	data, p := build(t, es, &builder.Options{HashIndex: true, PartitionThreshold: 1, PartitionSize: partSize})
-	if p.FormatVersion != format.Version3 || p.HashIndexSize < 1<<20 {
+func testPartitionedHashReadCounts(t *testing.T, es []entry, partSize, minParts int, v4 bool) {
+	opts := &builder.Options{HashIndex: !v4, PartitionThreshold: 1, PartitionSize: partSize}
+	data, p := build(t, es, opts)
+	if v4 {
+		// 4-byte slots, and the whole table's filter after them: past
+		// the tail too.
+		if min := 4 * format.CompactHashIndexSlots(uint64(len(es))); p.FormatVersion != format.Version4 || !p.Partitioned || p.HashIndexSize < min || p.HashIndexSize < reader.DefaultTailSize {
+			t.Fatalf("format version %d (partitioned %v), hash index of %d bytes; want version 4, partitioned, with a hash index of at least %d bytes of slots and the filter", p.FormatVersion, p.Partitioned, p.HashIndexSize, min)
+		}
+	} else if p.FormatVersion != format.Version3 || p.HashIndexSize < 1<<20 {
 		t.Fatalf("format version %d, hash index of %d bytes; want version 3 with a hash index over 1 MiB", p.FormatVersion, p.HashIndexSize)
 	}
 	f, err := footerOf(data)

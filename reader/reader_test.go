@@ -29,20 +29,19 @@ import (
 // entries.
 func smallTable(t testing.TB, c format.Compression) ([]byte, []entry) {
 	t.Helper()
-	return smallTableV(t, c, false)
+	return smallTableV(t, c, tableVersions[0])
 }
 
-// smallTableV is smallTable, of format version 2 (with a hash index) if
-// hash is set.
-func smallTableV(t testing.TB, c format.Compression, hash bool) ([]byte, []entry) {
+// smallTableV is smallTable, of the format version tv.
+func smallTableV(t testing.TB, c format.Compression, tv tableVersion) ([]byte, []entry) {
 	t.Helper()
 	es := numbered(40, func(i int) string { return fmt.Sprintf("value %d %s", i, strings.Repeat("ab", i%7)) })
-	data, p := build(t, es, &builder.Options{BlockSize: 128, RestartInterval: 3, Compression: c, HashIndex: hash})
+	data, p := build(t, es, &builder.Options{BlockSize: 128, RestartInterval: 3, Compression: c, HashIndex: tv.hash, FormatVersion: tv.fv})
 	if n := len(dataBlocks(t, data)); n < 3 {
 		t.Fatalf("small table has %d data blocks, want at least 3", n)
 	}
-	if want := map[bool]uint32{false: format.Version1, true: format.Version2}[hash]; p.FormatVersion != want || (p.HashIndexSize != 0) != hash {
-		t.Fatalf("small table (hash index %v) has format version %d, hash index size %d", hash, p.FormatVersion, p.HashIndexSize)
+	if p.FormatVersion != tv.version || (p.HashIndexSize != 0) != tv.hasHashIndex() || p.Partitioned {
+		t.Fatalf("small table (%s) has format version %d, hash index size %d, partitioned %v", tv.name, p.FormatVersion, p.HashIndexSize, p.Partitioned)
 	}
 	return data, es
 }
@@ -195,7 +194,7 @@ func TestTruncatedTable(t *testing.T) {
 	for _, v := range tableVersions {
 		for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
 			t.Run(v.name+"/"+c.String(), func(t *testing.T) {
-				data, es := smallTableV(t, c, v.hash)
+				data, es := smallTableV(t, c, v)
 				dir := t.TempDir()
 				for n := 0; n < len(data); n++ {
 					trunc := slices.Clone(data[:n])
@@ -218,7 +217,7 @@ func TestEveryByteFlipDetected(t *testing.T) {
 	for _, v := range tableVersions {
 		for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
 			t.Run(v.name+"/"+c.String(), func(t *testing.T) {
-				data, es := smallTableV(t, c, v.hash)
+				data, es := smallTableV(t, c, v)
 				dir := t.TempDir()
 				masks := []byte{0x01, 0x80, 0xff, 0x10, 0x5a}
 				for i := range data {
@@ -237,14 +236,14 @@ func TestEveryByteFlipDetected(t *testing.T) {
 func TestCorruptDataBlock(t *testing.T) {
 	for _, v := range tableVersions {
 		for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
-			t.Run(v.name+"/"+c.String(), func(t *testing.T) { corruptDataBlock(t, c, v.hash) })
+			t.Run(v.name+"/"+c.String(), func(t *testing.T) { corruptDataBlock(t, c, v) })
 		}
 	}
 }
 
-func corruptDataBlock(t *testing.T, c format.Compression, hash bool) {
+func corruptDataBlock(t *testing.T, c format.Compression, tv tableVersion) {
 	es := numbered(300, func(i int) string { return fmt.Sprintf("value %d %s", i, strings.Repeat("x", i%50)) })
-	data, _ := build(t, es, &builder.Options{BlockSize: 512, Compression: c, HashIndex: hash})
+	data, _ := build(t, es, &builder.Options{BlockSize: 512, Compression: c, HashIndex: tv.hash, FormatVersion: tv.fv})
 	blocks := dataBlocks(t, data)
 	if len(blocks) < 3 {
 		t.Fatalf("%d data blocks, want at least 3", len(blocks))
@@ -308,15 +307,15 @@ func corruptDataBlock(t *testing.T, c format.Compression, hash bool) {
 // Get has checked it: Verify must check every block again.
 func TestVerifyRechecksMappedBlocks(t *testing.T) {
 	for _, v := range tableVersions {
-		t.Run(v.name, func(t *testing.T) { testVerifyRechecksMappedBlocks(t, v.hash) })
+		t.Run(v.name, func(t *testing.T) { testVerifyRechecksMappedBlocks(t, v) })
 	}
 }
 
-func testVerifyRechecksMappedBlocks(t *testing.T, hash bool) {
+func testVerifyRechecksMappedBlocks(t *testing.T, tv tableVersion) {
 	if runtime.GOOS != "linux" {
 		t.Skip("relies on writes showing through a shared mapping")
 	}
-	data, es := smallTableV(t, format.NoCompression, hash)
+	data, es := smallTableV(t, format.NoCompression, tv)
 	path := writeFile(t, t.TempDir(), data)
 	r, err := reader.Open(path, nil)
 	if err != nil {
@@ -518,14 +517,14 @@ func (g *bitmapGenerator) Generate(dst []byte) []byte {
 
 func TestUnknownFilterPolicy(t *testing.T) {
 	for _, v := range tableVersions {
-		t.Run(v.name, func(t *testing.T) { testUnknownFilterPolicy(t, v.hash) })
+		t.Run(v.name, func(t *testing.T) { testUnknownFilterPolicy(t, v) })
 	}
 }
 
-func testUnknownFilterPolicy(t *testing.T, hash bool) {
+func testUnknownFilterPolicy(t *testing.T, tv tableVersion) {
 	p := &bitmapPolicy{}
 	es := numbered(60, func(i int) string { return fmt.Sprint("v", i) })
-	data, props := build(t, es, &builder.Options{Filter: p, BlockSize: 256, HashIndex: hash})
+	data, props := build(t, es, &builder.Options{Filter: p, BlockSize: 256, HashIndex: tv.hash, FormatVersion: tv.fv})
 	if props.FilterPolicy != bitmapName || props.FilterBitsPerKey != 0 {
 		t.Fatalf("builder properties: policy %q, %g bits/key", props.FilterPolicy, props.FilterBitsPerKey)
 	}
@@ -625,12 +624,12 @@ func TestMayContainFalsePositiveRate(t *testing.T) {
 
 func TestEmptyTableReader(t *testing.T) {
 	for _, v := range tableVersions {
-		t.Run(v.name, func(t *testing.T) { testEmptyTableReader(t, v.hash) })
+		t.Run(v.name, func(t *testing.T) { testEmptyTableReader(t, v) })
 	}
 }
 
-func testEmptyTableReader(t *testing.T, hash bool) {
-	data, _ := build(t, nil, &builder.Options{HashIndex: hash})
+func testEmptyTableReader(t *testing.T, tv tableVersion) {
+	data, _ := build(t, nil, &builder.Options{HashIndex: tv.hash, FormatVersion: tv.fv})
 	sources(t, data, nil, func(t *testing.T, r *reader.Reader) {
 		for _, k := range []string{"", "a", "\xff"} {
 			if r.MayContain([]byte(k)) {
@@ -653,8 +652,8 @@ func testEmptyTableReader(t *testing.T, hash bool) {
 		if p := r.Properties(); p.NumEntries != 0 || p.NumDataBlocks != 0 || p.SmallestKey != nil || p.LargestKey != nil {
 			t.Errorf("properties of an empty table: %+v", p)
 		}
-		if p := r.Properties(); (p.FormatVersion == format.Version2) != hash || (p.HashIndexSize != 0) != hash {
-			t.Errorf("empty table built with hash index %v: format version %d, hash index size %d", hash, p.FormatVersion, p.HashIndexSize)
+		if p := r.Properties(); p.FormatVersion != tv.version || (p.HashIndexSize != 0) != tv.hasHashIndex() || p.Partitioned {
+			t.Errorf("empty table built as %s: format version %d, hash index size %d, partitioned %v", tv.name, p.FormatVersion, p.HashIndexSize, p.Partitioned)
 		}
 	})
 }
@@ -663,12 +662,12 @@ func testEmptyTableReader(t *testing.T, hash bool) {
 // not alias the file or the reader's buffers.
 func TestGetReturnsCopy(t *testing.T) {
 	for _, v := range tableVersions {
-		t.Run(v.name, func(t *testing.T) { testGetReturnsCopy(t, v.hash) })
+		t.Run(v.name, func(t *testing.T) { testGetReturnsCopy(t, v) })
 	}
 }
 
-func testGetReturnsCopy(t *testing.T, hash bool) {
-	data, es := smallTableV(t, format.SnappyCompression, hash)
+func testGetReturnsCopy(t *testing.T, tv tableVersion) {
+	data, es := smallTableV(t, format.SnappyCompression, tv)
 	sources(t, data, nil, func(t *testing.T, r *reader.Reader) {
 		var got [][]byte
 		for _, e := range es {
@@ -698,16 +697,17 @@ func testGetReturnsCopy(t *testing.T, hash bool) {
 
 func TestNoAllocs(t *testing.T) {
 	for _, v := range tableVersions {
-		t.Run(v.name, func(t *testing.T) { testNoAllocs(t, v.hash, false) })
+		t.Run(v.name, func(t *testing.T) { testNoAllocs(t, v, false) })
 	}
 	// Version 3, partitioned (with the bloom filter; the unknown policy
 	// keeps version 1, or 2 with a hash index), without and with a hash
 	// index.
-	t.Run("v3", func(t *testing.T) { testNoAllocs(t, false, true) })
-	t.Run("v3-hash", func(t *testing.T) { testNoAllocs(t, true, true) })
+	t.Run("v3", func(t *testing.T) { testNoAllocs(t, tableVersions[0], true) })
+	t.Run("v3-hash", func(t *testing.T) { testNoAllocs(t, tableVersions[1], true) })
+	t.Run("v4 partitioned", func(t *testing.T) { testNoAllocs(t, tableVersions[2], true) })
 }
 
-func testNoAllocs(t *testing.T, hash, parted bool) {
+func testNoAllocs(t *testing.T, tv tableVersion, parted bool) {
 	if raceEnabled {
 		t.Skip("sync.Pool drops items under the race detector")
 	}
@@ -724,7 +724,7 @@ func testNoAllocs(t *testing.T, hash, parted bool) {
 	}
 	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
 		for _, filter := range []string{"bloom", "unknown"} {
-			opts := &builder.Options{Compression: c, BlockSize: 1024, HashIndex: hash}
+			opts := &builder.Options{Compression: c, BlockSize: 1024, HashIndex: tv.hash, FormatVersion: tv.fv}
 			if parted {
 				opts.PartitionThreshold, opts.PartitionSize = 1, 1024
 			}
@@ -786,12 +786,12 @@ func mappings(t *testing.T, path string) int {
 
 func TestClose(t *testing.T) {
 	for _, v := range tableVersions {
-		t.Run(v.name, func(t *testing.T) { testClose(t, v.hash) })
+		t.Run(v.name, func(t *testing.T) { testClose(t, v) })
 	}
 }
 
-func testClose(t *testing.T, hash bool) {
-	data, es := smallTableV(t, format.SnappyCompression, hash)
+func testClose(t *testing.T, tv tableVersion) {
+	data, es := smallTableV(t, format.SnappyCompression, tv)
 	for _, useFile := range []bool{false, true} {
 		t.Run(map[bool]string{false: "New", true: "Open"}[useFile], func(t *testing.T) {
 			path := writeFile(t, t.TempDir(), data)
@@ -909,14 +909,14 @@ func testClose(t *testing.T, hash bool) {
 func TestConcurrentClose(t *testing.T) {
 	for round := range 3 {
 		for _, v := range tableVersions {
-			t.Run(fmt.Sprintf("%s/%d", v.name, round), func(t *testing.T) { concurrentClose(t, round, v.hash) })
+			t.Run(fmt.Sprintf("%s/%d", v.name, round), func(t *testing.T) { concurrentClose(t, round, v) })
 		}
 	}
 }
 
-func concurrentClose(t *testing.T, round int, hash bool) {
+func concurrentClose(t *testing.T, round int, tv tableVersion) {
 	es := numbered(3000, func(i int) string { return fmt.Sprintf("value-%d-%s", i, strings.Repeat("q", i%40)) })
-	data, _ := build(t, es, &builder.Options{BlockSize: 512, HashIndex: hash})
+	data, _ := build(t, es, &builder.Options{BlockSize: 512, HashIndex: tv.hash, FormatVersion: tv.fv})
 	path := writeFile(t, t.TempDir(), data)
 	r, err := reader.Open(path, nil)
 	if err != nil {
@@ -1025,13 +1025,13 @@ func concurrentClose(t *testing.T, round int, hash bool) {
 // loaded index and filter and the pooled buffers see correct results.
 func TestConcurrentReads(t *testing.T) {
 	for _, v := range tableVersions {
-		t.Run(v.name, func(t *testing.T) { testConcurrentReads(t, v.hash) })
+		t.Run(v.name, func(t *testing.T) { testConcurrentReads(t, v) })
 	}
 }
 
-func testConcurrentReads(t *testing.T, hash bool) {
+func testConcurrentReads(t *testing.T, tv tableVersion) {
 	es := numbered(2000, func(i int) string { return fmt.Sprintf("v%d%s", i, strings.Repeat("w", i%30)) })
-	data, _ := build(t, es, &builder.Options{BlockSize: 300, HashIndex: hash})
+	data, _ := build(t, es, &builder.Options{BlockSize: 300, HashIndex: tv.hash, FormatVersion: tv.fv})
 	sources(t, data, nil, func(t *testing.T, r *reader.Reader) {
 		var wg sync.WaitGroup
 		for g := range 8 {
@@ -1079,12 +1079,12 @@ func (f *flakyReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // such, not as corruption or absence.
 func TestReadErrors(t *testing.T) {
 	for _, v := range tableVersions {
-		t.Run(v.name, func(t *testing.T) { testReadErrors(t, v.hash) })
+		t.Run(v.name, func(t *testing.T) { testReadErrors(t, v) })
 	}
 }
 
-func testReadErrors(t *testing.T, hash bool) {
-	data, es := smallTableV(t, format.SnappyCompression, hash)
+func testReadErrors(t *testing.T, tv tableVersion) {
+	data, es := smallTableV(t, format.SnappyCompression, tv)
 	src := &flakyReaderAt{data: data, failBelow: int64(len(data))}
 	src.armed.Store(true)
 	if _, err := reader.New(src, int64(len(data)), nil); !errors.Is(err, errIO) || errors.Is(err, format.ErrCorrupt) {
@@ -1151,12 +1151,12 @@ func TestOpenDirectory(t *testing.T) {
 // the reader, filter included.
 func TestTransientReadErrorNotSticky(t *testing.T) {
 	for _, v := range tableVersions {
-		t.Run(v.name, func(t *testing.T) { testTransientReadErrorNotSticky(t, v.hash) })
+		t.Run(v.name, func(t *testing.T) { testTransientReadErrorNotSticky(t, v) })
 	}
 }
 
-func testTransientReadErrorNotSticky(t *testing.T, hash bool) {
-	data, es := smallTableV(t, format.SnappyCompression, hash)
+func testTransientReadErrorNotSticky(t *testing.T, tv tableVersion) {
+	data, es := smallTableV(t, format.SnappyCompression, tv)
 	src := &flakyReaderAt{data: data, failBelow: int64(len(data))}
 	r, err := reader.New(src, int64(len(data)), &reader.Options{TailSize: 64})
 	if err != nil {

@@ -21,10 +21,10 @@ import (
 var faultsSeen atomic.Int64
 
 // faultTable returns a table of n entries of a few hundred data blocks.
-func faultTable(t testing.TB, n int, c format.Compression, hash bool) ([]byte, []entry) {
+func faultTable(t testing.TB, n int, c format.Compression, tv tableVersion) ([]byte, []entry) {
 	t.Helper()
 	es := numbered(n, func(i int) string { return fmt.Sprintf("value %d %x", i, i*7919) })
-	data, _ := build(t, es, &builder.Options{BlockSize: 256, Compression: c, HashIndex: hash})
+	data, _ := build(t, es, &builder.Options{BlockSize: 256, Compression: c, HashIndex: tv.hash, FormatVersion: tv.fv})
 	return data, es
 }
 
@@ -50,7 +50,7 @@ func faultOptions(t *testing.T) map[string]func() *reader.Options {
 func TestReadFaults(t *testing.T) {
 	for _, v := range tableVersions {
 		for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
-			data, es := faultTable(t, 1500, c, v.hash)
+			data, es := faultTable(t, 1500, c, v)
 			for name, opts := range faultOptions(t) {
 				t.Run(fmt.Sprintf("%s/%s/%s", v.name, c, name), func(t *testing.T) {
 					testReadFaults(t, data, es, opts)

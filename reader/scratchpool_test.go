@@ -22,7 +22,7 @@ func TestPooledScratchNeverAliasesMapping(t *testing.T) {
 		t.Skip("no mmap")
 	}
 	es := numbered(2000, func(i int) string { return fmt.Sprintf("value-%06d", i) })
-	data, _ := build(t, es, &builder.Options{Compression: format.NoCompression})
+	data, _ := build(t, es, &builder.Options{Compression: format.NoCompression, FormatVersion: format.Version1})
 	r := openFile(t, data, nil)
 	aliased, err := reader.ScratchAliasesMapping(r)
 	if err != nil {

@@ -42,16 +42,16 @@ func TestTruncatedWhileMapped(t *testing.T) {
 					{"to the filter", func(r *reader.Reader) int64 { return int64(r.Footer().Filter.Offset) }, false},
 				} {
 					name := v.name + "/" + comp.String() + "/" + c.name + map[bool]string{true: "", false: "/fresh"}[warm]
-					t.Run(name, func(t *testing.T) { truncatedWhileMapped(t, v.hash, comp, warm, c.mustFault, c.newLen) })
+					t.Run(name, func(t *testing.T) { truncatedWhileMapped(t, v, comp, warm, c.mustFault, c.newLen) })
 				}
 			}
 		}
 	}
 }
 
-func truncatedWhileMapped(t *testing.T, hash bool, comp format.Compression, warm, mustFault bool, newLen func(*reader.Reader) int64) {
+func truncatedWhileMapped(t *testing.T, tv tableVersion, comp format.Compression, warm, mustFault bool, newLen func(*reader.Reader) int64) {
 	path := filepath.Join(t.TempDir(), "t.sst")
-	b, err := builder.Create(path, &builder.Options{Compression: comp, HashIndex: hash})
+	b, err := builder.Create(path, &builder.Options{Compression: comp, HashIndex: tv.hash, FormatVersion: tv.fv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,8 +74,8 @@ func truncatedWhileMapped(t *testing.T, hash bool, comp format.Compression, warm
 	if !r.Mapped() {
 		t.Skip("file not memory-mapped on this platform")
 	}
-	if p := r.Properties(); (p.HashIndexSize != 0) != hash {
-		t.Fatalf("table built with hash index %v has a %d-byte hash index", hash, p.HashIndexSize)
+	if p := r.Properties(); p.FormatVersion != tv.version || (p.HashIndexSize != 0) != tv.hasHashIndex() {
+		t.Fatalf("table built as %s has format version %d, a %d-byte hash index", tv.name, p.FormatVersion, p.HashIndexSize)
 	}
 	if warm {
 		if v, err := r.Get(key(1)); err != nil || string(v) != string(val(1)) {

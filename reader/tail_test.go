@@ -13,17 +13,20 @@ import (
 )
 
 // tailLayouts are the table layouts the tail tests build: version 1,
-// version 2 with a hash index, and version 3 (partitioned) with and
-// without one.
+// version 2 with a hash index, version 3 (partitioned) with and without
+// one, and version 4 (the default), one-level and partitioned.
 var tailLayouts = []struct {
 	name string
 	opts builder.Options
 }{
-	{"v1", builder.Options{}},
-	{"v1-raw", builder.Options{Compression: format.NoCompression}},
+	{"v1", builder.Options{FormatVersion: format.Version1}},
+	{"v1-raw", builder.Options{Compression: format.NoCompression, FormatVersion: format.Version1}},
 	{"v2", builder.Options{HashIndex: true}},
-	{"v3", builder.Options{PartitionThreshold: 1, PartitionSize: 2 << 10}},
+	{"v3", builder.Options{PartitionThreshold: 1, PartitionSize: 2 << 10, FormatVersion: format.Version1}},
 	{"v3-hash", builder.Options{PartitionThreshold: 1, PartitionSize: 2 << 10, HashIndex: true}},
+	{"v4", builder.Options{}},
+	{"v4-raw", builder.Options{Compression: format.NoCompression}},
+	{"v4 partitioned", builder.Options{PartitionThreshold: 1, PartitionSize: 2 << 10}},
 }
 
 // tailTable builds a table of about 800 KB, snappy-compressed or not, with the layout's options:
@@ -125,7 +128,7 @@ func TestTailDamagedInTransit(t *testing.T) {
 		blocks := dataBlocks(t, data)
 		last := blocks[len(blocks)-1]
 		targets := map[string]int64{"data block": int64(last.Handle.Offset + last.Handle.Length/2)}
-		if f.Version == format.Version3 {
+		if isPartitioned(t, data, f.Version) {
 			targets["partition"] = int64(f.Index.Offset) - 8 // the last index partition
 		}
 		for what, at := range targets {
