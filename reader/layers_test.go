@@ -19,7 +19,7 @@ func TestVerifyChecksUnknownFilterSection(t *testing.T) {
 	for _, v := range tableVersions {
 		t.Run(v.name, func(t *testing.T) {
 			es := numbered(60, func(i int) string { return fmt.Sprint("v", i) })
-			data, _ := build(t, es, &builder.Options{Filter: &bitmapPolicy{}, BlockSize: 256, HashIndex: v.hash})
+			data, _ := build(t, es, &builder.Options{Filter: &bitmapPolicy{}, BlockSize: 256, HashIndex: v.hash, FormatVersion: v.fv})
 			r := openMem(t, data, nil)
 			fh := r.Footer().Filter
 			r.Close()
