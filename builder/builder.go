@@ -44,7 +44,14 @@ var ErrFinished = errors.New("sstable: builder already finished or aborted")
 // Default option values.
 const (
 	DefaultBlockSize       = 4096 // bytes
-	DefaultRestartInterval = 16   // entries
+	DefaultRestartInterval = 16   // entries, in tables of format versions 1 to 3
+	// DefaultRestartIntervalV4 is the default restart interval of format
+	// version 4 data blocks, in entries. Point lookups there go through
+	// the hash index, not the restart points, so fewer of them (4 bytes
+	// each, and a key stored whole) save about 0.2 bytes per entry of
+	// 16-byte keys; a seek scans up to 31 entries past its restart point
+	// instead of 15.
+	DefaultRestartIntervalV4 = 32
 	DefaultBitsPerKey      = 10   // bits per key of the default filter
 
 	// DefaultPartitionThreshold is the default Options.PartitionThreshold,
@@ -77,7 +84,8 @@ type Options struct {
 	// a single large entry makes a larger block.
 	BlockSize int
 	// RestartInterval is the number of entries between restart points in
-	// data blocks.
+	// data blocks: 0 means DefaultRestartIntervalV4 (32) in format version
+	// 4, DefaultRestartInterval (16) in the older versions.
 	RestartInterval int
 	// Compression selects data block compression; DefaultCompression means
 	// snappy.
@@ -266,8 +274,12 @@ func New(w io.Writer, opts *Options) *Builder {
 	if o.BlockSize <= 0 {
 		o.BlockSize = DefaultBlockSize
 	}
+	v4 := o.FormatVersion == format.Version4 || o.FormatVersion == 0 && !o.HashIndex
 	if o.RestartInterval <= 0 {
 		o.RestartInterval = DefaultRestartInterval
+		if v4 {
+			o.RestartInterval = DefaultRestartIntervalV4
+		}
 	}
 	if o.Filter == nil {
 		o.Filter = filterblock.Bloom(DefaultBitsPerKey)
@@ -312,7 +324,7 @@ func New(w io.Writer, opts *Options) *Builder {
 		b.err = fmt.Errorf("sstable: builder: unknown format version %d", o.FormatVersion)
 	case o.HashIndex && o.FormatVersion == format.Version4:
 		b.err = fmt.Errorf("sstable: builder: HashIndex asks for the hash index of format versions 2 and 3, not version 4")
-	case o.FormatVersion == 0 && !o.HashIndex || o.FormatVersion == format.Version4:
+	case v4:
 		b.v4, b.hashIndex = true, true
 		b.data.ShareWithFirst = true
 		b.hidx.FirstKeyShared = true

@@ -445,11 +445,11 @@ func TestDefaults(t *testing.T) {
 				BlockSize        uint64
 				RestartInterval  uint64
 			}
-			want := defaults{format.SnappyCompression, filterblock.BloomName, 10, 4096, 16}
+			want := defaults{format.SnappyCompression, filterblock.BloomName, 10, 4096, builder.DefaultRestartIntervalV4}
 			if diff := cmp.Diff(want, defaults{rp.Compression, rp.FilterPolicy, rp.FilterBitsPerKey, rp.BlockSize, rp.RestartInterval}); diff != "" {
 				t.Fatalf("default properties (-want +got):\n%s", diff)
 			}
-			if builder.DefaultBlockSize != 4096 || builder.DefaultRestartInterval != 16 || builder.DefaultBitsPerKey != 10 {
+			if builder.DefaultBlockSize != 4096 || builder.DefaultRestartInterval != 16 || builder.DefaultRestartIntervalV4 != 32 || builder.DefaultBitsPerKey != 10 {
 				t.Fatal("documented default constants changed")
 			}
 			// The defaults are applied, not only recorded.
@@ -461,7 +461,7 @@ func TestDefaults(t *testing.T) {
 				if i < len(blocks)-1 && (len(b.Contents) < 4096 || len(b.Contents) > 4096+200) {
 					t.Errorf("block %d holds %d bytes, want about 4096", i, len(b.Contents))
 				}
-				if want := (len(b.Keys) + 15) / 16; b.Restarts != want {
+				if want := (len(b.Keys) + 31) / 32; b.Restarts != want {
 					t.Errorf("block %d of %d entries has %d restarts, want %d", i, len(b.Keys), b.Restarts, want)
 				}
 			}

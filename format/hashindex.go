@@ -2,6 +2,7 @@ package format
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 	"slices"
 	"sync"
@@ -165,12 +166,17 @@ func (w *HashIndexWriter) Append(dst []byte, sectionOffset uint64, blockOffsets 
 	var base []uint64 // added to each entry's offset in its block
 	minTag := uint(hashIndexMinTagBits)
 	numSlots := HashIndexSlots(w.n)
+	offWidth := 8 // bytes per block offset
 	if w.FirstKeyShared {
 		flags |= hashIndexFirstKey
 		minTag = compactMinTagBits
 		numSlots = CompactHashIndexSlots(w.n)
 		if len(w.Filter) > 0 {
 			flags |= hashIndexFilter
+		}
+		if blockOffsets[numBlocks] <= math.MaxUint32 {
+			flags |= hashIndexNarrowOffsets
+			offWidth = 4
 		}
 	} else if fb := uint(bits.Len64(blockOffsets[numBlocks])); w.FileOffsets && blockBits+fb+hashIndexMinTagBits <= 64 {
 		base = blockOffsets
@@ -187,7 +193,7 @@ func (w *HashIndexWriter) Append(dst []byte, sectionOffset uint64, blockOffsets 
 	tagBits := 8*width - blockBits - offsetBits
 	pad := (64 - (sectionOffset+HashIndexHeaderLen)%64) % 64
 
-	tables := 8 * int(numBlocks+1) // block offsets, and decoded starts if flagged
+	tables := offWidth * int(numBlocks+1) // block offsets, and decoded starts if flagged
 	if flags&hashIndexDecodedOffsets != 0 {
 		tables *= 2
 	}
@@ -241,7 +247,11 @@ func (w *HashIndexWriter) Append(dst []byte, sectionOffset uint64, blockOffsets 
 	}
 	offs := dst[start+len(slots):]
 	for i, off := range blockOffsets {
-		binary.LittleEndian.PutUint64(offs[8*i:], off)
+		if offWidth == 4 {
+			binary.LittleEndian.PutUint32(offs[4*i:], uint32(off))
+		} else {
+			binary.LittleEndian.PutUint64(offs[8*i:], off)
+		}
 	}
 	if flags&hashIndexDecodedOffsets != 0 {
 		for i, off := range w.DecodedStarts {
@@ -249,7 +259,7 @@ func (w *HashIndexWriter) Append(dst []byte, sectionOffset uint64, blockOffsets 
 		}
 	}
 	if flags&hashIndexFilter != 0 {
-		copy(offs[8*len(blockOffsets):], w.Filter)
+		copy(offs[offWidth*len(blockOffsets):], w.Filter)
 	}
 	return dst
 }
@@ -261,7 +271,8 @@ func (w *HashIndexWriter) Append(dst []byte, sectionOffset uint64, blockOffsets 
 type HashIndex struct {
 	wide       []byte // slots followed by the block offsets; loads of 8 bytes at any slot stay inside
 	fileOff    int64  // file offset of slot 0, for errors
-	offsets    []byte // numBlocks+1 uint64LE
+	offsets    []byte // numBlocks+1 uint64LE, or uint32LE if narrow
+	narrow     bool   // block offsets are 4 bytes (hashIndexNarrowOffsets)
 	numSlots   uint64
 	numBlocks  int
 	width      uint64
@@ -278,6 +289,11 @@ type HashIndex struct {
 // hash index: slots hold offsets in the decoded block, whose entries are
 // prefix-compressed against the block's first key.
 const hashIndexFirstKey = 4
+
+// hashIndexNarrowOffsets is the header flag (byte 3, bit 4), only with
+// hashIndexFirstKey, saying that the block offsets are uint32LE, as a
+// Version4 writer stores them when the data blocks end below 4 GiB.
+const hashIndexNarrowOffsets = 16
 
 // hashIndexFilter is the header flag (byte 3, bit 3), only with
 // hashIndexFirstKey, saying that the table's whole filter follows the
@@ -342,7 +358,8 @@ func DecodeHashIndex(contents []byte, off int64, dataSize, numBlocks uint64) (Ha
 		return x, Corruptf(SectionHashIndex, off+1, "%d block bits and %d offset bits do not fit a %d-byte slot", blockBits, offsetBits, width)
 	case offsetBits > 32 && flags&(hashIndexFileOffsets|hashIndexDecodedOffsets) == 0:
 		return x, Corruptf(SectionHashIndex, off+2, "%d offset bits: entry offsets in a block are below 2^32", offsetBits)
-	case flags&^(hashIndexFileOffsets|hashIndexDecodedOffsets|hashIndexFirstKey|hashIndexFilter) != 0 ||
+	case flags&^(hashIndexFileOffsets|hashIndexDecodedOffsets|hashIndexFirstKey|hashIndexFilter|hashIndexNarrowOffsets) != 0 ||
+		flags&hashIndexNarrowOffsets != 0 && flags&hashIndexFirstKey == 0 ||
 		flags&(hashIndexFileOffsets|hashIndexDecodedOffsets) == hashIndexFileOffsets|hashIndexDecodedOffsets ||
 		flags&hashIndexFirstKey != 0 && flags&(hashIndexFileOffsets|hashIndexDecodedOffsets) != 0 ||
 		flags&hashIndexFilter != 0 && flags&hashIndexFirstKey == 0:
@@ -353,7 +370,11 @@ func DecodeHashIndex(contents []byte, off int64, dataSize, numBlocks uint64) (Ha
 		return x, Corruptf(SectionHashIndex, off+1, "%d data blocks need more than %d block bits", nb, blockBits)
 	}
 	rest := uint64(len(contents) - HashIndexHeaderLen)
-	tables := 8 * (nb + 1)
+	offWidth := uint64(8)
+	if flags&hashIndexNarrowOffsets != 0 {
+		offWidth = 4
+	}
+	tables := offWidth * (nb + 1)
 	if flags&hashIndexDecodedOffsets != 0 {
 		tables *= 2
 	}
@@ -382,6 +403,7 @@ func DecodeHashIndex(contents []byte, off int64, dataSize, numBlocks uint64) (Ha
 		tagBits:    uint(8*width) - blockBits - offsetBits,
 		fileOffs:   flags&hashIndexFileOffsets != 0,
 		firstKey:   flags&hashIndexFirstKey != 0,
+		narrow:     offWidth == 4,
 	}
 	if withFilter {
 		x.filter = x.offsets[tables:]
@@ -389,10 +411,10 @@ func DecodeHashIndex(contents []byte, off int64, dataSize, numBlocks uint64) (Ha
 	}
 	prev := uint64(0)
 	for i := 0; i <= int(nb); i++ {
-		o := binary.LittleEndian.Uint64(x.offsets[8*i:])
+		o := x.blockOffset(i)
 		bad := o != 0 && i == 0 || i > 0 && (o < prev || o-prev < BlockTrailerLen) || i == int(nb) && o != dataSize
 		if bad {
-			return HashIndex{}, Corruptf(SectionHashIndex, off+int64(start+numSlots*width)+8*int64(i), "block offset %d of %d is %d (previous %d, data size %d)", i, nb, o, prev, dataSize)
+			return HashIndex{}, Corruptf(SectionHashIndex, off+int64(start+numSlots*width)+int64(offWidth)*int64(i), "block offset %d of %d is %d (previous %d, data size %d)", i, nb, o, prev, dataSize)
 		}
 		prev = o
 	}
@@ -424,9 +446,16 @@ func (x *HashIndex) SlotWidth() int { return int(x.width) }
 // the stored bytes between its offset and the next block's, less the
 // trailer. The offsets were checked by DecodeHashIndex.
 func (x *HashIndex) BlockHandle(i int) BlockHandle {
-	o := binary.LittleEndian.Uint64(x.offsets[8*i:])
-	next := binary.LittleEndian.Uint64(x.offsets[8*i+8:])
+	o, next := x.blockOffset(i), x.blockOffset(i+1)
 	return BlockHandle{Offset: o, Length: next - o - BlockTrailerLen}
+}
+
+// blockOffset returns block offset i (0 <= i <= NumBlocks).
+func (x *HashIndex) blockOffset(i int) uint64 {
+	if x.narrow {
+		return uint64(binary.LittleEndian.Uint32(x.offsets[4*i:]))
+	}
+	return binary.LittleEndian.Uint64(x.offsets[8*i:])
 }
 
 // HashProbe walks the slots a key may occupy. It is a value type, so a

@@ -259,6 +259,9 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 		if wantProps.RestartInterval == 0 {
 			wantProps.RestartInterval = builder.DefaultRestartInterval
+			if v4 {
+				wantProps.RestartInterval = builder.DefaultRestartIntervalV4
+			}
 		}
 		if len(in.kvs) > 0 {
 			wantProps.SmallestKey, wantProps.LargestKey = in.kvs[0].Key, in.kvs[len(in.kvs)-1].Key
