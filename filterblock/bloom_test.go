@@ -297,3 +297,27 @@ func TestMayContainNoAllocs(t *testing.T) {
 		t.Errorf("Policy.MayContain: %v allocs per call", n)
 	}
 }
+
+// TestBloomProberAgrees checks that a BloomProber answers exactly as
+// BloomMayContainHash does, on filters of many sizes and on malformed
+// ones (a bad length, a probe count of 0 or over 30, no lines).
+func TestBloomProberAgrees(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var filter []byte
+		if rapid.Bool().Draw(t, "built") {
+			g := filterblock.Bloom(rapid.IntRange(1, 20).Draw(t, "bitsPerKey")).NewGenerator().(filterblock.HashAdder)
+			for _, h := range rapid.SliceOfN(rapid.Uint64(), 0, 300).Draw(t, "keys") {
+				g.AddHash(h)
+			}
+			filter = g.(filterblock.Generator).Generate(nil)
+		} else {
+			filter = rapid.SliceOfN(rapid.Byte(), 0, 200).Draw(t, "raw")
+		}
+		p := filterblock.NewBloomProber(filter)
+		for _, h := range rapid.SliceOfN(rapid.Uint64(), 1, 50).Draw(t, "probes") {
+			if got, want := p.MayContainHash(h), filterblock.BloomMayContainHash(filter, h); got != want {
+				t.Fatalf("hash %#x: prober %v, BloomMayContainHash %v (filter of %d bytes)", h, got, want, len(filter))
+			}
+		}
+	})
+}

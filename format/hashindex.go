@@ -488,6 +488,17 @@ func (p *HashProbe) Prefetch() {
 	}
 }
 
+// PrefetchHome starts loading the home slot of the key whose KeyHash is
+// h into the cache, as Probe(h).Prefetch() does, without setting up a
+// probe: a caller that may not need the slots at all (the filter may
+// rule the key out) pays only the address computation.
+func (x *HashIndex) PrefetchHome(h uint64) {
+	if x.numSlots != 0 {
+		pos, _ := bits.Mul64(hashIndexMix(h), x.numSlots)
+		prefetch(unsafe.Pointer(&x.wide[pos*x.width]))
+	}
+}
+
 // Next returns the location in the next slot whose tag matches: data
 // block number block (below NumBlocks, checked) and the entry's offset in
 // the decoded block, or its file offset if FileOffsets (not checked). ok is false once an empty slot ends the

@@ -151,27 +151,41 @@ func (f *partedFilter) mayContain(fk []byte, h uint64) bool {
 type heldFilter struct {
 	bits   []byte
 	policy filterblock.Policy
-	bloom  bool // policy is the built-in Bloom
+	bloom  bool                    // policy is the built-in Bloom
+	prober filterblock.BloomProber // bits, decoded once, when bloom
 
 	// slots is the table's hash index, decoded at open and kept (it lies
-	// in the mapping), or nil: a Get asks for the key's slots before it
-	// probes the filter, so that a present key waits for both cache
+	// in the mapping), or nil: a Get asks for the key's home slot before
+	// it probes the filter, so that a present key waits for both cache
 	// lines at once.
 	slots *format.HashIndex
 }
 
+func newHeldFilter(bits []byte, policy filterblock.Policy, bloom bool) *heldFilter {
+	f := &heldFilter{bits: bits, policy: policy, bloom: bloom}
+	if bloom {
+		f.prober = filterblock.NewBloomProber(bits)
+	}
+	return f
+}
+
 func (f *heldFilter) mayContain(fk []byte, h uint64) bool {
-	return probe(f.policy, f.bloom, f.bits, fk, h)
+	if f.bloom {
+		return f.prober.MayContainHash(h)
+	}
+	return f.policy.MayContain(f.bits, fk)
 }
 
 // mayContainGet is mayContain for a Get, which will read the key's slots
 // if the filter passes it.
 func (f *heldFilter) mayContainGet(fk []byte, h uint64) bool {
 	if f.slots != nil {
-		p := f.slots.Probe(h)
-		p.Prefetch()
+		f.slots.PrefetchHome(h)
 	}
-	return probe(f.policy, f.bloom, f.bits, fk, h)
+	if f.bloom {
+		return f.prober.MayContainHash(h)
+	}
+	return f.policy.MayContain(f.bits, fk)
 }
 
 // check: the copy was made from checked bytes; the section it came from

@@ -333,7 +333,7 @@ func (r *Reader) holdFilter(whole *wholeFilter) *heldFilter {
 		bits = x.Filter()
 		defer pin.Release()
 	}
-	f := &heldFilter{bits: bytes.Clone(bits), policy: r.policy, bloom: r.bloom}
+	f := newHeldFilter(bytes.Clone(bits), r.policy, r.bloom)
 	var pin cache.Handle
 	if _, err := r.hash.get(new(format.HashIndex), &pin); err == nil && r.hash.ready.Load() {
 		f.slots = &r.hash.kept
