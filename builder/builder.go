@@ -52,7 +52,7 @@ const (
 	// 16-byte keys; a seek scans up to 31 entries past its restart point
 	// instead of 15.
 	DefaultRestartIntervalV4 = 32
-	DefaultBitsPerKey      = 10   // bits per key of the default filter
+	DefaultBitsPerKey        = 10 // bits per key of the default filter
 
 	// DefaultPartitionThreshold is the default Options.PartitionThreshold,
 	// in bytes: 240 KiB of index block and filter together, so that a
