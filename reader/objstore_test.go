@@ -134,7 +134,8 @@ func capSizes() []int {
 // TestColdReadCapsAtSizes checks, as a new user would meet them (default
 // options but for the cache, a counting ReaderAt), the read caps of a
 // cold lookup over object storage at every table size, in the default
-// layout and with a hash index, on 5 random present keys and 5 random
+// layout (version 4), with a hash index (versions 2 and 3) and in the
+// layout of version 1 (3 when partitioned), on 5 random present keys and 5 random
 // absent ones, each on a new reader: a present key costs at most 3
 // ReadAt calls counting New's, an absent one at most 2; from 1M entries
 // up a present key reads at most the tail, 64 KiB and the data block, an
@@ -145,14 +146,17 @@ func TestColdReadCapsAtSizes(t *testing.T) {
 	dir := t.TempDir()
 	const keys = 5
 	for _, n := range capSizes() {
-		for _, hash := range []bool{false, true} {
-			name := fmt.Sprintf("%d/default", n)
-			if hash {
-				name = fmt.Sprintf("%d/hash", n)
-			}
-			t.Run(name, func(t *testing.T) {
+		for _, l := range []struct {
+			name string
+			opts builder.Options
+		}{
+			{"default", builder.Options{}}, // version 4
+			{"hash", builder.Options{HashIndex: true}},
+			{"v1", builder.Options{FormatVersion: format.Version1}}, // version 3 when partitioned
+		} {
+			t.Run(fmt.Sprintf("%d/%s", n, l.name), func(t *testing.T) {
 				start := time.Now()
-				f, size, p := sizedTable(t, dir, n, &builder.Options{HashIndex: hash})
+				f, size, p := sizedTable(t, dir, n, &l.opts)
 				defer os.Remove(f.Name())
 				src := &rangeRecorder{R: f}
 				rng := rand.New(rand.NewPCG(uint64(n), 7))
@@ -250,8 +254,9 @@ func (s *slowSource) ReadAt(p []byte, off int64) (int, error) {
 // storage): 16 goroutines doing cold Gets of keys spread over the table
 // keep at least 8 reads in flight, and so do 16 goroutines scanning with
 // iterators of their own, each with its own read-ahead. Run on the
-// default layout of a 200k-entry table (partitioned), with a hash index,
-// and one-level (threshold -1, the index and filter outside the tail).
+// default layout of a 200k-entry table (version 4, partitioned), with a
+// hash index, and one-level (threshold -1, the index and filter outside
+// the tail), and on versions 3 and 1 asked for explicitly.
 func TestConcurrentColdReadsInFlight(t *testing.T) {
 	const (
 		n       = 200_000
@@ -264,9 +269,11 @@ func TestConcurrentColdReadsInFlight(t *testing.T) {
 		name string
 		opts builder.Options
 	}{
-		{"default", builder.Options{}},
+		{"default", builder.Options{}}, // version 4, partitioned
 		{"hash", builder.Options{HashIndex: true}},
-		{"one-level", builder.Options{PartitionThreshold: -1}},
+		{"one-level", builder.Options{PartitionThreshold: -1}}, // version 4
+		{"v3", builder.Options{FormatVersion: format.Version1}},
+		{"v1 one-level", builder.Options{PartitionThreshold: -1, FormatVersion: format.Version1}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f, size, _ := sizedTable(t, dir, n, &c.opts)
@@ -341,7 +348,8 @@ func TestConcurrentColdReadsInFlight(t *testing.T) {
 // TestReadFaultsLargeTables runs lookups and scans under random read
 // faults on 1M-entry tables of every layout (SSTABLE_LONG_TESTS=1): one
 // level (threshold -1), one level with a hash index, partitioned (the
-// default) and partitioned with a hash index, with the default 256 KiB
+// default threshold) and partitioned with a hash index, and version 4
+// (the default format) one-level and partitioned, with the default 256 KiB
 // tail (which holds none of the one-level tables' index and filter), a
 // cache too small for anything and one that evicts: index, filter,
 // partitions and read-ahead windows are all read under faults. Every
@@ -354,20 +362,23 @@ func TestReadFaultsLargeTables(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for _, l := range []struct {
-		name string
-		opts builder.Options
+		name   string
+		opts   builder.Options
+		parted bool
 	}{
-		{"v1", builder.Options{PartitionThreshold: -1}},
-		{"v2-hash", builder.Options{PartitionThreshold: -1, HashIndex: true}},
-		{"v3", builder.Options{}},
-		{"v3-hash", builder.Options{HashIndex: true}},
+		{"v1", builder.Options{PartitionThreshold: -1, FormatVersion: format.Version1}, false},
+		{"v2-hash", builder.Options{PartitionThreshold: -1, HashIndex: true}, false},
+		{"v3", builder.Options{FormatVersion: format.Version1}, true},
+		{"v3-hash", builder.Options{HashIndex: true}, true},
+		{"v4", builder.Options{PartitionThreshold: -1}, false},
+		{"v4 partitioned", builder.Options{}, true},
 	} {
-		if n < 200_000 && l.name[:2] == "v3" {
+		if n < 200_000 && l.parted {
 			l.opts.PartitionThreshold = 1
 		}
 		f, size, p := sizedTable(t, dir, n, &l.opts)
-		if want := l.name[:2]; fmt.Sprintf("v%d", p.FormatVersion) != want {
-			t.Fatalf("%s: format version %d", l.name, p.FormatVersion)
+		if want := l.name[:2]; fmt.Sprintf("v%d", p.FormatVersion) != want || p.Partitioned != (l.parted && p.FormatVersion == format.Version4) {
+			t.Fatalf("%s: format version %d, partitioned %v", l.name, p.FormatVersion, p.Partitioned)
 		}
 		for _, o := range []struct {
 			name string

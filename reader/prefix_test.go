@@ -232,6 +232,7 @@ func prefixesAndBounds(t *rapid.T, dir string, parted bool) {
 			Compression:     drawCompression(t, parted),
 			HashIndex:       rapid.Bool().Draw(t, "hashIndex"),
 		}
+		drawFormatVersion(t, opts)
 		split := rapid.Bool().Draw(t, "splitter")
 		if split {
 			opts.Splitter = format.Suffix(pxSuffix)
@@ -263,8 +264,8 @@ func prefixesAndBounds(t *rapid.T, dir string, parted bool) {
 		if err := b.Finish(); err != nil {
 			t.Fatal(err)
 		}
-		if v := b.Properties().FormatVersion; v != wantVersion(opts, len(keys)) {
-			t.Fatalf("format version %d, want %d", v, wantVersion(opts, len(keys)))
+		if p := b.Properties(); p.FormatVersion != wantVersion(opts, len(keys)) || p.Partitioned != (p.FormatVersion == format.Version4 && wantPartitioned(opts, len(keys))) {
+			t.Fatalf("format version %d (partitioned %v), want %d", p.FormatVersion, p.Partitioned, wantVersion(opts, len(keys)))
 		}
 		if got := b.EstimatedSize(); got != uint64(buf.Len()) {
 			t.Fatalf("EstimatedSize after Finish = %d, table is %d bytes", got, buf.Len())

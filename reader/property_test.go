@@ -114,7 +114,7 @@ func genFilter(t *rapid.T) (policy filterblock.Policy, ropts *reader.Options, kn
 }
 
 // TestPropertyRoundTrip builds random tables with random options, format
-// version 1 or 2 (with a hash index), and checks every read path against
+// version 1, 2 (with a hash index) or 4, and checks every read path against
 // the input, through reader.Open (memory-mapped) or reader.New, with a
 // random filter policy (known to the reader or not) and block cache
 // budget.
@@ -126,7 +126,8 @@ func TestPropertyRoundTrip(t *testing.T) {
 // TestPropertyRoundTripPartitioned is TestPropertyRoundTrip with
 // partitioning forced (format version 3 unless the table is empty or has
 // a filter other than Bloom; with a hash index in half the tables, which
-// keep it before the partitions), partitions down to one data block, zstd
+// keep it before the partitions; or version 4, partitioned on the same
+// conditions), partitions down to one data block, zstd
 // among the compressions, and reader.Open with NoMmap among the ways to
 // open.
 func TestPropertyRoundTripPartitioned(t *testing.T) {
@@ -159,6 +160,7 @@ func propertyRoundTrip(t *rapid.T, dir string, parted bool) {
 		}
 
 		opts := &builder.Options{BlockSize: blockSize, RestartInterval: restart, Compression: comp, Filter: policy, HashIndex: hash}
+		drawFormatVersion(t, opts)
 		if parted {
 			drawPartitioning(t, opts)
 		}
@@ -209,12 +211,14 @@ func propertyRoundTrip(t *rapid.T, dir string, parted bool) {
 			Compression                            format.Compression
 			BlockSize, RestartInterval             uint64
 			FormatVersion                          uint32
+			Partitioned                            bool
 		}
 		wantVersion := wantVersion(opts, len(es))
+		wantParted := wantVersion == format.Version4 && wantPartitioned(opts, len(es))
 		wantProps := someProps{uint64(len(es)), keyBytes, valueBytes, smallest, largest,
-			policy.Name(), bits, comp, uint64(blockSize), uint64(restart), wantVersion}
+			policy.Name(), bits, comp, uint64(blockSize), uint64(restart), wantVersion, wantParted}
 		gotProps := someProps{p.NumEntries, p.RawKeyBytes, p.RawValueBytes, p.SmallestKey, p.LargestKey,
-			p.FilterPolicy, p.FilterBitsPerKey, p.Compression, p.BlockSize, p.RestartInterval, p.FormatVersion}
+			p.FilterPolicy, p.FilterBitsPerKey, p.Compression, p.BlockSize, p.RestartInterval, p.FormatVersion, p.Partitioned}
 		if diff := cmp.Diff(wantProps, gotProps); diff != "" {
 			t.Fatalf("properties (-want +got):\n%s", diff)
 		}
@@ -224,10 +228,11 @@ func propertyRoundTrip(t *rapid.T, dir string, parted bool) {
 		if p.DataSize+p.HashIndexSize+p.FilterSize+p.IndexSize+footer.Size >= uint64(len(data)) {
 			t.Fatalf("section sizes %d+%d+%d+%d leave no room for properties in %d bytes", p.DataSize, p.HashIndexSize, p.FilterSize, p.IndexSize, len(data))
 		}
-		// A hash index exactly when asked for: the header and trailer at
-		// least, between the data blocks and the filter section.
-		if hash != (p.HashIndexSize != 0) || hash && p.HashIndexSize < format.HashIndexHeaderLen+format.BlockTrailerLen {
-			t.Fatalf("built with hash index %v: hash index size %d", hash, p.HashIndexSize)
+		// A hash index exactly when asked for (or in version 4): the
+		// header and trailer at least, between the data blocks and the
+		// filter section.
+		if hasHash := wantHashIndex(opts); hasHash != (p.HashIndexSize != 0) || hasHash && p.HashIndexSize < format.HashIndexHeaderLen+format.BlockTrailerLen {
+			t.Fatalf("built with hash index %v, format version %d: hash index size %d", hash, opts.FormatVersion, p.HashIndexSize)
 		}
 		if f := r.Footer(); f.Version != wantVersion || p.DataSize+p.HashIndexSize != f.Filter.Offset {
 			t.Fatalf("footer version %d (want %d); data size %d + hash index size %d, filter at %d", f.Version, wantVersion, p.DataSize, p.HashIndexSize, f.Filter.Offset)
@@ -423,7 +428,7 @@ func (m *iterModel) prev(it *reader.Iterator) bool {
 }
 
 // TestPropertyDamagedBlocks damages random bytes of one block of a random
-// table (format version 1 or 2) and recomputes the block's checksum, so
+// table (format version 1, 2 or 4) and recomputes the block's checksum, so
 // that the damage reaches the decoders. Nothing may panic or loop; every
 // error must wrap format.ErrCorrupt (or be ErrNotFound from Get); and when
 // only a data block is damaged, every key of the other blocks must still
@@ -437,7 +442,7 @@ func TestPropertyDamagedBlocks(t *testing.T) {
 
 // TestPropertyDamagedBlocksPartitioned is TestPropertyDamagedBlocks on
 // tables built partitioned (format version 3, with a hash index in half
-// of them), with zstd among the compressions: the blocks damaged include
+// of them, or version 4), with zstd among the compressions: the blocks damaged include
 // each filter partition, each index partition, the top-level index and
 // the hash index.
 func TestPropertyDamagedBlocksPartitioned(t *testing.T) {
@@ -464,10 +469,14 @@ func damagedBlocks(t *rapid.T, dir string, parted bool) {
 			Compression:     comp,
 			HashIndex:       hash,
 		}
+		drawFormatVersion(t, opts)
 		if parted {
 			drawPartitioning(t, opts)
 		}
 		data, props := build(t, es, opts)
+		// Tables with a hash index: asked for (versions 2 and 3), or
+		// version 4.
+		hash = props.HashIndexSize != 0
 		f, err := footer.Decode(data[len(data)-footer.Size:], int64(len(data)))
 		if err != nil {
 			t.Fatalf("%v", err)
@@ -480,7 +489,7 @@ func damagedBlocks(t *rapid.T, dir string, parted bool) {
 			isData bool
 		}
 		targets := []target{{"filter", f.Filter, nil, false}, {"index", f.Index, nil, false}, {"properties", f.Properties, nil, false}}
-		if props.FormatVersion == format.Version3 {
+		if props.FormatVersion == format.Version3 || props.Partitioned {
 			// The filter handle spans the partitions: damage each block
 			// of each partition instead.
 			targets = []target{{"top-level index", f.Index, nil, false}, {"properties", f.Properties, nil, false}}

@@ -141,9 +141,10 @@ func (m *smMachine) check(t *rapid.T) {
 		t.Fatalf("Size() = %d, table has %d bytes", m.r.Size(), len(m.data))
 	}
 	wantVersion := wantVersion(&m.opts, len(m.keys))
-	if p.FormatVersion != wantVersion || m.r.Footer().Version != wantVersion || (p.HashIndexSize != 0) != m.opts.HashIndex {
-		t.Fatalf("table built with hash index %v, partition threshold %d: format version %d (want %d), footer version %d, hash index size %d",
-			m.opts.HashIndex, m.opts.PartitionThreshold, p.FormatVersion, wantVersion, m.r.Footer().Version, p.HashIndexSize)
+	wantParted := wantVersion == format.Version4 && wantPartitioned(&m.opts, len(m.keys))
+	if p.FormatVersion != wantVersion || m.r.Footer().Version != wantVersion || (p.HashIndexSize != 0) != wantHashIndex(&m.opts) || p.Partitioned != wantParted {
+		t.Fatalf("table built with hash index %v, format version %d, partition threshold %d: format version %d (want %d), footer version %d, hash index size %d, partitioned %v (want %v)",
+			m.opts.HashIndex, m.opts.FormatVersion, m.opts.PartitionThreshold, p.FormatVersion, wantVersion, m.r.Footer().Version, p.HashIndexSize, p.Partitioned, wantParted)
 	}
 	if m.r.FilterKnown() != (m.known && m.splitOK) || p.FilterUnknown == m.known || p.SplitterUnknown == m.splitOK {
 		t.Fatalf("policy %q: FilterKnown() = %v, FilterUnknown = %v; the reader should know it: %v", p.FilterPolicy, m.r.FilterKnown(), p.FilterUnknown, m.known)
@@ -303,6 +304,7 @@ func (m *smMachine) build(t *rapid.T) {
 		Filter:          policy,
 		HashIndex:       rapid.Bool().Draw(t, "hashIndex"),
 	}
+	drawFormatVersion(t, &m.opts)
 	if m.parted {
 		drawPartitioning(t, &m.opts)
 		m.ropts.NoMmap = rapid.IntRange(0, 3).Draw(t, "noMmap") == 0

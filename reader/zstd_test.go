@@ -91,24 +91,32 @@ func TestLyingZstd(t *testing.T) {
 	checkLyingTables(t, g, tests)
 }
 
-// TestZstdTableReads reads zstd tables, version 1 and 2, through every
-// source and cache setting: the reader decodes zstd through
+// TestZstdTableReads reads zstd tables, version 1, 2 and 4, through
+// every source and cache setting: the reader decodes zstd through
 // format.DecodeBlock without changes of its own.
 func TestZstdTableReads(t *testing.T) {
 	es := numbered(3000, func(i int) string { return fmt.Sprintf("value %d: %d", i, i*i*7) })
-	for _, hash := range []bool{false, true} {
-		data, p := build(t, es, &builder.Options{Compression: format.ZstdCompression, HashIndex: hash, BlockSize: 1024})
-		if p.Compression != format.ZstdCompression {
-			t.Fatalf("compression %v", p.Compression)
+	for _, v := range tableVersions {
+		data, p := build(t, es, v.opts(&builder.Options{Compression: format.ZstdCompression, BlockSize: 1024}))
+		if p.Compression != format.ZstdCompression || p.FormatVersion != v.version {
+			t.Fatalf("%s: compression %v, format version %d", v.name, p.Compression, p.FormatVersion)
 		}
 		zstdBlocks := 0
-		for _, b := range dataBlocks(t, data) {
+		for i, b := range dataBlocks(t, data) {
 			if b.Type == format.BlockTypeZstd {
+				zstdBlocks++
+			} else if v.version == format.Version4 {
+				// The builder stores a block raw when zstd saves less
+				// than 12.5% of it (a version 4 table of these entries
+				// has one such block); anything else must be zstd.
+				if z := format.AppendZstd(nil, b.Contents, format.LevelDefault); b.Type != format.BlockTypeRaw || len(z) < len(b.Contents)-len(b.Contents)/8 {
+					t.Fatalf("%s: block %d of %d, type %d, %d bytes, %d with zstd: not zstd", v.name, i, p.NumDataBlocks, b.Type, len(b.Contents), len(z))
+				}
 				zstdBlocks++
 			}
 		}
 		if zstdBlocks != int(p.NumDataBlocks) {
-			t.Fatalf("%d of %d blocks are zstd", zstdBlocks, p.NumDataBlocks)
+			t.Fatalf("%s: %d of %d blocks are zstd", v.name, zstdBlocks, p.NumDataBlocks)
 		}
 		for _, opts := range []*reader.Options{nil, cacheOpts(t, 0), cacheOpts(t, 4096)} {
 			sources(t, data, opts, func(t *testing.T, r *reader.Reader) {
