@@ -48,7 +48,8 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	level := fset.String("compression-level", "default", "zstd level: fastest, default, better or best")
 	filterName := fset.String("filter", "bloom", "filter policy: bloom or fuse8 (binary fuse, 8-bit fingerprints)")
 	bitsPerKey := fset.Int("bits-per-key", builder.DefaultBitsPerKey, "bloom filter bits per key")
-	hashIndex := fset.Bool("hash-index", false, "add a hash index (format version 2, or 3 when partitioned) for faster Get")
+	hashIndex := fset.Bool("hash-index", false, "write format version 2 (3 when partitioned) with its wide hash index instead of version 4")
+	formatVersion := fset.Int("format-version", 0, "format version: 4 (the default, with the compact hash index), or 1 to 3 (the older layouts)")
 	memoryFlag := fset.String("memory", "256MiB", "memory budget for sorting: entries held before a sorted run is spilled")
 	splitFlag := fset.String("split", "", "write tables of about this size into the directory OUT, with OUT/manifest.json")
 	quiet := fset.Bool("q", false, "no progress line on stderr")
@@ -77,11 +78,16 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 		return usagef("build: -block-size %d out of range [1, %d]", *blockSize, maxBlockSize)
 	case *bitsPerKey < 1 || *bitsPerKey > maxBitsPerKey:
 		return usagef("build: -bits-per-key %d out of range [1, %d]", *bitsPerKey, maxBitsPerKey)
+	case *formatVersion < 0 || *formatVersion > int(format.Version):
+		return usagef("build: -format-version %d out of range [1, %d]", *formatVersion, format.Version)
+	case *hashIndex && *formatVersion == int(format.Version4):
+		return usagef("build: -hash-index writes format version 2 or 3, not 4 (whose hash index is always there)")
 	}
 	opts := &builder.Options{
-		BlockSize: *blockSize,
-		Filter:    filterblock.Bloom(*bitsPerKey),
-		HashIndex: *hashIndex,
+		BlockSize:     *blockSize,
+		Filter:        filterblock.Bloom(*bitsPerKey),
+		HashIndex:     *hashIndex,
+		FormatVersion: uint32(*formatVersion),
 	}
 	switch *compression {
 	case "snappy":

@@ -47,7 +47,7 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 	if p.HashIndexSize > 0 {
 		section("hash index", p.DataSize, p.HashIndexSize)
 	}
-	if f.Version == format.Version3 {
+	if f.Version == format.Version3 || p.Partitioned {
 		section("partitions", f.Filter.Offset, onDisk(f.Filter))
 		section("top-level index", f.Index.Offset, onDisk(f.Index))
 	} else {

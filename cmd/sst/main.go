@@ -7,7 +7,7 @@
 //
 // The commands are:
 //
-//	build -o OUT [-f] [-memory BYTES] [-q] [-block-size N] [-compression snappy|zstd|none] [-compression-level L] [-bits-per-key N] [-filter bloom|fuse8] [-hash-index] INPUT
+//	build -o OUT [-f] [-memory BYTES] [-q] [-block-size N] [-compression snappy|zstd|none] [-compression-level L] [-bits-per-key N] [-filter bloom|fuse8] [-format-version N] [-hash-index] INPUT
 //	build -split BYTES -o DIR [-f] [-memory BYTES] [-q] [flags] INPUT...
 //	    Write a table to OUT. An existing OUT is an error unless -f is
 //	    given; with -f the new table replaces it atomically (by rename)
@@ -38,8 +38,10 @@
 //	    -bits-per-key sets the bloom filter size, 1 to 64 (default 10);
 //	    -filter fuse8 uses a binary fuse filter (about 9 bits per key,
 //	    0.39% false positives) instead of the bloom filter;
-//	    -hash-index adds a hash index (format version 2, or 3 when the table
-//	    is partitioned) for faster point lookups. On success build prints
+//	    -format-version 1, 2 or 3 writes the layouts before version 4, the
+//	    default (whose compact hash index serves every Get); -hash-index
+//	    writes version 2 (3 when partitioned) with its wider hash index.
+//	    On success build prints
 //	    the entry count, bytes in (keys plus values), bytes out (file
 //	    size), compression ratio, filter size and elapsed time.
 //
@@ -104,7 +106,7 @@ const usageText = `sst builds, reads and checks SSTable files.
 
 Usage:
 
-  sst build -o OUT [-f] [-memory BYTES] [-q] [-block-size N] [-compression snappy|zstd|none] [-compression-level L] [-bits-per-key N] [-filter bloom|fuse8] [-hash-index] INPUT
+  sst build -o OUT [-f] [-memory BYTES] [-q] [-block-size N] [-compression snappy|zstd|none] [-compression-level L] [-bits-per-key N] [-filter bloom|fuse8] [-format-version N] [-hash-index] INPUT
   sst build -split BYTES -o DIR [-f] [-memory BYTES] [-q] [flags] INPUT...
         Write a table to OUT from INPUT, a directory or a text file.
         An existing OUT is an error unless -f is given; with -f it is
@@ -137,11 +139,13 @@ Usage:
                              an error without -compression zstd
           -bits-per-key N    bloom filter bits per key, 1..64 (default 10)
           -filter F          filter policy: bloom or fuse8, a binary fuse filter (default bloom)
-          -hash-index        add a hash index (format version 2; version 3,
-                             partitioned, past 240 KiB of index and filter): Get
-                             reads one slot and one entry; costs about 1.5
-                             slots of 4 to 8 bytes per entry, and keys are
-                             stored whole
+          -format-version N  4 (the default: a compact hash index serves Get,
+                             about 4.4 bytes per entry), or 1 to 3, the older
+                             layouts (1: no hash index; partitioned as 3 past
+                             240 KiB of index and filter)
+          -hash-index        format version 2 (3 when partitioned) with its
+                             wider hash index: about 1.5 slots of 4 to 8 bytes
+                             per entry, and keys stored whole
 
   sst get FILE KEY...
         Write the value of each KEY to stdout. With one KEY the exact value

@@ -600,8 +600,25 @@ func TestBuildHashIndex(t *testing.T) {
 	mustSST(t, "verify", table)
 
 	plain := filepath.Join(dir, "plain.sst")
-	mustSST(t, "build", "-block-size", "256", "-o", plain, input)
+	mustSST(t, "build", "-block-size", "256", "-format-version", "1", "-o", plain, input)
 	if info := mustSST(t, "info", plain); !regexp.MustCompile(`(?m)^\s*format version:\s+1$`).MatchString(info) || strings.Contains(info, "hash index  ") {
-		t.Errorf("info without -hash-index:\n%s", info)
+		t.Errorf("info with -format-version 1:\n%s", info)
 	}
+	// By default, version 4 with its compact hash index.
+	v4 := filepath.Join(dir, "v4.sst")
+	mustSST(t, "build", "-block-size", "256", "-o", v4, input)
+	info = mustSST(t, "info", v4)
+	for _, re := range []string{`(?m)^\s*format version:\s+4$`, `(?m)^\s*hash index\s+\d+\s+\d+\s+\d+$`} {
+		if !regexp.MustCompile(re).MatchString(info) {
+			t.Errorf("default build: info does not match %s:\n%s", re, info)
+		}
+	}
+	for _, k := range []string{"key0000", "key0137", "key0499"} {
+		if got := mustSST(t, "get", v4, k); got != want[k] {
+			t.Errorf("get %q = %q, want %q", k, got, want[k])
+		}
+	}
+	mustSST(t, "verify", v4)
+	wantError(t, []string{"build", "-hash-index", "-format-version", "4", "-o", filepath.Join(dir, "x.sst"), input}, 2, "format version 2 or 3")
+	wantError(t, []string{"build", "-format-version", "5", "-o", filepath.Join(dir, "x.sst"), input}, 2, "out of range")
 }
