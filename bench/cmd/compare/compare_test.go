@@ -21,7 +21,7 @@ func TestAdaptersReturnRightValues(t *testing.T) {
 		t.Fatalf("%d lookups for %d entries", len(d.hits), d.n)
 	}
 	dir := t.TempDir()
-	for _, name := range []string{"ours", "pebble", "goleveldb", "ours-v1", "ours-default", "ours-ra", "ours-v1-ra", "ours-plain", "pebble-2lvl", "pebble2", "pebble2-2lvl"} {
+	for _, name := range []string{"ours", "pebble", "goleveldb", "ours-v1", "ours-default", "ours-ra", "ours-v1-ra", "ours-v2", "pebble-2lvl", "pebble2", "pebble2-2lvl"} {
 		for _, c := range []implsetup.Compression{implsetup.Snappy, implsetup.None, implsetup.Zstd} {
 			im := newImpl(name)
 			if !supports(im, c) {

@@ -56,7 +56,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	lookups := fs.Int("lookups", 1_000_000, "present and absent lookups per repetition (at most -entries)")
 	reps := fs.Int("reps", 3, "repetitions; each measures every implementation once, interleaved")
 	comps := fs.String("compression", "snappy,none,zstd", "comma-separated compressions to run: snappy, none, zstd (goleveldb has no zstd and is skipped)")
-	impls := fs.String("impls", "ours,pebble,pebble2,goleveldb", "comma-separated implementations to run: ours, pebble (v1.1.5), pebble2 (v2.1.7, TableFormatPebblev7), goleveldb; also ours-v1 (tables without the hash index, format version 1), ours-default (reader.Open with nil options: 64 MiB block cache), ours-ra and ours-v1-ra (ours and ours-v1 read through ReadAt: Options.NoMmap), ours-plain (the builder's default layout, as builder.Create(path, nil) writes it: partitioned past about 120k entries, no hash index), pebble-2lvl and pebble2-2lvl (Pebble with its default two-level index)")
+	impls := fs.String("impls", "ours,pebble,pebble2,goleveldb", "comma-separated implementations to run: ours (the default table, as builder.Create(path, nil) writes it: format version 4, partitioned past about 120k entries), pebble (v1.1.5), pebble2 (v2.1.7, TableFormatPebblev7), goleveldb; also ours-v2 (format version 2: the older, wider hash index, one-level), ours-v1 (format version 1: no hash index, one-level), ours-default (ours through reader.Open with nil options: the 64 MiB default cache), ours-ra and ours-v1-ra (ours and ours-v1 read through ReadAt: Options.NoMmap), pebble-2lvl and pebble2-2lvl (Pebble with its default two-level index)")
 	jsonOut := fs.Bool("json", false, "print results as JSON instead of markdown")
 	chart := fs.String("chart", "", "write an SVG bar chart of the Get and build figures to `FILE`")
 	dir := fs.String("dir", "", "where to create the temporary directory (default: os.TempDir())")
@@ -167,17 +167,17 @@ func output(res *results, jsonOut bool, chart string, stdout io.Writer) error {
 func newImpl(name string) impl {
 	switch name {
 	case "ours":
-		return ours{cacheBytes: blockCacheSz, hashIndex: true}
+		return ours{cacheBytes: blockCacheSz, layout: implsetup.DefaultLayout} // what builder.Create(path, nil) writes: format version 4
+	case "ours-v2":
+		return ours{cacheBytes: blockCacheSz, suffix: "-v2", layout: implsetup.HashV2Layout} // version 2's wide hash index, one-level
 	case "ours-v1":
-		return ours{cacheBytes: blockCacheSz, suffix: "-v1"} // no hash index: format version 1
+		return ours{cacheBytes: blockCacheSz, suffix: "-v1", layout: implsetup.V1Layout} // no hash index: format version 1, one-level
 	case "ours-default":
-		return ours{suffix: "-default", hashIndex: true} // reader.Open(path, nil): the shared default 64 MiB cache
+		return ours{suffix: "-default", layout: implsetup.DefaultLayout} // reader.Open(path, nil): the shared default 64 MiB cache
 	case "ours-ra":
-		return ours{cacheBytes: blockCacheSz, suffix: "-ra", hashIndex: true, noMmap: true} // read with ReadAt (pread), no mapping
+		return ours{cacheBytes: blockCacheSz, suffix: "-ra", layout: implsetup.DefaultLayout, noMmap: true} // read with ReadAt (pread), no mapping
 	case "ours-v1-ra":
-		return ours{cacheBytes: blockCacheSz, suffix: "-v1-ra", noMmap: true}
-	case "ours-plain":
-		return ours{cacheBytes: blockCacheSz, suffix: "-plain", plain: true} // builder.Create(path, nil)'s layout: partitioned (format version 3) at 1M entries, no hash index
+		return ours{cacheBytes: blockCacheSz, suffix: "-v1-ra", layout: implsetup.V1Layout, noMmap: true}
 	case "pebble":
 		return &pebbleImpl{indexBlockSize: math.MaxInt32}
 	case "pebble-2lvl":

@@ -10,19 +10,18 @@ import (
 
 // ours is this module, configured as its README shows:
 //
-//   - builder.New over an *os.File with builder.Options{BlockSize: 4096,
-//     Compression: snappy, zstd or none, Filter: filterblock.Bloom(10),
-//     HashIndex: true, PartitionThreshold: 4 MiB}: the defaults (4 KiB
-//     blocks, restart interval 16, snappy, whole-table cache-local Bloom
-//     filter at 10 bits/key) with the compression switched for the
-//     uncompressed run, plus the hash index (format version 2), which a
-//     user who serves point lookups turns on (-impls ours-v1 builds
-//     without it), and the partition threshold the builder's
-//     documentation suggests for tables read from local files
-//     (implsetup.LocalPartitionThreshold: one-level up to about 2M
-//     entries; the default, 240 KiB, is for object storage). The builder buffers its output
-//     itself (256 KiB). builder.Create would also fsync and rename; the
-//     harness fsyncs every implementation's file untimed instead.
+//   - builder.New over an *os.File with implsetup.OursOptions: BlockSize
+//     4096, Filter filterblock.Bloom(10) and the compression spelled out,
+//     everything else the builder's defaults. For ours (and ours-default,
+//     ours-ra) that is the default table, format version 4, exactly what
+//     builder.Create(path, nil) writes: the compact hash index, and
+//     partitions past the default PartitionThreshold (240 KiB: about 120k
+//     such entries; so at 1M entries). ours-v2 asks for format version 2
+//     (HashIndex: true) and ours-v1 for version 1 (FormatVersion: 1), both
+//     one-level (implsetup.LocalPartitionThreshold), for comparison. The
+//     builder buffers its output itself (256 KiB). builder.Create would
+//     also fsync and rename; the harness fsyncs every implementation's
+//     file untimed instead.
 //   - reader.Open(path, &reader.Options{Cache: cache.New(256 MiB)}), a new
 //     cache for each open as Pebble gets: the file is memory-mapped;
 //     decoded snappy blocks are kept in the cache (S3-FIFO, off the Go
@@ -37,12 +36,10 @@ import (
 //   - Scans: NewIterator, First/Next, Key and Value (which alias the
 //     mapping for uncompressed blocks).
 type ours struct {
-	opts       *reader.Options // for reader.Open, when cacheBytes is 0
-	cacheBytes int64           // > 0: each open gets a cache.Cache of this capacity
-	suffix     string          // appended to the name "ours"
-	hashIndex  bool            // builder.Options.HashIndex
-	noMmap     bool            // reader.Options.NoMmap: read through ReadAt
-	plain      bool            // the builder's default PartitionThreshold (what builder.Create(path, nil) writes), not LocalPartitionThreshold
+	cacheBytes int64            // > 0: each open gets a cache.Cache of this capacity; 0: the default cache
+	suffix     string           // appended to the name "ours"
+	layout     implsetup.Layout // which table format the builder writes
+	noMmap     bool             // reader.Options.NoMmap: read through ReadAt
 }
 
 func (o ours) name() string { return "ours" + o.suffix }
@@ -52,10 +49,7 @@ func (o ours) tablePath(dir string, c implsetup.Compression) string {
 }
 
 func (o ours) build(path string, d *dataset, c implsetup.Compression) error {
-	opts := implsetup.OursOptions(c, o.hashIndex)
-	if o.plain {
-		opts.PartitionThreshold = 0 // the default: partitioned at 1M entries
-	}
+	opts := implsetup.OursOptions(c, o.layout)
 	w, err := implsetup.CreateOurs(path, opts)
 	if err != nil {
 		return err
@@ -71,7 +65,7 @@ func (o ours) build(path string, d *dataset, c implsetup.Compression) error {
 
 func (o ours) open(path string) (table, error) {
 	var c *cache.Cache
-	opts := o.opts
+	var opts *reader.Options
 	if o.cacheBytes > 0 {
 		c = cache.New(o.cacheBytes)
 		opts = &reader.Options{Cache: c}

@@ -59,9 +59,9 @@ var implNames = []string{"ours", "ours-v1", "pebble", "goleveldb"}
 func newImpl(name string) impl {
 	switch name {
 	case "ours":
-		return ours{hashIndex: true}
+		return ours{layout: implsetup.DefaultLayout} // the default table: format version 4
 	case "ours-v1":
-		return ours{suffix: "-v1"} // no hash index: format version 1
+		return ours{suffix: "-v1", layout: implsetup.V1Layout} // no hash index: format version 1
 	case "pebble":
 		return pebbleImpl{}
 	case "goleveldb":
@@ -91,19 +91,19 @@ func addEntries(w workload, t int, add func(k, v []byte) error) error {
 // ---- ours -------------------------------------------------------------
 
 // ours is this module, built as cmd/compare builds it (builder.New over an
-// *os.File, BlockSize 4096, snappy or none, filterblock.Bloom(10), with
-// or without the hash index) and read with reader.Open(path,
+// *os.File, BlockSize 4096, snappy or none, filterblock.Bloom(10), the
+// default format version 4 or version 1) and read with reader.Open(path,
 // &reader.Options{Cache: c}), c one cache.Cache for all the readers.
 // Lookups are GetAppend into a per-goroutine buffer.
 type ours struct {
-	suffix    string
-	hashIndex bool
+	suffix string
+	layout implsetup.Layout
 }
 
 func (o ours) name() string { return "ours" + o.suffix }
 
 func (o ours) build(dir string, t int, w workload, c implsetup.Compression) error {
-	b, err := implsetup.CreateOurs(filepath.Join(dir, tableName(t, "sst")), implsetup.OursOptions(c, o.hashIndex))
+	b, err := implsetup.CreateOurs(filepath.Join(dir, tableName(t, "sst")), implsetup.OursOptions(c, o.layout))
 	if err != nil {
 		return err
 	}

@@ -289,14 +289,14 @@ func (t *pebble2Table) close() error {
 }
 
 var impls = []impl{
-	// The builder's defaults: version 1 while the index and filter fit
-	// the default tail, version 3 (partitioned) above.
+	// The builder's defaults: version 4, one-level while the index and
+	// filter fit the default tail, partitioned above.
 	{name: "ours default", build: buildOurs(builder.Options{}), open: openOurs, ours: true},
-	// The builder's defaults with the hash index: version 2, or version
-	// 3 with the hash index kept above the default threshold.
-	{name: "ours hash index", build: buildOurs(builder.Options{HashIndex: true}), open: openOurs, ours: true},
-	{name: "ours v1 (forced)", build: buildOurs(builder.Options{PartitionThreshold: -1}), open: openOurs, ours: true, oneLevel: true},
-	{name: "ours v3 (forced)", build: buildOurs(builder.Options{PartitionThreshold: 1}), open: openOurs, ours: true},
+	// Version 2's hash index, or version 3 with it above the default
+	// threshold.
+	{name: "ours hash index v2", build: buildOurs(builder.Options{HashIndex: true}), open: openOurs, ours: true},
+	{name: "ours v1 (forced)", build: buildOurs(builder.Options{FormatVersion: 1, PartitionThreshold: -1}), open: openOurs, ours: true, oneLevel: true},
+	{name: "ours v3 (forced)", build: buildOurs(builder.Options{FormatVersion: 1, PartitionThreshold: 1}), open: openOurs, ours: true},
 	{name: "pebble 1-level", build: buildPebble(math.MaxInt32), open: openPebble},
 	{name: "pebble 2-level", build: buildPebble(0), open: openPebble},
 	{name: "pebble2 1-level", build: buildPebble2(math.MaxInt32), open: openPebble2, v2: true},
@@ -433,6 +433,9 @@ func measure(im impl, path string, n int) (*result, int64, error) {
 	if ot, ok := t.(oursTable); ok {
 		p := ot.r.Properties()
 		res.cells["format version"] = fmt.Sprint(p.FormatVersion)
+		if p.Partitioned {
+			res.cells["format version"] += " partitioned"
+		}
 		if p.HashIndexSize != 0 {
 			res.cells["format version"] += " + hash index"
 		}
@@ -610,7 +613,7 @@ func main() {
 		fmt.Printf("Every ReadAt sleeps %v; wall times follow the counts.\n", latency)
 	}
 	fmt.Println("ours: reader.New with the default TailSize (256 KiB) and read-ahead (64 KiB, 256 KiB, 1 MiB).")
-	fmt.Println("ours default: the builder's defaults (partitioned once the index and filter do not fit the 256 KiB tail); hash index: the same with HashIndex; v1 and v3 forced by PartitionThreshold -1 and 1.")
+	fmt.Println("ours default: the builder's defaults (format version 4, partitioned once the index and filter do not fit the 256 KiB tail); hash index v2: the same with HashIndex (versions 2 and 3); v1 and v3 forced by FormatVersion 1 with PartitionThreshold -1 and 1.")
 	fmt.Println("pebble: v1.1.5 through an objstorage.Readable with the read-ahead of its remote objects (64 KiB to 1 MiB), ported.")
 	fmt.Println("pebble2: v2.1.7, TableFormatPebblev7, through objstorageprovider.NewRemoteReadable (its remote read handle and read-ahead).")
 	fmt.Printf("first Get rows: the most over %d random keys, each on a new reader. %s: one new reader, every goroutine with its own iterator where the implementation needs one.\n", coldKeys, concurrentRow)

@@ -10,17 +10,36 @@ import (
 	"github.com/sstkit/sstable/reader"
 )
 
-// OursOptions returns the builder options of this module's tables read
-// from local files (memory-mapped): the defaults (restart interval 16,
-// whole-table cache-local Bloom filter) with BlockSize, BitsPerKey and c
-// spelled out, the hash index (format version 2) if hashIndex, and
-// PartitionThreshold LocalPartitionThreshold.
-func OursOptions(c Compression, hashIndex bool) *builder.Options {
+// Layout is a table format the benchmarks build.
+type Layout int
+
+const (
+	// DefaultLayout is what builder.Create(path, nil) writes: format
+	// version 4 (compact hash index), partitioned past the default
+	// PartitionThreshold.
+	DefaultLayout Layout = iota
+	// HashV2Layout is format version 2 (HashIndex: true, the older, wider
+	// hash index), one-level up to LocalPartitionThreshold.
+	HashV2Layout
+	// V1Layout is format version 1 (no hash index), one-level up to
+	// LocalPartitionThreshold.
+	V1Layout
+)
+
+// OursOptions returns the builder options of this module's tables of
+// layout l with compression c: BlockSize, BitsPerKey and c spelled out,
+// the rest the builder's defaults, or for the older layouts the format
+// version asked for and PartitionThreshold LocalPartitionThreshold.
+func OursOptions(c Compression, l Layout) *builder.Options {
 	o := &builder.Options{
-		BlockSize:          BlockSize,
-		Filter:             filterblock.Bloom(BitsPerKey),
-		HashIndex:          hashIndex,
-		PartitionThreshold: LocalPartitionThreshold,
+		BlockSize: BlockSize,
+		Filter:    filterblock.Bloom(BitsPerKey),
+	}
+	switch l {
+	case HashV2Layout:
+		o.HashIndex, o.PartitionThreshold = true, LocalPartitionThreshold
+	case V1Layout:
+		o.FormatVersion, o.PartitionThreshold = format.Version1, LocalPartitionThreshold
 	}
 	switch c {
 	case None:
