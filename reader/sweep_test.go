@@ -33,7 +33,10 @@ import (
 
 const sweepGoldenDir = "../testdata/golden"
 
-var sweepGoldenFiles = []string{"snappy.sst", "none.sst", "empty.sst", "zstd.sst", "fuse.sst"}
+var sweepGoldenFiles = []string{"snappy.sst", "none.sst", "empty.sst", "zstd.sst", "fuse.sst",
+	// Version 4: one-level (snappy, none), empty, partitioned, with a
+	// splitter.
+	"v4.sst", "v4none.sst", "v4empty.sst", "v4parted.sst", "v4prefix.sst"}
 
 // sweepOpts open the golden tables with the binary fuse filter known (the
 // reader does not know it by default), so that fuse.sst's damaged copies
@@ -691,16 +694,17 @@ func TestLyingLengths(t *testing.T) {
 	checkLyingTables(t, g, tests)
 }
 
-// hashSweepTable builds the small version 2 table the hash index sweeps
-// damage: 200 entries in about a dozen data blocks.
-func hashSweepTable(t *testing.T, c format.Compression) *goldenTable {
+// hashSweepTable builds the small version 2 table (version 4 with v4) the
+// hash index sweeps damage: 200 entries in about a dozen data blocks.
+func hashSweepTable(t *testing.T, c format.Compression, v4 bool) *goldenTable {
 	t.Helper()
 	es := numbered(200, func(i int) string { return fmt.Sprintf("v%d%s", i, strings.Repeat("-", i%9)) })
-	data, p := build(t, es, &builder.Options{BlockSize: 256, RestartInterval: 4, Compression: c, HashIndex: true})
-	if p.FormatVersion != format.Version2 || p.NumDataBlocks < 8 {
-		t.Fatalf("sweep table: format version %d, %d data blocks", p.FormatVersion, p.NumDataBlocks)
+	opts := &builder.Options{BlockSize: 256, RestartInterval: 4, Compression: c, HashIndex: !v4}
+	data, p := build(t, es, opts)
+	if want := wantVersion(opts, len(es)); p.FormatVersion != want || p.HashIndexSize == 0 || p.Partitioned || p.NumDataBlocks < 8 {
+		t.Fatalf("sweep table: format version %d (want %d), hash index size %d, partitioned %v, %d data blocks", p.FormatVersion, want, p.HashIndexSize, p.Partitioned, p.NumDataBlocks)
 	}
-	return newGoldenTable(t, "v2-"+c.String(), data)
+	return newGoldenTable(t, fmt.Sprintf("v%d-%s", p.FormatVersion, c), data)
 }
 
 // hashSweepStride is the stride of the version 2 and 3 sweeps: every bit
@@ -710,7 +714,8 @@ func hashSweepTable(t *testing.T, c format.Compression) *goldenTable {
 func hashSweepStride() int { return sweepStride() }
 
 // TestHashIndexBitFlipSweep flips every bit (every 7th under plain go
-// test: hashSweepStride) of a small version 2 table
+// test: hashSweepStride) of a small version 2 table, and of one of
+// version 4,
 // (snappy, raw and zstd) in turn, as TestGoldenBitFlipSweep does for the golden
 // version 1 tables. The hash index section is checksummed like every other
 // block, so Open or Verify must report every flip; no read may panic or
@@ -733,37 +738,48 @@ func TestHashIndexBitFlipSweep(t *testing.T) {
 		{"nocache", format.NoCompression, cacheOpts(t, 0), false},
 		{"cache", format.ZstdCompression, nil, true},
 	} {
-		g := hashSweepTable(t, v.c)
-		t.Run(g.name+"/"+v.name, func(t *testing.T) {
-			r, err := reader.New(bytes.NewReader(g.data), int64(len(g.data)), v.opts)
-			if err != nil {
-				t.Fatal(err)
+		for _, v4 := range []bool{false, true} {
+			g := hashSweepTable(t, v.c, v4)
+			opts := v.opts
+			if v4 && v.name == "smallcache" {
+				// A version 4 hash index this small (about 1 KiB) goes
+				// into the cache, where it would take the one block's
+				// room: room for it and one block.
+				opts = cacheOpts(t, 1024+int64(tableProps(t, g.data).HashIndexSize))
 			}
-			if _, err := r.Get(g.keys[0]); err != nil {
-				t.Fatal(err)
-			}
-			if reader.CachedBlock(r, 0) != v.cached {
-				t.Fatalf("CachedBlock(0) = %v, want %v", reader.CachedBlock(r, 0), v.cached)
-			}
-			if err := r.Close(); err != nil {
-				t.Fatal(err)
-			}
-			st := bitFlipSweep(t, g, hashSweepStride(), v.opts, dir)
-			if st.undetected != 0 {
-				t.Errorf("%d flips went undetected", st.undetected)
-			}
-		})
+			t.Run(g.name+"/"+v.name, func(t *testing.T) {
+				r, err := reader.New(bytes.NewReader(g.data), int64(len(g.data)), opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := r.Get(g.keys[0]); err != nil {
+					t.Fatal(err)
+				}
+				if reader.CachedBlock(r, 0) != v.cached {
+					t.Fatalf("CachedBlock(0) = %v, want %v", reader.CachedBlock(r, 0), v.cached)
+				}
+				if err := r.Close(); err != nil {
+					t.Fatal(err)
+				}
+				st := bitFlipSweep(t, g, hashSweepStride(), opts, dir)
+				if st.undetected != 0 {
+					t.Errorf("%d flips went undetected", st.undetected)
+				}
+			})
+		}
 	}
 }
 
-// TestHashIndexTruncationSweep cuts a small version 2 table (snappy, raw
-// and zstd) to every shorter length, as TestGoldenTruncationSweep does for the
+// TestHashIndexTruncationSweep cuts a small version 2 table, and one of
+// version 4 (snappy, raw and zstd), to every shorter length, as TestGoldenTruncationSweep does for the
 // golden tables.
 func TestHashIndexTruncationSweep(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []format.Compression{format.SnappyCompression, format.NoCompression, format.ZstdCompression} {
-		g := hashSweepTable(t, c)
-		t.Run(g.name, func(t *testing.T) { truncationSweep(t, g, nil, dir) })
+		for _, v4 := range []bool{false, true} {
+			g := hashSweepTable(t, c, v4)
+			t.Run(g.name, func(t *testing.T) { truncationSweep(t, g, nil, dir) })
+		}
 	}
 }
 
