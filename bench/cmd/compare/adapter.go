@@ -14,8 +14,9 @@ func supports(im impl, c implsetup.Compression) bool {
 	return !ok || l.supports(c)
 }
 
-// blockCacheSz is the block cache budget, the same for every implementation.
-const blockCacheSz = 256 << 20
+// blockCacheSz is the block cache budget in bytes, the same for every
+// implementation: 256 MiB, or -cache-mib.
+var blockCacheSz int64 = 256 << 20
 
 // impl is one SSTable implementation under test.
 type impl interface {

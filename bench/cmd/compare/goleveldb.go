@@ -56,7 +56,7 @@ func (goleveldbImpl) build(path string, d *dataset, c implsetup.Compression) err
 }
 
 func (goleveldbImpl) open(path string) (table, error) {
-	bc := cache.NewCache(cache.NewLRU(blockCacheSz))
+	bc := cache.NewCache(cache.NewLRU(int(blockCacheSz)))
 	r, err := implsetup.OpenGoleveldb(path, 1, bc, implsetup.GoleveldbBufferPool(), implsetup.GoleveldbOptions(implsetup.Snappy))
 	if err != nil {
 		bc.Close(true)

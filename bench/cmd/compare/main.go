@@ -63,6 +63,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	keep := fs.Bool("keep", false, "keep the temporary directory and the last repetition's tables")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the measurements to `FILE`")
 	render := fs.String("render", "", "measure nothing: print (and chart) the results saved by -json in `FILE`")
+	cacheMiB := fs.Int64("cache-mib", 256, "block cache budget of every implementation, in MiB")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -80,6 +81,10 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		}
 		return output(&res, *jsonOut, *chart, stdout)
 	}
+	if *cacheMiB < 1 {
+		return fmt.Errorf("-cache-mib must be positive")
+	}
+	blockCacheSz = *cacheMiB << 20
 	cfg := config{entries: *entries, lookups: *lookups, reps: *reps, dir: *dir, keep: *keep}
 	if *large {
 		cfg.entries = 10_000_000
