@@ -155,21 +155,24 @@ func (m *mmapSource) entryAt(x *format.HashIndex, i int, off uint64) (key, value
 }
 
 // entries serves a raw block from the mapping once checked, else a
-// cached one. The entry's and the first entry's addresses depend only on
-// the handle, so their cache misses overlap with the load of block i's
-// state word.
+// cached one. In an uncompressed table the entry's and the first entry's
+// addresses depend only on the handle, so their cache misses overlap with
+// the load of block i's state word; a compressed table's blocks are
+// looked for in the cache first, where nearly all of them are.
 func (m *mmapSource) entries(i int, h format.BlockHandle, off uint64) ([]byte, cache.Handle, bool) {
-	if h.Offset+off < m.dataEnd {
-		format.Prefetch(m.mapped[h.Offset+off:], entryPrefetchBytes)
-		format.Prefetch(m.mapped[h.Offset:], 64)
-	}
-	if ents, ok := m.rawEntries(i, h); ok {
-		return ents, cache.Handle{}, true
-	}
 	if m.noTable {
-		return nil, cache.Handle{}, false
+		if h.Offset+off < m.dataEnd {
+			format.Prefetch(m.mapped[h.Offset+off:], entryPrefetchBytes)
+			format.Prefetch(m.mapped[h.Offset:], 64)
+		}
+		ents, ok := m.rawEntries(i, h)
+		return ents, cache.Handle{}, ok
 	}
-	return m.blockCache.entries(i, h, off)
+	if ents, pin, ok := m.blockCache.entries(i, h, off); ok {
+		return ents, pin, true
+	}
+	ents, ok := m.rawEntries(i, h) // a block compression did not shrink enough
+	return ents, cache.Handle{}, ok
 }
 
 func (m *mmapSource) blockForEntry(s *scratch, i int, h format.BlockHandle, off uint64) ([]byte, int, error) {
