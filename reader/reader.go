@@ -18,13 +18,17 @@
 //   - the index (the index interface) says which data block, and where in
 //     it, holds a key, and walks the blocks for iterators: blockIndex (one
 //     index block), partedIndex (index partitions under a top-level
-//     index) and hashedIndex (a hash index straight to the entry).
+//     index), hashedIndex (version 2's hash index straight to the entry)
+//     and compactIndex (version 4's: a slot names the block and the
+//     entry's offset, which decodes with the block's first key).
 //   - the filter (the filter interface) says whether a key or prefix can
-//     be in the table: noFilter, wholeFilter (one filter section) and
-//     partedFilter (a filter per partition).
+//     be in the table: noFilter, wholeFilter (one filter section),
+//     partedFilter (a filter per partition) and heldFilter (a version 4
+//     table's whole filter, copied to the heap by a mapped reader and
+//     probed before the reader is pinned).
 //
 // A Get reads top to bottom: the filter, then the index, which asks the
-// source for the block. A fourth index kind is one more type implementing
+// source for the block. Another index kind is one more type implementing
 // index, built by chooseLayers for the format version or feature that
 // calls for it; a new byte source is one more type implementing source,
 // built by a constructor like New. Neither touches the other layers.
@@ -34,7 +38,7 @@ package reader
 // interface, sections, the decoded-block cache), source_mmap.go,
 // source_readat.go with source_tail.go, readahead.go and
 // partitions_readat.go; index.go, index_parted.go (with the two-level
-// iterator), index_hash.go, partitions.go; filter.go; open.go
+// iterator), index_hash.go, index_compact.go, partitions.go; filter.go; open.go
 // (chooseLayers); get.go (the lookups), iterator.go, verify.go.
 
 import (
