@@ -144,8 +144,10 @@ func TestCacheOtherTables(t *testing.T) {
 		cached bool // when memory-mapped
 	}{
 		{"v2-raw", builder.Options{BlockSize: 1024, Compression: format.NoCompression, HashIndex: true}, false},
-		{"v1-raw", builder.Options{BlockSize: 1024, Compression: format.NoCompression}, false},
-		{"v1-snappy", builder.Options{BlockSize: 1024, Compression: format.SnappyCompression}, true},
+		{"v1-raw", builder.Options{BlockSize: 1024, Compression: format.NoCompression, FormatVersion: format.Version1}, false},
+		{"v1-snappy", builder.Options{BlockSize: 1024, Compression: format.SnappyCompression, FormatVersion: format.Version1}, true},
+		{"v4-raw", builder.Options{BlockSize: 1024, Compression: format.NoCompression}, false},
+		{"v4-snappy", builder.Options{BlockSize: 1024, Compression: format.SnappyCompression}, true},
 	} {
 		data, _ := build(t, es, &c.opts)
 		t.Run(c.name, func(t *testing.T) {
