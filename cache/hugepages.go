@@ -16,7 +16,9 @@ const hugePageBytes = 2 << 20
 // 0.6 ms; a huge page that costs more is being assembled or fetched:
 // direct compaction of fragmented memory, or, in a VM with free page
 // reporting (virtio-balloon), host faults on 512 pages the guest had
-// handed back, 2-5 ms each measured.
+// handed back, 2-5 ms each measured. The time is the faulting thread's
+// CPU time (faultCost), which those stalls count in and waiting for a
+// CPU does not.
 const slowHugeFault = time.Millisecond
 
 // hugePages asks for transparent huge pages for the cache's memory while
@@ -38,8 +40,9 @@ type hugePages struct {
 	on      atomic.Bool   // still asking for huge pages
 	touched []atomic.Bool // per 2 MiB range (from first - hugePageBytes): faulted in by Reserve
 
-	fault  func(b []byte) error         // faults b in for writing: populate, but for tests
-	advise func(b []byte, on bool) bool // adviseHuge, but for tests
+	fault  func(b []byte) error                        // faults b in for writing: populate, but for tests
+	advise func(b []byte, on bool) bool                // adviseHuge, but for tests
+	cost   func(f func() error) (time.Duration, error) // faultCost, but for tests
 }
 
 // newHugePages advises huge pages for mem and returns their tracker, or
@@ -48,19 +51,19 @@ func newHugePages(mem []byte) *hugePages {
 	if len(mem) < 2*hugePageBytes || !thpPossible() {
 		return nil
 	}
-	return trackHugePages(mem, populate, adviseHuge)
+	return trackHugePages(mem, populate, adviseHuge, faultCost)
 }
 
 // trackHugePages advises huge pages for mem through advise and returns
 // their tracker, which faults ranges in through fault; nil if the advice
 // failed.
-func trackHugePages(mem []byte, fault func([]byte) error, advise func([]byte, bool) bool) *hugePages {
+func trackHugePages(mem []byte, fault func([]byte) error, advise func([]byte, bool) bool, cost func(func() error) (time.Duration, error)) *hugePages {
 	if !advise(mem, true) {
 		return nil
 	}
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
 	first := int((base+hugePageBytes-1)/hugePageBytes*hugePageBytes - base)
-	hp := &hugePages{mem: mem, first: first, touched: make([]atomic.Bool, (len(mem)-first)/hugePageBytes+2), fault: fault, advise: advise}
+	hp := &hugePages{mem: mem, first: first, touched: make([]atomic.Bool, (len(mem)-first)/hugePageBytes+2), fault: fault, advise: advise, cost: cost}
 	hp.on.Store(true)
 	return hp
 }
@@ -84,9 +87,8 @@ func (hp *hugePages) reserved(off, n int) {
 		}
 		hi := min(lo+hugePageBytes, len(hp.mem))
 		lo = max(lo, 0)
-		start := time.Now()
-		err := hp.fault(hp.mem[lo:hi:hi])
-		if err != nil || time.Since(start) > slowHugeFault {
+		took, err := hp.cost(func() error { return hp.fault(hp.mem[lo:hi:hi]) })
+		if err != nil || took > slowHugeFault {
 			hp.off()
 			return
 		}
@@ -98,4 +100,12 @@ func (hp *hugePages) off() {
 	if hp.on.Swap(false) {
 		hp.advise(hp.mem, false)
 	}
+}
+
+// wallCost is faultCost by the wall clock, where a thread's CPU time is
+// not at hand.
+func wallCost(fault func() error) (time.Duration, error) {
+	start := time.Now()
+	err := fault()
+	return time.Since(start), err
 }

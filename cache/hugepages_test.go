@@ -13,6 +13,7 @@ import (
 type fakeHuge struct {
 	faults  [][2]int // offsets in mem
 	advice  []bool
+	took    time.Duration // the cost of the last fault
 	slowAt  int
 	slowFor time.Duration
 	failAt  int
@@ -23,8 +24,9 @@ func (f *fakeHuge) track(t *testing.T, mem []byte) *hugePages {
 	hp := trackHugePages(mem, func(b []byte) error {
 		lo := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(mem))))
 		f.faults = append(f.faults, [2]int{lo, lo + len(b)})
+		f.took = slowHugeFault / 10
 		if len(f.faults)-1 == f.slowAt {
-			time.Sleep(f.slowFor)
+			f.took = f.slowFor
 		}
 		if len(f.faults)-1 == f.failAt {
 			return errors.New("no")
@@ -36,6 +38,9 @@ func (f *fakeHuge) track(t *testing.T, mem []byte) *hugePages {
 		}
 		f.advice = append(f.advice, on)
 		return true
+	}, func(fault func() error) (time.Duration, error) {
+		err := fault()
+		return f.took, err
 	})
 	if hp == nil || len(f.advice) != 1 || !f.advice[0] || !hp.on.Load() {
 		t.Fatalf("tracker %v, advice %v: want huge pages advised and on", hp, f.advice)
