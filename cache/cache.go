@@ -49,8 +49,9 @@ type Stats struct {
 // safe for concurrent use.
 type Cache struct {
 	capacity int64
-	mem      []byte // the budget's memory; shard s owns mem[s*shardBytes:][:shardBytes]
-	offHeap  bool   // mem came from mmapAnon and is unmapped by Close
+	mem      []byte     // the budget's memory; shard s owns mem[s*shardBytes:][:shardBytes]
+	offHeap  bool       // mem came from mmapAnon and is unmapped by Close
+	huge     *hugePages // asks for huge pages while they come cheap; nil when not asking
 	shards   []shard
 	shift    uint // shard index = mixed key >> shift
 	entries  []entry
@@ -84,6 +85,7 @@ func New(capacity int64) *Cache {
 	if total > 0 {
 		if c.mem = mmapAnon(total); c.mem != nil {
 			c.offHeap = true
+			c.huge = newHugePages(c.mem)
 		} else {
 			c.mem = make([]byte, total)
 		}
@@ -380,6 +382,9 @@ func (t *Table) Reserve(i, n int) (Handle, bool) {
 	e.refs.Store(1) // the caller's pin
 	s.mu.Unlock()
 	off := uintptr(e.chunk) * ChunkSize
+	if hp := t.c.huge; hp != nil {
+		hp.reserved(int(off), n)
+	}
 	return Handle{e: e, b: t.c.mem[off : off+uintptr(n) : off+uintptr(n)]}, true
 }
 

@@ -23,6 +23,12 @@
 // cached: Reserve reports false and the caller serves it from its own
 // buffer.
 //
+// Where the kernel can give transparent huge pages, the mapping asks for
+// them only while they come cheap: Reserve faults in each 2 MiB range of
+// the mapping on its first use (so pages then fill in 2 MiB steps) and,
+// the first time that is slow (direct compaction, or a VM's host
+// re-supplying pages the guest handed back), asks for none from then on.
+//
 // Besides the budget, a Cache keeps on the Go heap 56 bytes of entry state
 // per 2 KiB of capacity (1.75 MiB for 64 MiB) and a chunk bitmap of one
 // bit per 64 bytes (128 KiB for 64 MiB): blocks smaller than 2 KiB on

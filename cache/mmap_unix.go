@@ -12,11 +12,6 @@ func mmapAnon(n int) []byte {
 	if err != nil {
 		return nil
 	}
-	// Transparent huge pages, where the kernel leaves them to madvise:
-	// lookups land on random blocks of the whole budget, and 2 MiB pages
-	// spare them most TLB misses. Pages still fill only as blocks do,
-	// within the capacity.
-	_ = unix.Madvise(data, unix.MADV_HUGEPAGE)
 	return data
 }
 

@@ -81,3 +81,8 @@ func PartitionsChecked(r *Reader) int {
 	}
 	return n
 }
+
+// IterInPlace reports whether it reads its current block in place from
+// the file mapping (each Next then runs under the fault guard), rather
+// than from the cache or its own copy.
+func IterInPlace(it *Iterator) bool { return it.loaded && it.mapped }
