@@ -123,7 +123,8 @@ type HashIndexWriter struct {
 	// rules an absent key out with one probe of one filter.
 	Filter []byte
 
-	buckets   [][][]hashEntry // 1<<hashBucketBits of them, by m's top bits; each a list of chunks
+	buckets   [][][]hashEntry // 1<<hashBucketBits of them, by m's top bits; each a list of full chunks
+	cur       [][]hashEntry   // each bucket's chunk being filled: one slice header per bucket, side by side, so that Add loads one
 	n         uint64
 	maxOffset uint32
 }
@@ -134,14 +135,18 @@ type HashIndexWriter struct {
 func (w *HashIndexWriter) Add(hash uint64, block, offset uint32) {
 	if w.buckets == nil {
 		w.buckets = make([][][]hashEntry, 1<<hashBucketBits)
+		w.cur = make([][]hashEntry, 1<<hashBucketBits)
 	}
 	m := hashIndexMix(hash)
-	bk := &w.buckets[m>>(64-hashBucketBits)]
-	if len(*bk) == 0 || len((*bk)[len(*bk)-1]) == hashChunkLen {
-		*bk = append(*bk, (*hashChunkPool.Get().(*[]hashEntry))[:0])
+	b := m >> (64 - hashBucketBits)
+	c := &w.cur[b]
+	if len(*c) == cap(*c) {
+		if *c != nil {
+			w.buckets[b] = append(w.buckets[b], *c)
+		}
+		*c = (*hashChunkPool.Get().(*[]hashEntry))[:0]
 	}
-	last := &(*bk)[len(*bk)-1]
-	*last = append(*last, hashEntry{m, block, offset})
+	*c = append(*c, hashEntry{m, block, offset})
 	w.n++
 	w.maxOffset = max(w.maxOffset, offset)
 }
@@ -218,6 +223,10 @@ func (w *HashIndexWriter) Append(dst []byte, sectionOffset uint64, blockOffsets 
 		slotMask = ^uint64(0)
 	}
 	for bi, bucket := range w.buckets {
+		if c := w.cur[bi]; len(c) > 0 {
+			bucket = append(bucket, c)
+		}
+		w.cur[bi] = nil
 		for _, chunk := range bucket {
 			for _, e := range chunk {
 				off := uint64(e.offset)
