@@ -670,6 +670,10 @@ func (b *Builder) finish() error {
 	} else {
 		close(hashDone)
 	}
+	var partFilters <-chan []byte
+	if partitioned {
+		partFilters = b.partitionFilters()
+	}
 	var whole []byte
 	if wholeLen > 0 {
 		g := b.policy.NewGenerator()
@@ -713,7 +717,7 @@ func (b *Builder) finish() error {
 	var f footer.Footer
 	if partitioned {
 		start := b.offset // DataSize + HashIndexSize: the hash index, if any, comes first
-		top, err := b.writePartitions(index)
+		top, err := b.writePartitions(index, partFilters)
 		if err != nil {
 			return err
 		}
@@ -765,10 +769,7 @@ func (b *Builder) eachFilterHash(add func(uint64)) {
 // whole index block), and returns the top-level index block: one entry
 // per partition, keyed by its last key, whose value is its
 // format.PartitionHandle.
-func (b *Builder) writePartitions(index []byte) ([]byte, error) {
-	if n := len(b.cuts); n == 0 || b.cuts[n-1].endBlock != b.props.NumDataBlocks {
-		b.cut() // b.lastKey is the table's last key
-	}
+func (b *Builder) writePartitions(index []byte, filters <-chan []byte) ([]byte, error) {
 	var it format.BlockIter
 	if err := it.Init(format.SectionIndex, 0, index); err != nil {
 		return nil, fmt.Errorf("sstable: builder: index block: %w", err)
@@ -776,11 +777,10 @@ func (b *Builder) writePartitions(index []byte) ([]byte, error) {
 	it.First()
 	top := format.BlockWriter{RestartInterval: 1}
 	part := format.BlockWriter{RestartInterval: 1}
-	var filter, handle []byte
-	var block, hash uint64
+	var handle []byte
+	var block uint64
 	for _, c := range b.cuts {
-		b.hashes.each(int(hash), int(c.endHash), b.hashAdder.AddHash)
-		filter = b.filter.Generate(filter[:0])
+		filter := <-filters
 		ph := format.PartitionHandle{Offset: b.offset, FirstBlock: block}
 		ph.FilterLen = b.writeBlock(filter, format.NoCompression).Length
 		part.Reset()
@@ -794,10 +794,30 @@ func (b *Builder) writePartitions(index []byte) ([]byte, error) {
 		ph.IndexLen = b.writeBlock(part.Finish(), format.NoCompression).Length
 		handle = format.AppendPartitionHandle(handle[:0], ph)
 		top.Add(c.last, handle)
-		hash = c.endHash
 	}
 	b.hashes, b.cuts = hashList{}, nil
 	return top.Finish(), nil
+}
+
+// partitionFilters cuts the last partition, then generates each
+// partition's filter on another goroutine, in order, into the channel it
+// returns, so that the filters are built while the hash index is laid
+// out (at 1M entries, about 8 ms and 17 ms of Finish's work).
+func (b *Builder) partitionFilters() <-chan []byte {
+	if n := len(b.cuts); n == 0 || b.cuts[n-1].endBlock != b.props.NumDataBlocks {
+		b.cut() // b.lastKey is the table's last key
+	}
+	out := make(chan []byte, len(b.cuts))
+	cuts, hashes, g := b.cuts, &b.hashes, b.hashAdder
+	go func() {
+		var hash uint64
+		for _, c := range cuts {
+			hashes.each(int(hash), int(c.endHash), g.AddHash)
+			out <- g.(filterblock.Generator).Generate(nil)
+			hash = c.endHash
+		}
+	}()
+	return out
 }
 
 // Abort abandons the table. For a builder from Create it closes and
