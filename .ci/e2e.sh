@@ -14,6 +14,11 @@ sst="$work/sst"
 "$sst" build -o "$work/gosrc.sst" "$src"
 "$sst" verify "$work/gosrc.sst"
 "$sst" info "$work/gosrc.sst" | head -3
+# The default table is format version 4 (compact hash index).
+if ! "$sst" info "$work/gosrc.sst" | grep -q '^  format version: *4$'; then
+  echo "e2e: the default table is not format version 4" >&2
+  exit 1
+fi
 
 (cd "$src" && find . -type f | sed 's|^\./||' | LC_ALL=C sort) > "$work/want.txt"
 "$sst" scan -keys-only "$work/gosrc.sst" > "$work/got.txt"
@@ -47,8 +52,19 @@ fi
 "$sst" scan -keys-only "$work/gosrc-zstd.sst" | cmp -s - "$work/want.txt"
 echo "e2e: zstd table $zstd_size bytes, $((zstd_size * 1000 / snappy_size))/1000 of snappy's $snappy_size"
 
-# The same with a hash index (format version 2, or 3 once the index and
-# filter outgrow the partition threshold): uncompressed, snappy and zstd.
+# The older layouts: version 1 (3 once the index and filter outgrow the
+# partition threshold), and with version 2's hash index (or 3 with it):
+# uncompressed, snappy and zstd.
+for comp in none snappy zstd; do
+  t="$work/gosrc-v1-$comp.sst"
+  "$sst" build -format-version 1 -compression "$comp" -o "$t" "$src" > /dev/null
+  "$sst" verify "$t"
+  if ! "$sst" info "$t" | grep -q '^  format version: *[13]$'; then
+    echo "e2e: $t is not format version 1 or 3" >&2
+    exit 1
+  fi
+  "$sst" scan -keys-only "$t" | cmp -s - "$work/want.txt"
+done
 for comp in none snappy zstd; do
   t="$work/gosrc-hash-$comp.sst"
   "$sst" build -hash-index -compression "$comp" -o "$t" "$src" > /dev/null
