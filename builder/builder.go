@@ -130,7 +130,7 @@ type Options struct {
 	HashIndex bool
 	// FormatVersion chooses the table format. 0 (or format.Version4)
 	// writes version 4, the default: the compact hash index that every
-	// Get goes through, about 4.4 bytes per entry (the format package
+	// Get goes through, about 4.6 bytes per entry (the format package
 	// documentation, "Version 4"), on the one-level layout or, past
 	// PartitionThreshold, on partitions. format.Version1, Version2 or
 	// Version3 write the layouts builders wrote before version 4, byte for

@@ -44,9 +44,9 @@ func TestHashIndexCost(t *testing.T) {
 	keys = slices.CompactFunc(keys, bytes.Equal) // collisions are improbable
 	value := make([]byte, 100)
 
-	build := func(hashIndex bool) ([]byte, format.Properties) {
+	build := func(hashIndex bool, fv uint32) ([]byte, format.Properties) {
 		var buf bytes.Buffer
-		b := builder.New(&buf, &builder.Options{HashIndex: hashIndex})
+		b := builder.New(&buf, &builder.Options{HashIndex: hashIndex, FormatVersion: fv})
 		r := rand.New(rand.NewPCG(7, 100)) // the same values in both tables
 		for _, k := range keys {
 			for j := 0; j < len(value); j += 8 {
@@ -63,9 +63,10 @@ func TestHashIndexCost(t *testing.T) {
 		}
 		return buf.Bytes(), b.Properties()
 	}
-	v1, _ := build(false)
-	v2, p := build(true)
+	v1, _ := build(false, format.Version1)
+	v2, p := build(true, 0)
 	entries := float64(len(keys))
+	checkV4HashIndexCost(t, keys, build)
 
 	sec := v2[p.DataSize : p.DataSize+p.HashIndexSize]
 	width, blockBits, offsetBits, flags := uint64(sec[0]), int(sec[1]), int(sec[2]), sec[3]
@@ -124,5 +125,51 @@ func TestHashIndexCost(t *testing.T) {
 				t.Errorf("%s says %s; measured %.3f", doc.file, m[1+i], got)
 			}
 		}
+	}
+}
+
+// checkV4HashIndexCost checks the hash index of a version 4 table of keys
+// (one-level, so that no whole filter is added) against its formula: the
+// header, padding to 64 bytes, CompactHashIndexSlots slots of the
+// narrowest width leaving a 5-bit tag, 4 bytes per block boundary and the
+// trailer; and that with 4-byte slots it costs 4.0 to 4.8 bytes per entry.
+func checkV4HashIndexCost(t *testing.T, keys [][]byte, build func(bool, uint32) ([]byte, format.Properties)) {
+	t.Helper()
+	var buf bytes.Buffer
+	b := builder.New(&buf, &builder.Options{PartitionThreshold: -1})
+	value := make([]byte, 100)
+	for _, k := range keys {
+		if err := b.Add(k, value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	p := b.Properties()
+	data := buf.Bytes()
+	if p.FormatVersion != format.Version4 || p.Partitioned {
+		t.Fatalf("default build with threshold -1: version %d, partitioned %v", p.FormatVersion, p.Partitioned)
+	}
+	sec := data[p.DataSize : p.DataSize+p.HashIndexSize]
+	width, blockBits, offsetBits, flags := uint64(sec[0]), int(sec[1]), int(sec[2]), sec[3]
+	numBlocks := uint64(binary.LittleEndian.Uint32(sec[4:]))
+	numSlots := binary.LittleEndian.Uint64(sec[8:])
+	if numSlots != format.CompactHashIndexSlots(uint64(len(keys))) || numBlocks != p.NumDataBlocks || flags != 4|16 {
+		t.Fatalf("version 4: %d slots for %d entries, %d blocks for %d data blocks, flags %#x", numSlots, len(keys), numBlocks, p.NumDataBlocks, flags)
+	}
+	if wantWidth := min(8, max(4, (uint64(blockBits+offsetBits+5)+7)/8)); width != wantWidth || blockBits != bits.Len64(numBlocks) {
+		t.Errorf("version 4: slot width %d for %d block bits and %d offset bits; want %d", width, blockBits, offsetBits, wantWidth)
+	}
+	pad := (64 - (p.DataSize+format.HashIndexHeaderLen)%64) % 64
+	want := format.HashIndexHeaderLen + pad + numSlots*width + 4*(numBlocks+1) + format.BlockTrailerLen
+	if p.HashIndexSize != want {
+		t.Errorf("version 4: hash index of %d bytes; the formula gives %d", p.HashIndexSize, want)
+	}
+	perEntry := float64(p.HashIndexSize) / float64(len(keys))
+	t.Logf("version 4: %d entries, %d-byte slots (%d block + %d offset + %d tag bits): hash index %d bytes = %.2f bytes/entry",
+		len(keys), width, blockBits, offsetBits, 8*int(width)-blockBits-offsetBits, p.HashIndexSize, perEntry)
+	if width == 4 && (perEntry < 4.0 || perEntry > 4.8) {
+		t.Errorf("version 4: %.2f bytes per entry with 4-byte slots, want 4.0 to 4.8 (4/0.9 and the block offsets)", perEntry)
 	}
 }

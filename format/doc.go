@@ -339,7 +339,7 @@
 // data blocks, hash index section, filter section, index block) or, past
 // the partition threshold, version 3 with a hash index (data blocks, hash
 // index section, partitions, top-level index), with three changes that
-// make the hash index cost about 4.4 bytes per entry instead of 10 to 12,
+// make the hash index cost about 4.6 bytes per entry instead of 10 to 12,
 // and cost version 1's file no whole keys:
 //
 // 1. Data blocks. Every entry that is not a restart point is

@@ -140,7 +140,7 @@ Usage:
           -bits-per-key N    bloom filter bits per key, 1..64 (default 10)
           -filter F          filter policy: bloom or fuse8, a binary fuse filter (default bloom)
           -format-version N  4 (the default: a compact hash index serves Get,
-                             about 4.4 bytes per entry), or 1 to 3, the older
+                             about 4.6 bytes per entry), or 1 to 3, the older
                              layouts (1: no hash index; partitioned as 3 past
                              240 KiB of index and filter)
           -hash-index        format version 2 (3 when partitioned) with its
