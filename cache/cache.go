@@ -50,7 +50,7 @@ type Stats struct {
 type Cache struct {
 	capacity int64
 	mem      []byte     // the budget's memory; shard s owns mem[s*shardBytes:][:shardBytes]
-	offHeap  bool       // mem came from mmapAnon and is unmapped by Close
+	offHeap  bool       // mem came from mmapAnon and is released by Close (munmap)
 	huge     *hugePages // asks for huge pages while they come cheap; nil when not asking
 	shards   []shard
 	shift    uint // shard index = mixed key >> shift
@@ -125,7 +125,13 @@ func (c *Cache) Stats() Stats {
 	return st
 }
 
-// Close releases the cache's memory. It returns an error wrapping ErrInUse
+// Close releases the cache's memory. Off-heap memory goes back to the
+// kernel lazily (on Linux MADV_FREE: reclaimed under memory pressure), and
+// up to 1 GiB of closed caches' mappings are kept for the next New of
+// the same capacity, which then fills them without a page fault per 4 KiB
+// where the kernel has not taken the pages back, as a malloc reuses freed
+// memory (a first scan of a 1M-entry snappy table through a new 256 MiB
+// cache: 99 to 69-75 ns per entry, bench/cmd/compare). It returns an error wrapping ErrInUse
 // while Tables are open (readers still using the cache) or Handles still
 // pin blocks; the cache then stays usable. Closing twice returns nil.
 func (c *Cache) Close() error {
