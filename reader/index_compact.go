@@ -34,21 +34,12 @@ func (x *compactIndex) get(dst, key, fk []byte, h uint64, has bool) ([]byte, err
 		}
 	}
 	probe := t.Probe(h)
-	// A slot of another key whose tag matches may lead into a damaged
-	// block; remember that error, but keep probing, so that damage to one
-	// block does not fail lookups of keys stored elsewhere.
-	var firstErr error
+	var firstErr error // see probeEnd
 	for {
 		i, off, ok, err := probe.Next()
 		if err != nil || !ok {
-			if firstErr == nil {
-				firstErr = err
-			}
-			if firstErr == nil {
-				firstErr = ErrNotFound
-			}
 			putScratch(s)
-			return dst, firstErr
+			return dst, probeEnd(firstErr, err)
 		}
 		bh := t.BlockHandle(i)
 		ents, pin, fast := x.src.entries(i, bh, off)

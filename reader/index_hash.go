@@ -139,21 +139,12 @@ func (x *hashedIndex) get(dst, key, fk []byte, h uint64, has bool) ([]byte, erro
 //
 // s, if not nil, is the scratch that holds t; probe puts it back.
 func (x *hashedIndex) probe(dst, key, fk []byte, h uint64, t *format.HashIndex, probe format.HashProbe, has bool, s *scratch) ([]byte, error) {
-	// A slot of another key whose tag matches may lead into a damaged
-	// block; remember that error, but keep probing, so that damage to one
-	// block does not fail lookups of keys stored elsewhere.
-	var firstErr error
+	var firstErr error // see probeEnd
 	for {
 		i, off, ok, err := probe.Next()
 		if err != nil || !ok {
-			if firstErr == nil {
-				firstErr = err
-			}
-			if firstErr == nil {
-				firstErr = ErrNotFound
-			}
 			putScratch(s)
-			return dst, firstErr
+			return dst, probeEnd(firstErr, err)
 		}
 		k, v, pin, fast, err := x.src.entryAt(t, i, off)
 		if !fast && err == nil {
@@ -286,4 +277,20 @@ func (x *hashedIndex) seekPrefix(it *Iterator, prefix, key []byte) (ok, handled 
 		}
 		return it.seekGE(key), true
 	}
+}
+
+// probeEnd is the result of a hash index lookup whose probe sequence
+// ended (err: the slot error that ended it, if any) without finding the
+// key. A slot of another key whose tag matches may lead into a damaged
+// block; a lookup remembers the first such error (firstErr) but keeps
+// probing, so that damage to one block does not fail lookups of keys
+// stored elsewhere, and reports it only if the key is not found.
+func probeEnd(firstErr, err error) error {
+	switch {
+	case firstErr != nil:
+		return firstErr
+	case err != nil:
+		return err
+	}
+	return ErrNotFound
 }
