@@ -88,18 +88,12 @@ func (x *compactIndex) get(dst, key, fk []byte, h uint64, has bool) ([]byte, err
 			pin.Release()
 			continue // another prefix's slot with the same tag
 		}
-		c := bytes.Compare(s.key, key)
-		if c == 0 && !has {
-			dst = append(dst, v...)
-		}
+		dst, later, err := prefixFirst(dst, s.key, key, v, has)
 		pin.Release()
 		putScratch(s)
-		switch {
-		case c == 0:
-			return dst, nil
-		case c > 0:
-			return dst, ErrNotFound
+		if later {
+			return x.index.get(dst, key, fk, h, has)
 		}
-		return x.index.get(dst, key, fk, h, has) // a later key of the prefix
+		return dst, err
 	}
 }

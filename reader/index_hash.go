@@ -162,19 +162,13 @@ func (x *hashedIndex) probe(dst, key, fk []byte, h uint64, t *format.HashIndex, 
 		}
 		if x.splitter != nil && hasPrefix(x.splitter, k, fk) {
 			// The prefix's first entry.
-			c := bytes.Compare(k, key)
-			if c == 0 && !has {
-				dst = append(dst, v...)
-			}
+			dst, later, err := prefixFirst(dst, k, key, v, has)
 			pin.Release()
 			putScratch(s)
-			switch {
-			case c == 0:
-				return dst, nil
-			case c > 0:
-				return dst, ErrNotFound
+			if later {
+				return x.index.get(dst, key, fk, h, has)
 			}
-			return x.index.get(dst, key, fk, h, has)
+			return dst, err
 		}
 		if x.splitter == nil && bytes.Equal(k, key) {
 			if !has {
@@ -293,4 +287,23 @@ func probeEnd(firstErr, err error) error {
 		return err
 	}
 	return ErrNotFound
+}
+
+// prefixFirst decides a lookup of key in a table with a splitter from the
+// entry a hash index slot names, k (value v), the first entry of key's
+// prefix: key is that entry (v appended to dst unless has), absent (k
+// sorts after it), or, later, one of the prefix's later entries, which
+// the lookup must find through the table's other index. Append before
+// releasing the block v lies in.
+func prefixFirst(dst, k, key, v []byte, has bool) (out []byte, later bool, err error) {
+	switch c := bytes.Compare(k, key); {
+	case c == 0:
+		if !has {
+			dst = append(dst, v...)
+		}
+		return dst, false, nil
+	case c > 0:
+		return dst, false, ErrNotFound
+	}
+	return dst, true, nil
 }
