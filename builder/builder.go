@@ -163,16 +163,19 @@ type Options struct {
 	// table's top-level index stays in the tail, and a cold lookup reads
 	// one 64 KiB window of partitions and the data block: at most 3 reads
 	// counting the tail for a present key, 2 for an absent one, and at
-	// most 64 KiB beyond the tail and the data block, at every size. The
-	// price is paid by memory-mapped readers, which keep the index and
-	// filter in the page cache anyway: a partitioned table costs their
-	// lookups a binary search of the top-level index and a partition's
-	// checks before the filter (mapped Gets of absent keys measured about
-	// 40-60 ns slower on 1M-entry tables). Tables served only from local
-	// files may set a larger threshold (4 << 20 keeps tables of up to
-	// about 2M such entries one-level), or -1 for the one-level layout at
-	// every size; a reader with a larger Options.TailSize than the default
-	// may be given a matching threshold.
+	// most 64 KiB beyond the tail and the data block, at every size. In
+	// format version 4 memory-mapped readers pay nothing for it: their Gets
+	// go through the hash index and the whole filter the hash index
+	// section carries (1.25 bytes per key more file). In a version 3 table
+	// the price is theirs: a partitioned table costs their lookups a
+	// binary search of the top-level index and a partition's checks
+	// before the filter (mapped Gets of absent keys measured about 40-60
+	// ns slower on 1M-entry tables). Tables served only from local files
+	// may set a larger threshold (4 << 20 keeps tables of up to about 2M
+	// such entries one-level, without the second filter), or -1 for the
+	// one-level layout at every size; a reader with a larger
+	// Options.TailSize than the default may be given a matching
+	// threshold.
 	//
 	// The partitioned layout is built only with a filter policy whose
 	// generator takes key hashes and builds one filter per call with no
