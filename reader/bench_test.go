@@ -42,12 +42,15 @@ var (
 )
 
 // benchKind names a benchmark table: its compression, whether it has a
-// hash index, and whether it is partitioned (format version 3, forced by
-// a PartitionThreshold of 1 with the default PartitionSize).
+// hash index, whether it is partitioned (format version 3, forced by a
+// PartitionThreshold of 1 with the default PartitionSize), and whether it
+// is format version 4 (the builder's default: a compact hash index), else
+// an older version asked for.
 type benchKind struct {
 	c      format.Compression
 	hash   bool
 	parted bool
+	v4     bool
 }
 
 // benchKey writes the 16-byte key of entry i: stored keys are even
@@ -89,7 +92,11 @@ func benchTable(b *testing.B, kind benchKind) string {
 	if hash {
 		name += "-hash"
 	}
-	opts := &builder.Options{Compression: c, HashIndex: hash}
+	opts := &builder.Options{Compression: c, HashIndex: hash, FormatVersion: format.Version1}
+	if kind.v4 {
+		name += "-v4"
+		opts.FormatVersion = 0
+	}
 	if kind.parted {
 		name += "-parted"
 		opts.PartitionThreshold = 1
@@ -155,7 +162,8 @@ func benchReadersV(b *testing.B, kind benchKind, f func(b *testing.B, r *reader.
 			}
 			defer r.Close()
 			p := r.Properties()
-			if p.NumEntries != uint64(benchEntries) || (p.HashIndexSize != 0) != kind.hash || (p.FormatVersion == format.Version3) != kind.parted {
+			parted := p.FormatVersion == format.Version3 || p.Partitioned
+			if p.NumEntries != uint64(benchEntries) || (p.HashIndexSize != 0) != (kind.hash || kind.v4) || parted != kind.parted || (p.FormatVersion == format.Version4) != kind.v4 {
 				b.Fatalf("table has %d entries, a %d-byte hash index, format version %d", p.NumEntries, p.HashIndexSize, p.FormatVersion)
 			}
 			f(b, r)
@@ -167,12 +175,16 @@ func benchReadersV(b *testing.B, kind benchKind, f func(b *testing.B, r *reader.
 // (miss) in random order, in the version 1 tables; under hash/, the
 // version 2 tables, whose Get goes through the hash index; under parted/
 // and hash-parted/, version 3 tables (partitioned at 100k entries by a
-// PartitionThreshold of 1), without and with a hash index.
+// PartitionThreshold of 1), without and with a hash index; under v4/ and
+// v4-parted/, format version 4 tables (the builder's default), one-level
+// and partitioned.
 func BenchmarkGet(b *testing.B) {
 	benchGet(b, benchKind{})
 	b.Run("hash", func(b *testing.B) { benchGet(b, benchKind{hash: true}) })
 	b.Run("parted", func(b *testing.B) { benchGet(b, benchKind{parted: true}) })
 	b.Run("hash-parted", func(b *testing.B) { benchGet(b, benchKind{hash: true, parted: true}) })
+	b.Run("v4", func(b *testing.B) { benchGet(b, benchKind{v4: true}) })
+	b.Run("v4-parted", func(b *testing.B) { benchGet(b, benchKind{v4: true, parted: true}) })
 }
 
 func benchGet(b *testing.B, kind benchKind) {
