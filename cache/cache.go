@@ -314,11 +314,23 @@ func (t *Table) Cache() *Cache { return t.c }
 func (t *Table) Len() int { return len(t.slots) }
 
 // GetAt is Get for a caller about to read the block's bytes from offset
-// off, and its first bytes: it starts loading their cache lines before
-// it pins the block, so that the memory accesses overlap rather than
-// follow one another. off is only a hint; an offset past the block
-// prefetches nothing useful but does no harm.
+// off: it starts loading their first cache lines before it pins the
+// block, so that the two memory accesses overlap rather than follow one
+// another. off is only a hint; an offset past the block prefetches
+// nothing useful but does no harm.
 func (t *Table) GetAt(i, off int) (Handle, bool) {
+	if w := t.slots[i].Load(); w != 0 && w&ghostBit == 0 && off >= 0 {
+		if p := int(uint32(w))*ChunkSize + off; p < len(t.c.mem) {
+			format.Prefetch(t.c.mem[p:], 192)
+		}
+	}
+	return t.Get(i)
+}
+
+// GetAtStart is GetAt for a caller that will also read the block's first
+// bytes (a version 4 table's entry shares its key with the block's first
+// entry): it asks for their cache line too.
+func (t *Table) GetAtStart(i, off int) (Handle, bool) {
 	if w := t.slots[i].Load(); w != 0 && w&ghostBit == 0 && off >= 0 {
 		base := int(uint32(w)) * ChunkSize
 		if p := base + off; p < len(t.c.mem) {

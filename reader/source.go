@@ -303,7 +303,7 @@ func (c *blockCache) entries(i int, _ format.BlockHandle, off uint64) ([]byte, c
 	if t == nil || i >= t.Len() || off > 1<<31 {
 		return nil, cache.Handle{}, false
 	}
-	pin, ok := t.GetAt(i, int(off))
+	pin, ok := t.GetAtStart(i, int(off))
 	if !ok {
 		return nil, cache.Handle{}, false
 	}
