@@ -257,8 +257,8 @@ func run(cfg config, progress io.Writer, started func()) (*results, error) {
 				if err != nil {
 					return nil, fmt.Errorf("%s, %s, rep %d: %w", im.name(), c, rep+1, err)
 				}
-				logf("rep %d/%d %-6s %-9s build %6.1f MB/s  open %7.1f µs  get %6.0f ns (%.1f allocs)  miss %5.0f ns  scan %5.1f ns/entry",
-					rep+1, cfg.reps, c, im.name(), s.BuildMBps, s.OpenUs, s.GetHitNs, s.GetHitAllocs, s.GetMissNs, s.ScanNs)
+				logf("rep %d/%d %-6s %-9s build %6.1f MB/s  open %7.1f µs  first gets %6.0f ns  get %6.0f ns (%.1f allocs)  miss %5.0f ns  first scan %5.1f  scan %5.1f ns/entry",
+					rep+1, cfg.reps, c, im.name(), s.BuildMBps, s.OpenUs, s.FirstGetNs, s.GetHitNs, s.GetHitAllocs, s.GetMissNs, s.FirstScanNs, s.ScanNs)
 				r := &res.Runs[idx[im.name()+"/"+string(c)]]
 				r.Samples = append(r.Samples, s)
 			}
