@@ -106,11 +106,12 @@ type Options struct {
 	// too when they fit, so that opening a table and looking a key up in it
 	// cost as few reads as possible on object storage, where every ReadAt
 	// is a request. 0 means DefaultTailSize; values below the footer's 64
-	// bytes mean 64. A version 2 table's hash index is used over a
-	// ReaderAt only when every section after the data blocks fits in the
-	// tail; otherwise Get searches the index block, as in version 1, so
-	// that no lookup reads a large hash index whole. A partitioned
-	// (format.Version3) table's hash index is never used over a ReaderAt:
+	// bytes mean 64. A one-level table's hash index (format versions 2
+	// and 4) is used over a ReaderAt only when every section after the
+	// data blocks fits in the tail; otherwise Get searches the index
+	// block, as in version 1, so that no lookup reads a large hash index
+	// whole. A partitioned table's hash index (format.Version3, or
+	// Version4 with Properties.Partitioned) is never used over a ReaderAt:
 	// lookups read the key's partition, as without a hash index. When the
 	// tail holds data blocks (or partitions) too, as in tables of less
 	// than about TailSize bytes of filter and index, the reader keeps
@@ -212,7 +213,8 @@ func Open(path string, opts *Options) (*Reader, error) {
 // fit, in one ReadAt. So a cold Get of a present key makes at most three
 // reads counting New's (tail, filter and index, data block), and of an
 // absent key the filter rules out at most two. In a partitioned table
-// (format.Version3) the tail holds the top-level index, and a lookup
+// (format.Version3, or Version4 with Properties.Partitioned) the tail
+// holds the top-level index, and a lookup
 // reads only its key's partition, filter and index together, a few KiB,
 // cached in a cache slot of its own: the same three and two reads, with
 // kilobytes instead of the whole filter and index. A partitioned table

@@ -28,7 +28,8 @@
 // last data block: a copy of the key, whatever its size). A memory-mapped table of 50,000 entries in 1,470 blocks
 // measured 29 KiB of Go heap per reader after Gets.
 //
-// A partitioned table (format.Version3) adds, per partition, 32 bytes of
+// A partitioned table (format.Version3, or Version4 with
+// Properties.Partitioned) adds, per partition, 32 bytes of
 // handle, its top-level key (kept on the Go heap from the top-level
 // index's first load) and an 8-byte cache slot, or for a mapped file a
 // 1-byte checked flag; its partitions, of a few KiB each, live in the
