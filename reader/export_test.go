@@ -62,9 +62,16 @@ func ScratchAliasesMapping(r *Reader) (bool, error) {
 // UsesHashIndex reports whether Get and SeekPrefixGE of r may go through
 // the table's hash index.
 func UsesHashIndex(r *Reader) bool {
-	_, ok := r.index.(*hashedIndex)
-	return ok
+	switch r.index.(type) {
+	case *hashedIndex, *compactIndex:
+		return true
+	}
+	return false
 }
+
+// HoldsFilter reports whether r probes a copy of the table's whole filter
+// on the heap before pinning the table (a mapped version 4 reader).
+func HoldsFilter(r *Reader) bool { return r.held != nil }
 
 // PartitionsChecked returns how many partitions of the mapped,
 // partitioned table of r have been checked, that is read at least once.

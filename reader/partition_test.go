@@ -623,6 +623,72 @@ func TestPartitionedHashIndexUse(t *testing.T) {
 	}
 }
 
+// TestPartitionedV4Lookups checks how a partitioned version 4 table is
+// read: a mapped reader goes through the compact hash index and the
+// whole filter copied to the heap, so that Get, Has and MayContain of
+// present and absent keys read no partition at all; readers without a
+// mapping use neither and read the key's partition.
+func TestPartitionedV4Lookups(t *testing.T) {
+	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
+		t.Run(c.String(), func(t *testing.T) {
+			data, es := partTable(t, 3000, c, partKinds[2])
+			path := writeFile(t, t.TempDir(), data)
+			r, err := reader.Open(path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if !r.Mapped() {
+				t.Skip("no mmap on this platform")
+			}
+			if p := r.Properties(); p.FormatVersion != format.Version4 || !p.Partitioned {
+				t.Fatalf("format version %d, partitioned %v", p.FormatVersion, p.Partitioned)
+			}
+			if !reader.UsesHashIndex(r) || !reader.HoldsFilter(r) {
+				t.Fatalf("a mapped reader uses the hash index %v, holds the filter %v", reader.UsesHashIndex(r), reader.HoldsFilter(r))
+			}
+			for _, e := range es {
+				v, err := r.Get([]byte(e.Key))
+				if err != nil || string(v) != e.Value {
+					t.Fatalf("Get(%q) = %q, %v", e.Key, v, err)
+				}
+				absent := []byte(e.Key + "x")
+				if _, err := r.Get(absent); !errors.Is(err, reader.ErrNotFound) {
+					t.Fatalf("Get(%q) = %v, want ErrNotFound", absent, err)
+				}
+				if ok, err := r.Has(absent); ok || err != nil {
+					t.Fatalf("Has(%q) = %v, %v", absent, ok, err)
+				}
+				if !r.MayContain([]byte(e.Key)) {
+					t.Fatalf("MayContain(%q) = false", e.Key)
+				}
+			}
+			if n := reader.PartitionsChecked(r); n != 0 {
+				t.Fatalf("%d Gets, Has and MayContain read %d partitions, want 0", 4*len(es), n)
+			}
+			for name, open := range map[string]func() (*reader.Reader, error){
+				"New":    func() (*reader.Reader, error) { return reader.New(bytes.NewReader(data), int64(len(data)), nil) },
+				"NoMmap": func() (*reader.Reader, error) { return reader.Open(path, &reader.Options{NoMmap: true}) },
+			} {
+				r, err := open()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if reader.UsesHashIndex(r) || reader.HoldsFilter(r) {
+					t.Errorf("%s: a reader without a mapping uses the hash index %v, holds the filter %v", name, reader.UsesHashIndex(r), reader.HoldsFilter(r))
+				}
+				if v, err := r.Get([]byte(es[7].Key)); err != nil || string(v) != es[7].Value {
+					t.Errorf("%s: Get(%q) = %q, %v", name, es[7].Key, v, err)
+				}
+				if _, err := r.Get([]byte(es[7].Key + "x")); !errors.Is(err, reader.ErrNotFound) {
+					t.Errorf("%s: Get of an absent key: %v", name, err)
+				}
+				r.Close()
+			}
+		})
+	}
+}
+
 // TestPartitionedHashLyingSizes rewrites a partitioned table with a hash
 // index, with valid checksums, so that its properties, footer or hash
 // index header disagree about the hash index or the version: Open (or
