@@ -15,6 +15,7 @@ import (
 
 	"github.com/sstkit/sstable/builder"
 	"github.com/sstkit/sstable/bulk"
+	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/reader"
 )
 
@@ -439,6 +440,24 @@ func TestAbortDuringFinish(t *testing.T) {
 			}
 		default:
 			t.Fatalf("Finish: %v", err)
+		}
+	}
+}
+
+// TestManifestFormatVersion checks the format version the manifest
+// records: 4 for the builder's defaults, the version asked for otherwise.
+func TestManifestFormatVersion(t *testing.T) {
+	for _, c := range []struct {
+		opts *builder.Options
+		want uint32
+	}{
+		{nil, format.Version4},
+		{&builder.Options{}, format.Version4},
+		{&builder.Options{FormatVersion: format.Version1}, format.Version1},
+		{&builder.Options{HashIndex: true}, format.Version2},
+	} {
+		if got := bulk.RecordOptions(c.opts).FormatVersion; got != c.want {
+			t.Errorf("RecordOptions(%+v).FormatVersion = %d, want %d", c.opts, got, c.want)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sstkit/sstable/builder"
 	"github.com/sstkit/sstable/filterblock"
+	"github.com/sstkit/sstable/format"
 )
 
 // ManifestVersion is the version of the manifest format written by this
@@ -45,6 +46,7 @@ type BuilderOptions struct {
 	Filter             string  `json:"filter"`                      // the policy's name
 	BitsPerKey         float64 `json:"bits_per_key,omitempty"`
 	Splitter           string  `json:"splitter,omitempty"`
+	FormatVersion      uint32  `json:"format_version"` // the format version asked for: 4 by default; an older table past the partition threshold is version 3
 	HashIndex          bool    `json:"hash_index,omitempty"`
 	PartitionThreshold int     `json:"partition_threshold,omitempty"`
 	PartitionSize      int     `json:"partition_size,omitempty"`
@@ -75,6 +77,14 @@ func RecordOptions(o *builder.Options) BuilderOptions {
 	}
 	if o.Splitter != nil {
 		b.Splitter = o.Splitter.Name()
+	}
+	b.FormatVersion = o.FormatVersion
+	switch {
+	case o.FormatVersion != 0:
+	case o.HashIndex:
+		b.FormatVersion = format.Version2 // version 3 for tables past the partition threshold
+	default:
+		b.FormatVersion = format.Version4
 	}
 	b.HashIndex = o.HashIndex
 	b.PartitionThreshold = o.PartitionThreshold
