@@ -69,9 +69,10 @@ func UsesHashIndex(r *Reader) bool {
 	return false
 }
 
-// HoldsFilter reports whether r probes a copy of the table's whole filter
-// on the heap before pinning the table (a mapped version 4 reader).
-func HoldsFilter(r *Reader) bool { return r.held != nil }
+// HoldsFilter reports whether r has made a copy of the table's whole
+// filter on the heap, which it probes before pinning the table (a mapped
+// version 4 reader, once it has served a Get or Has).
+func HoldsFilter(r *Reader) bool { return r.held != nil && r.held.ready.Load() }
 
 // PartitionsChecked returns how many partitions of the mapped,
 // partitioned table of r have been checked, that is read at least once.

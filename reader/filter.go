@@ -2,6 +2,8 @@ package reader
 
 import (
 	"bytes"
+	"sync"
+	"sync/atomic"
 
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/filterblock"
@@ -143,32 +145,68 @@ func (f *partedFilter) mayContain(fk []byte, h uint64) bool {
 }
 
 // heldFilter is a copy, on the Go heap, of a version 4 table's whole
-// filter, which a memory-mapped reader makes on open (chooseLayers): the
-// garbage collector keeps it alive and no file fault can reach it, so
-// Get, Has and MayContain probe it before they pin the reader or guard
-// against faults, and an absent key costs a hash and one probe. It costs
-// the filter's size on the heap: 1.25 bytes per key at 10 bits per key.
+// filter, which a memory-mapped reader makes on its first Get or Has
+// (fill; not on open, so that a reader that only scans, as a compaction's
+// does, never makes it): the garbage collector keeps it alive and no file
+// fault can reach it, so from then on Get, Has and MayContain probe it
+// before they pin the reader or guard against faults, and an absent key
+// costs a hash and one probe. It costs the filter's size on the heap:
+// 1.25 bytes per key at 10 bits per key.
 type heldFilter struct {
-	bits   []byte
 	policy filterblock.Policy
-	bloom  bool                    // policy is the built-in Bloom
+	bloom  bool         // policy is the built-in Bloom
+	whole  *wholeFilter // a one-level table's filter section, the copy's source; nil: the hash index section's filter
+
+	once  sync.Once
+	ready atomic.Bool // the fields below are set
+
+	bits   []byte
 	prober filterblock.BloomProber // bits, decoded once, when bloom
 
-	// slots is the table's hash index, decoded at open and kept (it lies
-	// in the mapping), or nil: a Get asks for the key's home slot before
-	// it probes the filter, so that a present key waits for both cache
+	// slots is the table's hash index, decoded and kept (it lies in the
+	// mapping), or nil: a Get asks for the key's home slot before it
+	// probes the filter, so that a present key waits for both cache
 	// lines at once.
 	slots *format.HashIndex
 }
 
-func newHeldFilter(bits []byte, policy filterblock.Policy, bloom bool) *heldFilter {
-	f := &heldFilter{bits: bits, policy: policy, bloom: bloom}
-	if bloom {
-		f.prober = filterblock.NewBloomProber(bits)
-	}
-	return f
+// fill makes the copy, once, from the table's sections, and reports
+// whether it is ready. Call it with the reader pinned and under the fault
+// guard. A section that cannot be loaded leaves the copy unmade; its
+// damage is reported where the section is used.
+func (f *heldFilter) fill(r *Reader) bool {
+	f.once.Do(func() {
+		var bits []byte
+		if w := f.whole; w != nil {
+			if err := w.sec.load(r.src); err != nil || w.sec.kept == nil || w.off > len(w.sec.kept) {
+				return
+			}
+			bits = w.sec.kept[w.off:]
+		} else {
+			var local format.HashIndex
+			var pin cache.Handle
+			x, err := r.hash.get(&local, &pin)
+			if err != nil {
+				return
+			}
+			bits = x.Filter()
+			defer pin.Release()
+		}
+		f.bits = bytes.Clone(bits)
+		if f.bloom {
+			f.prober = filterblock.NewBloomProber(f.bits)
+		}
+		var pin cache.Handle
+		if _, err := r.hash.get(new(format.HashIndex), &pin); err == nil && r.hash.ready.Load() {
+			f.slots = &r.hash.kept
+		}
+		pin.Release()
+		f.ready.Store(true)
+	})
+	return f.ready.Load()
 }
 
+// mayContain probes the copy; only once ready.
 func (f *heldFilter) mayContain(fk []byte, h uint64) bool {
 	if f.bloom {
 		return f.prober.MayContainHash(h)
@@ -182,12 +220,9 @@ func (f *heldFilter) mayContainGet(fk []byte, h uint64) bool {
 	if f.slots != nil {
 		f.slots.PrefetchHome(h)
 	}
-	if f.bloom {
-		return f.prober.MayContainHash(h)
-	}
-	return f.policy.MayContain(f.bits, fk)
+	return f.mayContain(fk, h)
 }
 
-// check: the copy was made from checked bytes; the section it came from
+// check: the copy is made from checked bytes; the section it comes from
 // is checked by its own layer.
 func (f *heldFilter) check() error { return nil }

@@ -61,8 +61,8 @@ func putScratch(s *scratch) {
 // corrupt, or the reader is closed.
 func (r *Reader) MayContain(key []byte) bool {
 	fk := key[:r.split(key)]
-	if r.held != nil {
-		return r.held.mayContain(fk, format.KeyHash(fk)) || r.closed.Load()
+	if f := r.held; f != nil && f.ready.Load() {
+		return f.mayContain(fk, format.KeyHash(fk)) || r.closed.Load()
 	}
 	return r.probeFilter(fk)
 }
@@ -79,8 +79,8 @@ func (r *Reader) MayContainPrefix(prefix []byte) bool {
 	if r.splitter == nil {
 		return true
 	}
-	if r.held != nil {
-		return r.held.mayContain(prefix, format.KeyHash(prefix)) || r.closed.Load()
+	if f := r.held; f != nil && f.ready.Load() {
+		return f.mayContain(prefix, format.KeyHash(prefix)) || r.closed.Load()
 	}
 	return r.probeFilter(prefix)
 }
@@ -133,7 +133,7 @@ func (r *Reader) Get(key []byte) ([]byte, error) {
 func (r *Reader) GetAppend(dst, key []byte) (out []byte, err error) {
 	fk := key[:r.split(key)]
 	h := format.KeyHash(fk)
-	if r.held != nil && !r.held.mayContainGet(fk, h) {
+	if f := r.held; f != nil && f.ready.Load() && !f.mayContainGet(fk, h) {
 		// Ruled out without pinning the reader: the filter is on the
 		// heap. Checked after the probe, closed tells a closed reader.
 		if r.closed.Load() {
@@ -160,7 +160,7 @@ func (r *Reader) GetAppend(dst, key []byte) (out []byte, err error) {
 func (r *Reader) Has(key []byte) (found bool, err error) {
 	fk := key[:r.split(key)]
 	h := format.KeyHash(fk)
-	if r.held != nil && !r.held.mayContain(fk, h) {
+	if f := r.held; f != nil && f.ready.Load() && !f.mayContain(fk, h) {
 		if r.closed.Load() {
 			return false, ErrClosed
 		}
@@ -209,7 +209,16 @@ func (r *Reader) endGuardedGet(dst []byte, out *[]byte, err *error, old bool) {
 // finds its data block and entry, which the source reads. With has it
 // only reports, by a nil error, that key is there.
 func (r *Reader) getAppend(dst, key, fk []byte, h uint64, has bool) ([]byte, error) {
-	if f := r.getFilter; f != nil && !f.mayContain(fk, h) {
+	f := r.getFilter
+	if hf := r.held; hf != nil {
+		switch {
+		case hf.ready.Load():
+			f = nil // probed before the reader was pinned
+		case hf.fill(r): // the first lookups make the copy
+			f = hf
+		}
+	}
+	if f != nil && !f.mayContain(fk, h) {
 		return dst, ErrNotFound
 	}
 	return r.index.get(dst, key, fk, h, has)

@@ -1,7 +1,6 @@
 package reader
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/sstkit/sstable/cache"
@@ -285,9 +284,7 @@ func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 				r.getFilter = r.filter // the key's partition's, for a reader that holds no copy
 			}
 			if ra == nil && r.policy != nil {
-				if r.held = r.holdFilter(whole); r.held != nil {
-					r.getFilter = nil
-				}
+				r.held = &heldFilter{policy: r.policy, bloom: r.bloom, whole: whole}
 			}
 		case useHash:
 			// A mapped partitioned table's hash index probes no filter,
@@ -309,35 +306,4 @@ func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 		ra.meta = meta
 		ra.loadFrom(tail, tailOff)
 	}
-}
-
-// holdFilter copies a version 4 table's whole filter to the Go heap, for
-// a reader with a mapping: a partitioned table's from its hash index
-// section, a one-level table's (whole, non-nil) from its filter section.
-// It returns nil when the section cannot be loaded; its damage is then
-// reported where the section is used.
-func (r *Reader) holdFilter(whole *wholeFilter) *heldFilter {
-	var bits []byte
-	if whole != nil {
-		if err := whole.sec.load(r.src); err != nil || whole.sec.kept == nil || whole.off > len(whole.sec.kept) {
-			return nil
-		}
-		bits = whole.sec.kept[whole.off:]
-	} else {
-		var local format.HashIndex
-		var pin cache.Handle
-		x, err := r.hash.get(&local, &pin)
-		if err != nil {
-			return nil
-		}
-		bits = x.Filter()
-		defer pin.Release()
-	}
-	f := newHeldFilter(bytes.Clone(bits), r.policy, r.bloom)
-	var pin cache.Handle
-	if _, err := r.hash.get(new(format.HashIndex), &pin); err == nil && r.hash.ready.Load() {
-		f.slots = &r.hash.kept
-	}
-	pin.Release()
-	return f
 }

@@ -624,10 +624,11 @@ func TestPartitionedHashIndexUse(t *testing.T) {
 }
 
 // TestPartitionedV4Lookups checks how a partitioned version 4 table is
-// read: a mapped reader goes through the compact hash index and the
-// whole filter copied to the heap, so that Get, Has and MayContain of
-// present and absent keys read no partition at all; readers without a
-// mapping use neither and read the key's partition.
+// read: a mapped reader goes through the compact hash index and, from its
+// first Get on (not from Open), the whole filter copied to the heap, so
+// that Get, Has and MayContain of present and absent keys read no
+// partition at all; readers without a mapping use neither and read the
+// key's partition.
 func TestPartitionedV4Lookups(t *testing.T) {
 	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
 		t.Run(c.String(), func(t *testing.T) {
@@ -644,8 +645,11 @@ func TestPartitionedV4Lookups(t *testing.T) {
 			if p := r.Properties(); p.FormatVersion != format.Version4 || !p.Partitioned {
 				t.Fatalf("format version %d, partitioned %v", p.FormatVersion, p.Partitioned)
 			}
-			if !reader.UsesHashIndex(r) || !reader.HoldsFilter(r) {
-				t.Fatalf("a mapped reader uses the hash index %v, holds the filter %v", reader.UsesHashIndex(r), reader.HoldsFilter(r))
+			if !reader.UsesHashIndex(r) || reader.HoldsFilter(r) {
+				t.Fatalf("a mapped reader just opened uses the hash index %v, holds the filter %v (want true, false: the copy is made by the first Get)", reader.UsesHashIndex(r), reader.HoldsFilter(r))
+			}
+			if _, err := r.Get([]byte(es[0].Key)); err != nil || !reader.HoldsFilter(r) {
+				t.Fatalf("first Get: %v; holds the filter %v", err, reader.HoldsFilter(r))
 			}
 			for _, e := range es {
 				v, err := r.Get([]byte(e.Key))

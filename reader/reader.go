@@ -24,8 +24,8 @@
 //   - the filter (the filter interface) says whether a key or prefix can
 //     be in the table: noFilter, wholeFilter (one filter section),
 //     partedFilter (a filter per partition) and heldFilter (a version 4
-//     table's whole filter, copied to the heap by a mapped reader and
-//     probed before the reader is pinned).
+//     table's whole filter, copied to the heap by a mapped reader's first
+//     Get and from then on probed before the reader is pinned).
 //
 // A Get reads top to bottom: the filter, then the index, which asks the
 // source for the block. Another index kind is one more type implementing
@@ -138,7 +138,7 @@ type Reader struct {
 	index     index
 	filter    filter      // what MayContain probes
 	getFilter filter      // what Get probes before the index: filter, or nil where the index probes it itself (or there is none); nil costs no call
-	held      *heldFilter // a version 4 table's whole filter on the Go heap (mapped readers), probed before the reader is pinned; then filter and getFilter are not used by Get
+	held      *heldFilter // a version 4 table's whole filter on the Go heap (mapped readers), made by the first Get and from then on probed before the reader is pinned, instead of getFilter
 	hash      *hashTable  // the hash index, nil without one; Verify checks it
 	parts     *partitions // a Version3 table's partitions, else nil; Verify checks them
 

@@ -44,9 +44,9 @@
 //
 // A memory-mapped reader of a format version 4 table copies the table's
 // whole filter (the filter section of a one-level table; the copy in the
-// hash index section of a partitioned one) onto the Go heap when it
-// opens: 1.25 bytes per key at 10 bits per key (1.2 MiB at 1M keys), so
-// that Get, Has and MayContain rule an absent key out without pinning
+// hash index section of a partitioned one) onto the Go heap on its first
+// Get or Has (a reader that only scans makes none): 1.25 bytes per key
+// at 10 bits per key (1.2 MiB at 1M keys), so that Get, Has and MayContain rule an absent key out without pinning
 // the reader or reading the mapping. Readers without a mapping make no
 // such copy.
 //
