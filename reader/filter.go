@@ -176,31 +176,29 @@ type heldFilter struct {
 // damage is reported where the section is used.
 func (f *heldFilter) fill(r *Reader) bool {
 	f.once.Do(func() {
+		var local format.HashIndex
+		var pin cache.Handle
+		x, err := r.hash.get(&local, &pin)
+		defer pin.Release()
 		var bits []byte
-		if w := f.whole; w != nil {
+		switch w := f.whole; {
+		case w != nil:
 			if err := w.sec.load(r.src); err != nil || w.sec.kept == nil || w.off > len(w.sec.kept) {
 				return
 			}
 			bits = w.sec.kept[w.off:]
-		} else {
-			var local format.HashIndex
-			var pin cache.Handle
-			x, err := r.hash.get(&local, &pin)
-			if err != nil {
-				return
-			}
+		case err != nil:
+			return
+		default:
 			bits = x.Filter()
-			defer pin.Release()
 		}
 		f.bits = bytes.Clone(bits)
 		if f.bloom {
 			f.prober = filterblock.NewBloomProber(f.bits)
 		}
-		var pin cache.Handle
-		if _, err := r.hash.get(new(format.HashIndex), &pin); err == nil && r.hash.ready.Load() {
+		if err == nil && r.hash.ready.Load() {
 			f.slots = &r.hash.kept
 		}
-		pin.Release()
 		f.ready.Store(true)
 	})
 	return f.ready.Load()

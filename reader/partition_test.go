@@ -603,22 +603,7 @@ func TestPartitionedHashIndexUse(t *testing.T) {
 			if !r.MayContain([]byte(es[0].Key)) || reader.PartitionsChecked(r) != 1 {
 				t.Fatalf("MayContain: %d partitions read, want 1", reader.PartitionsChecked(r))
 			}
-			for name, open := range map[string]func() (*reader.Reader, error){
-				"New":    func() (*reader.Reader, error) { return reader.New(bytes.NewReader(data), int64(len(data)), nil) },
-				"NoMmap": func() (*reader.Reader, error) { return reader.Open(path, &reader.Options{NoMmap: true}) },
-			} {
-				r, err := open()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if reader.UsesHashIndex(r) {
-					t.Errorf("%s: a reader without a mapping uses the hash index of a partitioned table", name)
-				}
-				if v, err := r.Get([]byte(es[7].Key)); err != nil || string(v) != es[7].Value {
-					t.Errorf("%s: Get(%q) = %q, %v", name, es[7].Key, v, err)
-				}
-				r.Close()
-			}
+			checkUnmappedPartitioned(t, data, path, es[7])
 		})
 	}
 }
@@ -670,26 +655,34 @@ func TestPartitionedV4Lookups(t *testing.T) {
 			if n := reader.PartitionsChecked(r); n != 0 {
 				t.Fatalf("%d Gets, Has and MayContain read %d partitions, want 0", 4*len(es), n)
 			}
-			for name, open := range map[string]func() (*reader.Reader, error){
-				"New":    func() (*reader.Reader, error) { return reader.New(bytes.NewReader(data), int64(len(data)), nil) },
-				"NoMmap": func() (*reader.Reader, error) { return reader.Open(path, &reader.Options{NoMmap: true}) },
-			} {
-				r, err := open()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if reader.UsesHashIndex(r) || reader.HoldsFilter(r) {
-					t.Errorf("%s: a reader without a mapping uses the hash index %v, holds the filter %v", name, reader.UsesHashIndex(r), reader.HoldsFilter(r))
-				}
-				if v, err := r.Get([]byte(es[7].Key)); err != nil || string(v) != es[7].Value {
-					t.Errorf("%s: Get(%q) = %q, %v", name, es[7].Key, v, err)
-				}
-				if _, err := r.Get([]byte(es[7].Key + "x")); !errors.Is(err, reader.ErrNotFound) {
-					t.Errorf("%s: Get of an absent key: %v", name, err)
-				}
-				r.Close()
-			}
+			checkUnmappedPartitioned(t, data, path, es[7])
 		})
+	}
+}
+
+// checkUnmappedPartitioned checks that readers of a partitioned table
+// without a mapping (New, and Open with NoMmap) use neither its hash
+// index nor a copy of its filter, and find e and miss a key after it.
+func checkUnmappedPartitioned(t *testing.T, data []byte, path string, e entry) {
+	t.Helper()
+	for name, open := range map[string]func() (*reader.Reader, error){
+		"New":    func() (*reader.Reader, error) { return reader.New(bytes.NewReader(data), int64(len(data)), nil) },
+		"NoMmap": func() (*reader.Reader, error) { return reader.Open(path, &reader.Options{NoMmap: true}) },
+	} {
+		r, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err := r.Get([]byte(e.Key)); err != nil || string(v) != e.Value {
+			t.Errorf("%s: Get(%q) = %q, %v", name, e.Key, v, err)
+		}
+		if _, err := r.Get([]byte(e.Key + "x")); !errors.Is(err, reader.ErrNotFound) {
+			t.Errorf("%s: Get of an absent key: %v", name, err)
+		}
+		if reader.UsesHashIndex(r) || reader.HoldsFilter(r) {
+			t.Errorf("%s: a reader without a mapping uses the hash index %v, holds the filter %v", name, reader.UsesHashIndex(r), reader.HoldsFilter(r))
+		}
+		r.Close()
 	}
 }
 

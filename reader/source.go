@@ -299,41 +299,47 @@ func (c *blockCache) entryAt(x *format.HashIndex, i int, off uint64) (key, value
 
 // entries is source.entries for a block in the cache.
 func (c *blockCache) entries(i int, _ format.BlockHandle, off uint64) ([]byte, cache.Handle, bool) {
-	t := c.table()
-	if t == nil || i >= t.Len() || off > 1<<31 {
-		return nil, cache.Handle{}, false
-	}
-	pin, ok := t.GetAtStart(i, int(off))
+	pin, end, ok := c.pinEntries(i, off, true)
 	if !ok {
 		return nil, cache.Handle{}, false
 	}
-	b := pin.Bytes()
-	end := pin.Aux()
-	if end == math.MaxUint32 || int(end) > len(b) {
-		pin.Release() // malformed restarts: the general path reports them
-		return nil, cache.Handle{}, false
-	}
-	return b[:end:end], pin, true
+	return pin.Bytes()[:end:end], pin, true
 }
 
 // cachedEntries returns data block i pinned by s, with the end of its
 // entries, if it is in the cache with a known end, prefetching the entry
 // at off.
 func (c *blockCache) cachedEntries(s *scratch, i int, off uint64) ([]byte, int, bool) {
-	t := c.table()
-	if t == nil || i >= t.Len() || off > 1<<31 {
-		return nil, 0, false
-	}
-	pin, ok := t.GetAt(i, int(off))
+	pin, end, ok := c.pinEntries(i, off, false)
 	if !ok {
 		return nil, 0, false
 	}
-	if end := pin.Aux(); end == math.MaxUint32 || int(end) > len(pin.Bytes()) {
-		pin.Release()
-		return nil, 0, false
-	}
 	s.setPin(pin)
-	return pin.Bytes(), int(pin.Aux()), true
+	return pin.Bytes(), end, true
+}
+
+// pinEntries pins data block i if it is in the cache with a known end of
+// its entries (a block with malformed restarts is left to the general
+// path, which reports them), having asked for the cache lines of the
+// entry at off and, with start, of the block's first entry.
+func (c *blockCache) pinEntries(i int, off uint64, start bool) (pin cache.Handle, end int, ok bool) {
+	t := c.table()
+	if t == nil || i >= t.Len() || off > 1<<31 {
+		return pin, 0, false
+	}
+	if start {
+		pin, ok = t.GetAtStart(i, int(off))
+	} else {
+		pin, ok = t.GetAt(i, int(off))
+	}
+	if !ok {
+		return pin, 0, false
+	}
+	if e := pin.Aux(); e == math.MaxUint32 || int(e) > len(pin.Bytes()) {
+		pin.Release()
+		return cache.Handle{}, 0, false
+	}
+	return pin, int(pin.Aux()), true
 }
 
 // entryPrefetchBytes is how much of an entry a lookup prefetches from its
