@@ -392,7 +392,7 @@
 // table with a hash index. The footer and properties record version 4
 // either way, and every version 4 table has a hash index section (tag
 // 17). Why two filters: a memory-mapped reader probes the whole one
-// (readers of this package copy it to the heap on open, so that an absent
+// (readers of this package copy it to the heap on their first Get, so that an absent
 // key costs a hash and one cache line), while a reader over an
 // io.ReaderAt reads one partition, filter and index together, and never
 // the hash index section, keeping a cold lookup of a large table on
