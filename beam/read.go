@@ -164,7 +164,10 @@ func (f *readFn) Setup(ctx context.Context) error {
 		return fmt.Errorf("sstbeam: opening bucket %s: %w", f.BucketURL, err)
 	}
 	f.bucket = b
-	f.cache = cache.New(64 << 20)
+	if f.cache, err = cache.New(64 << 20); err != nil {
+		_ = b.Close()
+		return fmt.Errorf("sstbeam: %w", err)
+	}
 	return nil
 }
 

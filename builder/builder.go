@@ -19,6 +19,7 @@ import (
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // ErrKeyOrder is wrapped by the error Add returns for a key that is not
@@ -221,8 +222,8 @@ type Builder struct {
 	policy    filterblock.Policy
 	filter    filterblock.Generator
 
-	data  format.BlockWriter
-	index format.BlockWriter
+	data  codec.BlockWriter
+	index codec.BlockWriter
 
 	hashIndex bool                  // a hash index section: version 2, or 3 with one, or 4
 	v4        bool                  // format Version4 (compact hash index, entries sharing their block's first key)
@@ -243,7 +244,7 @@ type Builder struct {
 	partBytes     int // index bytes since the last cut, estimated
 
 	anyCompressed bool // a data block was stored compressed
-	hidx          format.HashIndexWriter
+	hidx          codec.HashIndexWriter
 	blockOffsets  []uint64 // file offset of each data block, with HashIndex
 	decodedStart  []uint64 // offset of each block's contents in their concatenation, with HashIndex
 	decodedTotal  uint64
@@ -409,7 +410,7 @@ func (b *Builder) Add(key, value []byte) error {
 	}
 	cuts := len(b.cuts)
 	if b.pendingIndex {
-		b.sepBuf = format.AppendSeparator(b.sepBuf[:0], b.lastKey, key)
+		b.sepBuf = codec.AppendSeparator(b.sepBuf[:0], b.lastKey, key)
 		b.addIndexEntry(b.sepBuf)
 	}
 	// A prefix whose keys go on in a new partition goes in its filter
@@ -431,7 +432,7 @@ func (b *Builder) Add(key, value []byte) error {
 		prefix := key[:prefixLen]
 		var h uint64
 		if b.hashIndex || b.partitionable {
-			h = format.KeyHash(prefix)
+			h = codec.KeyHash(prefix)
 		}
 		if b.hashIndex && newPrefix {
 			// One slot per prefix, at its first entry: a prefix carried
@@ -470,7 +471,7 @@ func quote(k []byte) string {
 }
 
 func (b *Builder) addIndexEntry(sep []byte) {
-	b.handleBuf = format.AppendHandle(b.handleBuf[:0], b.pendingHandle)
+	b.handleBuf = codec.AppendHandle(b.handleBuf[:0], b.pendingHandle)
 	b.index.Add(sep, b.handleBuf)
 	b.pendingIndex = false
 	if b.partitionable {
@@ -553,7 +554,7 @@ func withinExpansion(decoded, stored int) bool { return decoded <= 22*stored+16 
 func (b *Builder) writeBlockType(contents []byte, c format.Compression) (format.BlockHandle, byte) {
 	stored, typ := contents, format.BlockTypeRaw
 	if c == format.ZstdCompression {
-		b.compressBuf = format.AppendZstd(b.compressBuf[:0], contents, b.level)
+		b.compressBuf = codec.AppendZstd(b.compressBuf[:0], contents, b.level)
 		typ = format.BlockTypeZstd
 		if !withinExpansion(len(contents), len(b.compressBuf)) {
 			c = format.SnappyCompression // too repetitive for readers' bound; see format's docs
@@ -571,7 +572,7 @@ func (b *Builder) writeBlockType(contents []byte, c format.Compression) (format.
 	h := format.BlockHandle{Offset: b.offset, Length: uint64(len(stored))}
 	var trailer [format.BlockTrailerLen]byte
 	b.write(stored)
-	b.write(format.AppendTrailer(trailer[:0], stored, typ))
+	b.write(codec.AppendTrailer(trailer[:0], stored, typ))
 	return h, typ
 }
 
@@ -616,7 +617,7 @@ func (b *Builder) finish() error {
 		b.flushDataBlock()
 	}
 	if b.pendingIndex {
-		b.sepBuf = format.AppendSuccessor(b.sepBuf[:0], b.lastKey)
+		b.sepBuf = codec.AppendSuccessor(b.sepBuf[:0], b.lastKey)
 		b.addIndexEntry(b.sepBuf)
 	}
 	if b.props.NumEntries > 0 {
@@ -668,7 +669,7 @@ func (b *Builder) finish() error {
 				buf = (*p)[:0]
 			}
 			hashSection = b.hidx.Append(buf, b.props.DataSize, offsets)
-			b.hidx = format.HashIndexWriter{} // let the entries go
+			b.hidx = codec.HashIndexWriter{} // let the entries go
 		}()
 	} else {
 		close(hashDone)
@@ -741,7 +742,7 @@ func (b *Builder) finish() error {
 	f.Index = b.writeBlock(index, format.NoCompression)
 	b.props.IndexSize = f.Index.Length + format.BlockTrailerLen
 
-	f.Properties = b.writeBlock(format.AppendProperties(nil, &b.props), format.NoCompression)
+	f.Properties = b.writeBlock(codec.AppendProperties(nil, &b.props), format.NoCompression)
 	f.Version = b.props.FormatVersion
 	b.write(f.Append(nil))
 	if b.err != nil {
@@ -771,20 +772,20 @@ func (b *Builder) eachFilterHash(add func(uint64)) {
 // keys' filter then its data blocks' index entries (taken from index, the
 // whole index block), and returns the top-level index block: one entry
 // per partition, keyed by its last key, whose value is its
-// format.PartitionHandle.
+// codec.PartitionHandle.
 func (b *Builder) writePartitions(index []byte, filters <-chan []byte) ([]byte, error) {
-	var it format.BlockIter
+	var it codec.BlockIter
 	if err := it.Init(format.SectionIndex, 0, index); err != nil {
 		return nil, fmt.Errorf("sstable: builder: index block: %w", err)
 	}
 	it.First()
-	top := format.BlockWriter{RestartInterval: 1}
-	part := format.BlockWriter{RestartInterval: 1}
+	top := codec.BlockWriter{RestartInterval: 1}
+	part := codec.BlockWriter{RestartInterval: 1}
 	var handle []byte
 	var block uint64
 	for _, c := range b.cuts {
 		filter := <-filters
-		ph := format.PartitionHandle{Offset: b.offset, FirstBlock: block}
+		ph := codec.PartitionHandle{Offset: b.offset, FirstBlock: block}
 		ph.FilterLen = b.writeBlock(filter, format.NoCompression).Length
 		part.Reset()
 		for ; block < c.endBlock; block++ {
@@ -795,7 +796,7 @@ func (b *Builder) writePartitions(index []byte, filters <-chan []byte) ([]byte, 
 			it.Next()
 		}
 		ph.IndexLen = b.writeBlock(part.Finish(), format.NoCompression).Length
-		handle = format.AppendPartitionHandle(handle[:0], ph)
+		handle = codec.AppendPartitionHandle(handle[:0], ph)
 		top.Add(c.last, handle)
 	}
 	b.hashes, b.cuts = hashList{}, nil
@@ -868,10 +869,10 @@ func (b *Builder) SetUserProperty(name string, value []byte) error {
 	case len(value) > format.MaxUserPropertyValueLen:
 		return fmt.Errorf("sstable: builder: user property %q: value of %d bytes exceeds %d", name, len(value), format.MaxUserPropertyValueLen)
 	}
-	size := b.userSize + format.UserPropertiesSize(name, len(value))
+	size := b.userSize + codec.UserPropertiesSize(name, len(value))
 	old, replace := b.props.User[name]
 	if replace {
-		size -= format.UserPropertiesSize(name, len(old))
+		size -= codec.UserPropertiesSize(name, len(old))
 	} else if len(b.props.User) >= format.MaxUserProperties {
 		return fmt.Errorf("sstable: builder: user property %q: a table holds at most %d", name, format.MaxUserProperties)
 	}
@@ -921,17 +922,17 @@ func (b *Builder) EstimatedSize() uint64 {
 	case b.v4:
 		// 4-byte slots up to about 2M entries; the whole filter again
 		// when the table will be partitioned.
-		slots := format.CompactHashIndexSlots(b.hidx.Len())
+		slots := codec.CompactHashIndexSlots(b.hidx.Len())
 		width := uint64(4)
 		if need := (uint64(bitsLen(blocks)) + uint64(bitsLen(uint64(b.blockSize))) + 5 + 7) / 8; need > width {
 			width = min(need, 8)
 		}
-		est += format.HashIndexHeaderLen + 64 + slots*width + 8*(blocks+1) + format.BlockTrailerLen
+		est += codec.HashIndexHeaderLen + 64 + slots*width + 8*(blocks+1) + format.BlockTrailerLen
 		if b.partitionable && uint64(b.index.EstimatedSize())+(uint64(float64(b.filterKeys)*bpk)+511)/512*64 > uint64(b.partThreshold) {
 			est += (uint64(float64(b.filterKeys)*bpk) + 511) / 512 * 64
 		}
 	case b.hashIndex:
-		slots := format.HashIndexSlots(b.hidx.Len())
+		slots := codec.HashIndexSlots(b.hidx.Len())
 		width := uint64(4)
 		if need := (uint64(bitsLen(blocks)) + uint64(bitsLen(b.offset+b.rawData)) + 8 + 7) / 8; need > width {
 			width = min(need, 8)
@@ -940,7 +941,7 @@ func (b *Builder) EstimatedSize() uint64 {
 		if b.compress != format.NoCompression {
 			tables *= 2
 		}
-		est += format.HashIndexHeaderLen + 32 + slots*width + tables + format.BlockTrailerLen
+		est += codec.HashIndexHeaderLen + 32 + slots*width + tables + format.BlockTrailerLen
 	}
 	// Index: the entries so far, one more per pending block, each about
 	// the last key's length plus a handle.

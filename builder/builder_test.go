@@ -18,6 +18,7 @@ import (
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 	"github.com/sstkit/sstable/reader"
 	"pgregory.net/rapid"
 )
@@ -122,7 +123,7 @@ func blocksOf(t tb, data []byte) []block {
 		t.Fatalf("footer: %v", err)
 	}
 	index := data[f.Index.Offset : f.Index.Offset+f.Index.Length]
-	props, err := format.DecodeProperties(data[f.Properties.Offset:f.Properties.Offset+f.Properties.Length], int64(f.Properties.Offset))
+	props, err := codec.DecodeProperties(data[f.Properties.Offset:f.Properties.Offset+f.Properties.Length], int64(f.Properties.Offset))
 	if err != nil {
 		t.Fatalf("properties: %v", err)
 	}
@@ -131,13 +132,13 @@ func blocksOf(t tb, data []byte) []block {
 	}
 	// A partitioned table: the top-level index leads to the index
 	// partitions, which list the data blocks in file order.
-	var top format.BlockIter
+	var top codec.BlockIter
 	if err := top.Init(format.SectionTopIndex, int64(f.Index.Offset), index); err != nil {
 		t.Fatalf("top-level index: %v", err)
 	}
 	var out []block
 	for ok := top.First(); ok; ok = top.Next() {
-		ph, ok := format.DecodePartitionHandle(top.Value())
+		ph, ok := codec.DecodePartitionHandle(top.Value())
 		if !ok {
 			t.Fatalf("top-level index: bad partition handle %x", top.Value())
 		}
@@ -154,22 +155,22 @@ func blocksOf(t tb, data []byte) []block {
 // at file offset off lists, in order.
 func blocksIn(t tb, data []byte, off uint64, index []byte) []block {
 	t.Helper()
-	var idx format.BlockIter
+	var idx codec.BlockIter
 	if err := idx.Init(format.SectionIndex, int64(off), index); err != nil {
 		t.Fatalf("index: %v", err)
 	}
 	var out []block
 	for ok := idx.First(); ok; ok = idx.Next() {
-		h, _ := format.DecodeHandle(idx.Value())
-		stored, typ, err := format.CheckBlock(format.SectionDataBlock, int64(h.Offset), data[h.Offset:h.End()])
+		h, _ := codec.DecodeHandle(idx.Value())
+		stored, typ, err := codec.CheckBlock(format.SectionDataBlock, int64(h.Offset), data[h.Offset:h.End()])
 		if err != nil {
 			t.Fatalf("%v", err)
 		}
-		contents, err := format.DecodeBlock(format.SectionDataBlock, int64(h.Offset), stored, typ, 1<<30, nil)
+		contents, err := codec.DecodeBlock(format.SectionDataBlock, int64(h.Offset), stored, typ, 1<<30, nil)
 		if err != nil {
 			t.Fatalf("%v", err)
 		}
-		var d format.BlockIter
+		var d codec.BlockIter
 		if err := d.Init(format.SectionDataBlock, int64(h.Offset), contents); err != nil {
 			t.Fatalf("%v", err)
 		}

@@ -15,12 +15,13 @@ import (
 
 	"github.com/sstkit/sstable/builder"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // TestHashIndexCost measures what a hash index costs for random 16-byte
 // keys with random 100-byte values, and checks the size against the
 // formula of the format documentation: a 16-byte header, padding to 64
-// bytes, 1.5 slots per entry (format.HashIndexSlots) of the smallest width
+// bytes, 1.5 slots per entry (codec.HashIndexSlots) of the smallest width
 // from 4 to 8 bytes that holds the block number, the offset and an 8-bit
 // tag, 8 bytes per data block boundary (16 with decoded offsets) and the
 // 5-byte trailer. It uses 100,000 entries (20,000 with -short); with
@@ -72,7 +73,7 @@ func TestHashIndexCost(t *testing.T) {
 	width, blockBits, offsetBits, flags := uint64(sec[0]), int(sec[1]), int(sec[2]), sec[3]
 	numBlocks := uint64(binary.LittleEndian.Uint32(sec[4:]))
 	numSlots := binary.LittleEndian.Uint64(sec[8:])
-	if numSlots != format.HashIndexSlots(uint64(len(keys))) || numBlocks != p.NumDataBlocks {
+	if numSlots != codec.HashIndexSlots(uint64(len(keys))) || numBlocks != p.NumDataBlocks {
 		t.Fatalf("%d slots for %d entries, %d blocks for %d data blocks", numSlots, len(keys), numBlocks, p.NumDataBlocks)
 	}
 	if blockBits != bits.Len64(numBlocks) {
@@ -82,12 +83,12 @@ func TestHashIndexCost(t *testing.T) {
 	if wantWidth := min(8, max(4, (need+7)/8)); width != wantWidth {
 		t.Errorf("slot width %d for %d block bits and %d offset bits; want %d", width, blockBits, offsetBits, wantWidth)
 	}
-	pad := (64 - (p.DataSize+format.HashIndexHeaderLen)%64) % 64
+	pad := (64 - (p.DataSize+codec.HashIndexHeaderLen)%64) % 64
 	perBlock := uint64(8)
 	if flags&2 != 0 {
 		perBlock = 16
 	}
-	want := format.HashIndexHeaderLen + pad + numSlots*width + perBlock*(numBlocks+1) + format.BlockTrailerLen
+	want := codec.HashIndexHeaderLen + pad + numSlots*width + perBlock*(numBlocks+1) + format.BlockTrailerLen
 	if p.HashIndexSize != want {
 		t.Errorf("hash index of %d bytes; the formula gives %d", p.HashIndexSize, want)
 	}
@@ -155,14 +156,14 @@ func checkV4HashIndexCost(t *testing.T, keys [][]byte, build func(bool, uint32) 
 	width, blockBits, offsetBits, flags := uint64(sec[0]), int(sec[1]), int(sec[2]), sec[3]
 	numBlocks := uint64(binary.LittleEndian.Uint32(sec[4:]))
 	numSlots := binary.LittleEndian.Uint64(sec[8:])
-	if numSlots != format.CompactHashIndexSlots(uint64(len(keys))) || numBlocks != p.NumDataBlocks || flags != 4|16 {
+	if numSlots != codec.CompactHashIndexSlots(uint64(len(keys))) || numBlocks != p.NumDataBlocks || flags != 4|16 {
 		t.Fatalf("version 4: %d slots for %d entries, %d blocks for %d data blocks, flags %#x", numSlots, len(keys), numBlocks, p.NumDataBlocks, flags)
 	}
 	if wantWidth := min(8, max(4, (uint64(blockBits+offsetBits+5)+7)/8)); width != wantWidth || blockBits != bits.Len64(numBlocks) {
 		t.Errorf("version 4: slot width %d for %d block bits and %d offset bits; want %d", width, blockBits, offsetBits, wantWidth)
 	}
-	pad := (64 - (p.DataSize+format.HashIndexHeaderLen)%64) % 64
-	want := format.HashIndexHeaderLen + pad + numSlots*width + 4*(numBlocks+1) + format.BlockTrailerLen
+	pad := (64 - (p.DataSize+codec.HashIndexHeaderLen)%64) % 64
+	want := codec.HashIndexHeaderLen + pad + numSlots*width + 4*(numBlocks+1) + format.BlockTrailerLen
 	if p.HashIndexSize != want {
 		t.Errorf("version 4: hash index of %d bytes; the formula gives %d", p.HashIndexSize, want)
 	}

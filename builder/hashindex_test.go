@@ -12,6 +12,7 @@ import (
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // checkHashIndexTable checks the layout of a table with a hash index built
@@ -21,7 +22,7 @@ import (
 // the sizes the properties give, every data block entry is stored whole,
 // and the hash index covers every data block and locates every key. It
 // returns the decoded hash index.
-func checkHashIndexTable(t *testing.T, data []byte, bp format.Properties, ps []pair) format.HashIndex {
+func checkHashIndexTable(t *testing.T, data []byte, bp format.Properties, ps []pair) codec.HashIndex {
 	t.Helper()
 	f, err := footer.Decode(data[len(data)-footer.Size:], int64(len(data)))
 	if err != nil {
@@ -30,11 +31,11 @@ func checkHashIndexTable(t *testing.T, data []byte, bp format.Properties, ps []p
 	if f.Version != bp.FormatVersion || bp.FormatVersion != format.Version2 && bp.FormatVersion != format.Version3 {
 		t.Fatalf("footer version %d, properties version %d; want %d or %d (partitioned)", f.Version, bp.FormatVersion, format.Version2, format.Version3)
 	}
-	stored, typ, err := format.CheckBlock(format.SectionProperties, int64(f.Properties.Offset), data[f.Properties.Offset:f.Properties.End()])
+	stored, typ, err := codec.CheckBlock(format.SectionProperties, int64(f.Properties.Offset), data[f.Properties.Offset:f.Properties.End()])
 	if err != nil || typ != format.BlockTypeRaw {
 		t.Fatalf("properties block: type %d, %v", typ, err)
 	}
-	sp, err := format.DecodeProperties(stored, int64(f.Properties.Offset))
+	sp, err := codec.DecodeProperties(stored, int64(f.Properties.Offset))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func checkHashIndexTable(t *testing.T, data []byte, bp format.Properties, ps []p
 
 	// Sections, in order, each right after the previous.
 	hiOff := bp.DataSize
-	if bp.HashIndexSize < format.HashIndexHeaderLen+format.BlockTrailerLen {
+	if bp.HashIndexSize < codec.HashIndexHeaderLen+format.BlockTrailerLen {
 		t.Fatalf("HashIndexSize %d", bp.HashIndexSize)
 	}
 	if f.Filter.Offset != hiOff+bp.HashIndexSize {
@@ -65,18 +66,18 @@ func checkHashIndexTable(t *testing.T, data []byte, bp format.Properties, ps []p
 
 	// The hash index section: raw, checksummed, exactly HashIndexSize bytes.
 	hiEnd := hiOff + bp.HashIndexSize
-	stored, typ, err = format.CheckBlock(format.SectionHashIndex, int64(hiOff), data[hiOff:hiEnd])
+	stored, typ, err = codec.CheckBlock(format.SectionHashIndex, int64(hiOff), data[hiOff:hiEnd])
 	if err != nil || typ != format.BlockTypeRaw {
 		t.Fatalf("hash index section: type %d, %v", typ, err)
 	}
 	if uint64(len(stored))+format.BlockTrailerLen != bp.HashIndexSize {
 		t.Fatalf("hash index of %d bytes, HashIndexSize %d", len(stored), bp.HashIndexSize)
 	}
-	x, err := format.DecodeHashIndex(stored, int64(hiOff), bp.DataSize, bp.NumDataBlocks)
+	x, err := codec.DecodeHashIndex(stored, int64(hiOff), bp.DataSize, bp.NumDataBlocks)
 	if err != nil {
 		t.Fatalf("DecodeHashIndex: %v", err)
 	}
-	if x.Occupied() != bp.NumEntries || x.NumSlots() != format.HashIndexSlots(bp.NumEntries) || x.NumBlocks() != int(bp.NumDataBlocks) {
+	if x.Occupied() != bp.NumEntries || x.NumSlots() != codec.HashIndexSlots(bp.NumEntries) || x.NumBlocks() != int(bp.NumDataBlocks) {
 		t.Fatalf("hash index: %d occupied of %d slots, %d blocks; table has %d entries, %d blocks",
 			x.Occupied(), x.NumSlots(), x.NumBlocks(), bp.NumEntries, bp.NumDataBlocks)
 	}
@@ -116,12 +117,12 @@ func checkHashIndexTable(t *testing.T, data []byte, bp format.Properties, ps []p
 		if got := x.BlockHandle(i); got != b.Handle {
 			t.Fatalf("hash index handle of block %d: %+v, index block %+v", i, got, b.Handle)
 		}
-		var it format.BlockIter
+		var it codec.BlockIter
 		if err := it.Init(format.SectionDataBlock, int64(b.Handle.Offset), b.Contents); err != nil {
 			t.Fatal(err)
 		}
 		for ok := it.First(); ok; ok = it.Next() {
-			k, v, err := format.EntryAt(b.Contents, int64(b.Handle.Offset), uint32(it.Offset()))
+			k, v, err := codec.EntryAt(b.Contents, int64(b.Handle.Offset), uint32(it.Offset()))
 			if err != nil || !bytes.Equal(k, it.Key()) || !bytes.Equal(v, it.Value()) {
 				t.Fatalf("block %d: entry at %d is %q, EntryAt gives %q, %v", i, it.Offset(), it.Key(), k, err)
 			}
@@ -130,7 +131,7 @@ func checkHashIndexTable(t *testing.T, data []byte, bp format.Properties, ps []p
 
 	// Every key's probe reaches its own entry.
 	for _, p := range ps {
-		probe := x.Probe(format.KeyHash([]byte(p.K)))
+		probe := x.Probe(codec.KeyHash([]byte(p.K)))
 		found := false
 		for !found {
 			bi, off, ok, err := probe.Next()
@@ -157,7 +158,7 @@ func checkHashIndexTable(t *testing.T, data []byte, bp format.Properties, ps []p
 			if off >= 1<<32 {
 				t.Fatalf("probe of %q: block %d offset %d", p.K, bi, off)
 			}
-			k, v, err := format.EntryAt(blocks[bi].Contents, int64(h.Offset), uint32(off))
+			k, v, err := codec.EntryAt(blocks[bi].Contents, int64(h.Offset), uint32(off))
 			if err != nil {
 				t.Fatalf("probe of %q: block %d offset %d: %v", p.K, bi, off, err)
 			}

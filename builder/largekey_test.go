@@ -9,6 +9,7 @@ import (
 	"github.com/sstkit/sstable/builder"
 	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // storedProperties decodes the properties block of the table data as
@@ -19,11 +20,11 @@ func storedProperties(t *testing.T, data []byte) format.Properties {
 	if err != nil {
 		t.Fatalf("footer: %v", err)
 	}
-	stored, _, err := format.CheckBlock(format.SectionProperties, int64(f.Properties.Offset), data[f.Properties.Offset:f.Properties.End()])
+	stored, _, err := codec.CheckBlock(format.SectionProperties, int64(f.Properties.Offset), data[f.Properties.Offset:f.Properties.End()])
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := format.DecodeProperties(stored, int64(f.Properties.Offset))
+	p, err := codec.DecodeProperties(stored, int64(f.Properties.Offset))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,11 @@ type runIter struct {
 }
 
 func openMerge(paths []string) (*mergeSource, error) {
-	m := &mergeSource{c: cache.New(mergeCacheSize)}
+	c, err := cache.New(mergeCacheSize)
+	if err != nil {
+		return nil, fmt.Errorf("bulk: merge: %w", err)
+	}
+	m := &mergeSource{c: c}
 	for i, p := range paths {
 		r, err := reader.Open(p, &reader.Options{Cache: m.c, NoMmap: true})
 		if err != nil {

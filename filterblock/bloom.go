@@ -71,7 +71,7 @@ func BloomMayContain(filter, key []byte) bool {
 }
 
 // BloomMayContainHash is BloomMayContain for a key whose XXH64 hash (seed
-// 0, as format.KeyHash computes it) is h, so that a reader that also needs
+// 0, as codec.KeyHash computes it) is h, so that a reader that also needs
 // the hash for its hash index computes it once.
 func BloomMayContainHash(filter []byte, h uint64) bool {
 	n := len(filter) - 1

@@ -36,7 +36,7 @@ const FuseAttempts = 3
 // bits per key for 0.96%. A filter is immutable once built and probes
 // exactly three bytes per query.
 //
-// Each key is hashed once with XXH64 (seed 0, format.KeyHash), as for
+// Each key is hashed once with XXH64 (seed 0, codec.KeyHash), as for
 // Bloom; the 64-bit hashes are the keys of the construction, done by
 // github.com/FastFilter/xorfilter (BuildBinaryFuse with uint8
 // fingerprints), the paper's authors' Go implementation. The construction
@@ -88,7 +88,7 @@ func FuseMayContain(filter, key []byte) bool {
 }
 
 // FuseMayContainHash is FuseMayContain for a key whose XXH64 hash (seed 0,
-// as format.KeyHash computes it) is h.
+// as codec.KeyHash computes it) is h.
 func FuseMayContainHash(filter []byte, h uint64) bool {
 	if len(filter) < fuseHeaderLen {
 		return true

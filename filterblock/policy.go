@@ -44,7 +44,7 @@ type Generator interface {
 }
 
 // HashAdder is implemented by generators that keep only a key's XXH64
-// hash (seed 0, format.KeyHash), as Bloom's does: a builder that has
+// hash (seed 0, codec.KeyHash), as Bloom's does: a builder that has
 // computed the hash already (for the hash index) passes it to AddHash
 // instead of hashing the key again in Add.
 type HashAdder interface {

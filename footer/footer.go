@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // Size is the footer's length in bytes.
@@ -56,7 +57,7 @@ func (f *Footer) Append(dst []byte) []byte {
 		dst = binary.LittleEndian.AppendUint64(dst, h.Length)
 	}
 	dst = binary.LittleEndian.AppendUint32(dst, f.Version)
-	crc := format.MaskCRC(crc32.Checksum(dst[start:start+offChecksum], castagnoli))
+	crc := codec.MaskCRC(crc32.Checksum(dst[start:start+offChecksum], castagnoli))
 	dst = binary.LittleEndian.AppendUint32(dst, crc)
 	return binary.LittleEndian.AppendUint64(dst, Magic)
 }
@@ -79,7 +80,7 @@ func Decode(buf []byte, fileSize int64) (Footer, error) {
 		return f, format.Corruptf(format.SectionFooter, start+offMagic, "bad magic number %#016x (want %#016x): %s", m, Magic, what)
 	}
 	want := binary.LittleEndian.Uint32(buf[offChecksum:])
-	if got := format.MaskCRC(crc32.Checksum(buf[:offChecksum], castagnoli)); got != want {
+	if got := codec.MaskCRC(crc32.Checksum(buf[:offChecksum], castagnoli)); got != want {
 		return f, format.Corruptf(format.SectionFooter, start, "bad footer checksum: stored %#08x, computed %#08x", want, got)
 	}
 	f.Version = binary.LittleEndian.Uint32(buf[offVersion:])

@@ -1,7 +1,10 @@
-// Package format defines table formats 1 to 4: the byte layout shared
-// by the builder and the reader, the block codec, block handles and
-// trailers, the hash index, the partitioned index and filter, properties,
-// and the corruption errors every decoder returns. Version 2 is version 1
+// Package format specifies table formats 1 to 4, byte for byte, and holds
+// what a user of the builder and reader needs of them: the version and
+// compression constants, Properties, BlockHandle, Splitter, and the
+// corruption errors every decoder returns (ErrCorrupt, CorruptError).
+// The codec that reads and writes these bytes is internal to the module;
+// this documentation is its specification, enough to write another
+// implementation from. Version 2 is version 1
 // plus a hash index section. Version 3 is version 1, or version 2 when
 // the table has a hash index, with the filter and index block cut into
 // partitions under a top-level index, for tables whose index and filter
@@ -114,12 +117,12 @@
 //
 //	last key of block i <= k < first key of block i+1
 //
-// shortened as LevelDB's FindShortestSeparator does (AppendSeparator), with
+// shortened as LevelDB's FindShortestSeparator does, with
 // one exception for long keys: where LevelDB keeps the last key whole (its
 // byte after the common prefix is one below the next key's), a last key of
-// more than 64 bytes (LongSeparatorKey) is cut after its first byte past
+// more than 64 bytes is cut after its first byte past
 // that one that is not 0xff, incremented. The last block's key is shortened
-// as FindShortSuccessor does (AppendSuccessor). So an index key is at most a
+// as FindShortSuccessor does. So an index key is at most a
 // few bytes longer than the common prefix of the keys it separates (for the
 // last block, than the 0xff bytes the last key starts with), whatever their
 // length, except after a key whose tail is all 0xff bytes. Readers rely only

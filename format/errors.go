@@ -18,6 +18,7 @@ const (
 	SectionDataBlock  = "data block"
 	SectionFilter     = "filter section"
 	SectionProperties = "properties"
+	SectionHashIndex  = "hash index"
 
 	// Sections of a Version3 (partitioned) table.
 	SectionTopIndex        = "top-level index"

@@ -10,6 +10,7 @@ import (
 	"github.com/golang/snappy"
 	"github.com/klauspost/compress/zstd"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // addBlockSeeds adds the data and index blocks of the seed tables, the
@@ -40,8 +41,8 @@ func addBlockSeeds(f *testing.F, withData, withIndex, withSnappy bool) {
 	f.Add([]byte{0, 1, 1, 'k', 'v', 0, 0, 0, 0, 1, 0, 0, 0}) // one entry
 	f.Add(snappy.Encode(nil, bytes.Repeat([]byte("snappy!"), 40)))
 	f.Add(binary.AppendUvarint(nil, 1<<30)) // a snappy header claiming 1 GiB
-	f.Add(format.AppendZstd(nil, bytes.Repeat([]byte("zstd! "), 40), format.LevelDefault))
-	f.Add(format.AppendZstd(nil, []byte{0, 1, 1, 'k', 'v', 0, 0, 0, 0, 1, 0, 0, 0}, format.LevelFastest))
+	f.Add(codec.AppendZstd(nil, bytes.Repeat([]byte("zstd! "), 40), format.LevelDefault))
+	f.Add(codec.AppendZstd(nil, []byte{0, 1, 1, 'k', 'v', 0, 0, 0, 0, 1, 0, 0, 0}, format.LevelFastest))
 	// A zstd frame claiming 1 GiB (single segment, 8-byte content size)
 	// with one RLE block of 100 bytes.
 	f.Add([]byte{0x28, 0xb5, 0x2f, 0xfd, 0xe0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0x23, 0x03, 0, 'a'})
@@ -67,7 +68,7 @@ func FuzzBlock(f *testing.F) {
 // forward scan, or nil if it failed.
 func checkBlock(t *testing.T, section string, contents []byte) []blockEntry {
 	limit := len(contents) + 1 // every entry takes at least 3 bytes
-	var it format.BlockIter
+	var it codec.BlockIter
 	if err := it.Init(section, 100, contents); err != nil {
 		wantErr(t, "Init", err, format.ErrCorrupt)
 		if it.Err() == nil {
@@ -159,8 +160,8 @@ func checkBlock(t *testing.T, section string, contents []byte) []blockEntry {
 func checkStoredBlock(t *testing.T, stored []byte) {
 	// The trailer check must accept a correct trailer and reject others.
 	for _, typ := range []byte{format.BlockTypeRaw, format.BlockTypeSnappy, 7} {
-		buf := format.AppendTrailer(bytes.Clone(stored), stored, typ)
-		got, gotTyp, err := format.CheckBlock(format.SectionDataBlock, 0, buf)
+		buf := codec.AppendTrailer(bytes.Clone(stored), stored, typ)
+		got, gotTyp, err := codec.CheckBlock(format.SectionDataBlock, 0, buf)
 		wantErr(t, "CheckBlock", err, format.ErrCorrupt)
 		if (err == nil) != (typ <= format.BlockTypeSnappy) {
 			t.Fatalf("CheckBlock of a good trailer of type %d: %v", typ, err)
@@ -169,18 +170,18 @@ func checkStoredBlock(t *testing.T, stored []byte) {
 			t.Fatal("CheckBlock returned other bytes than stored")
 		}
 		buf[len(buf)-1] ^= 0x10
-		if _, _, err := format.CheckBlock(format.SectionDataBlock, 0, buf); err == nil {
+		if _, _, err := codec.CheckBlock(format.SectionDataBlock, 0, buf); err == nil {
 			t.Fatal("CheckBlock accepted a damaged checksum")
 		}
 	}
-	_, _, err := format.CheckBlock(format.SectionDataBlock, 0, stored)
+	_, _, err := codec.CheckBlock(format.SectionDataBlock, 0, stored)
 	wantErr(t, "CheckBlock", err, format.ErrCorrupt)
 
 	// Snappy with a small limit, decoding into a buffer of that capacity:
 	// success must not allocate a new buffer.
 	const small = 256
 	dst := make([]byte, 0, small)
-	out, err := format.DecodeBlock(format.SectionDataBlock, 0, stored, format.BlockTypeSnappy, small, dst)
+	out, err := codec.DecodeBlock(format.SectionDataBlock, 0, stored, format.BlockTypeSnappy, small, dst)
 	wantErr(t, "DecodeBlock", err, format.ErrCorrupt)
 	if err == nil {
 		if len(out) > small {
@@ -204,7 +205,7 @@ func checkStoredBlock(t *testing.T, stored []byte) {
 	if claimed > 1<<16 {
 		runtime.ReadMemStats(&before)
 	}
-	out, err = format.DecodeBlock(format.SectionDataBlock, 0, stored, format.BlockTypeSnappy, 1<<30, nil)
+	out, err = codec.DecodeBlock(format.SectionDataBlock, 0, stored, format.BlockTypeSnappy, 1<<30, nil)
 	wantErr(t, "DecodeBlock", err, format.ErrCorrupt)
 	if claimed > 1<<16 {
 		runtime.ReadMemStats(&after)
@@ -219,10 +220,10 @@ func checkStoredBlock(t *testing.T, stored []byte) {
 	}
 
 	// Raw blocks come back as they are; unknown types are rejected.
-	if out, err := format.DecodeBlock(format.SectionDataBlock, 0, stored, format.BlockTypeRaw, 0, nil); err != nil || !bytes.Equal(out, stored) {
+	if out, err := codec.DecodeBlock(format.SectionDataBlock, 0, stored, format.BlockTypeRaw, 0, nil); err != nil || !bytes.Equal(out, stored) {
 		t.Fatalf("DecodeBlock raw: %v", err)
 	}
-	if _, err := format.DecodeBlock(format.SectionDataBlock, 0, stored, 3, 1<<20, nil); err == nil {
+	if _, err := codec.DecodeBlock(format.SectionDataBlock, 0, stored, 3, 1<<20, nil); err == nil {
 		t.Fatal("DecodeBlock accepted compression type 3")
 	} else {
 		wantErr(t, "DecodeBlock type 3", err, format.ErrCorrupt)
@@ -240,7 +241,7 @@ func checkStoredBlock(t *testing.T, stored []byte) {
 func checkZstdBlock(t *testing.T, stored []byte) {
 	const small = 256
 	dst := make([]byte, 0, small)
-	out, err := format.DecodeBlock(format.SectionDataBlock, 0, stored, format.BlockTypeZstd, small, dst)
+	out, err := codec.DecodeBlock(format.SectionDataBlock, 0, stored, format.BlockTypeZstd, small, dst)
 	wantErr(t, "DecodeBlock zstd", err, format.ErrCorrupt)
 	if err == nil {
 		if len(out) > small {
@@ -250,14 +251,14 @@ func checkZstdBlock(t *testing.T, stored []byte) {
 			t.Fatal("DecodeBlock zstd allocated although dst had room")
 		}
 	}
-	n, lenErr := format.DecodedLen(stored, format.BlockTypeZstd)
+	n, lenErr := codec.DecodedLen(stored, format.BlockTypeZstd)
 	wantErr(t, "DecodedLen zstd", lenErr, format.ErrCorrupt)
 	var before, after runtime.MemStats
 	measure := lenErr == nil && n > 1<<16
 	if measure {
 		runtime.ReadMemStats(&before)
 	}
-	out, err = format.DecodeBlock(format.SectionDataBlock, 0, stored, format.BlockTypeZstd, 1<<20, nil)
+	out, err = codec.DecodeBlock(format.SectionDataBlock, 0, stored, format.BlockTypeZstd, 1<<20, nil)
 	wantErr(t, "DecodeBlock zstd", err, format.ErrCorrupt)
 	if measure {
 		runtime.ReadMemStats(&after)
@@ -284,15 +285,15 @@ var zstdRef, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
 func FuzzIndex(f *testing.F) {
 	addBlockSeeds(f, false, true, false)
 	for _, h := range []format.BlockHandle{{}, {Offset: 1 << 40, Length: 1<<64 - 1}} {
-		var w format.BlockWriter
+		var w codec.BlockWriter
 		w.RestartInterval = 1
-		w.Add([]byte("k"), format.AppendHandle(nil, h))
+		w.Add([]byte("k"), codec.AppendHandle(nil, h))
 		f.Add(bytes.Clone(w.Finish()))
 	}
 	f.Fuzz(func(t *testing.T, contents []byte) {
 		checkHandle(t, contents)
 		fwd := checkBlock(t, format.SectionIndex, contents)
-		var it format.BlockIter
+		var it codec.BlockIter
 		if it.Init(format.SectionIndex, 0, contents) != nil {
 			return
 		}
@@ -315,21 +316,21 @@ func FuzzIndex(f *testing.F) {
 
 // checkHandle decodes a handle from src and checks it re-encodes.
 func checkHandle(t *testing.T, src []byte) {
-	h, n := format.DecodeHandle(src)
+	h, n := codec.DecodeHandle(src)
 	if n <= 0 {
 		if h != (format.BlockHandle{}) {
 			t.Fatalf("DecodeHandle failed (n=%d) but returned %+v", n, h)
 		}
 		return
 	}
-	if n > len(src) || n > format.MaxHandleLen {
+	if n > len(src) || n > codec.MaxHandleLen {
 		t.Fatalf("DecodeHandle read %d bytes of %d", n, len(src))
 	}
-	enc := format.AppendHandle(nil, h)
+	enc := codec.AppendHandle(nil, h)
 	if len(enc) > n {
 		t.Fatalf("handle %+v re-encodes to %d bytes, decoded from %d", h, len(enc), n)
 	}
-	if h2, n2 := format.DecodeHandle(enc); h2 != h || n2 != len(enc) {
+	if h2, n2 := codec.DecodeHandle(enc); h2 != h || n2 != len(enc) {
 		t.Fatalf("handle %+v round-trips to %+v (%d of %d bytes)", h, h2, n2, len(enc))
 	}
 	off, _ := binary.Uvarint(src)

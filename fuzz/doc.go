@@ -6,15 +6,15 @@
 // lookup) instead of panicking, looping or allocating far more than the
 // input size, and that whatever it does accept behaves consistently:
 //
-//   - FuzzBlock: the bytes as block contents for format.BlockIter (Init,
+//   - FuzzBlock: the bytes as block contents for codec.BlockIter (Init,
 //     First/Next, Last/Prev, SeekGE of keys drawn from the input). BlockIter
 //     takes contents directly, so this is the checksum-less path: the block
 //     decoder sees garbage whose checksum would pass. The bytes also go to
-//     format.CheckBlock and to format.DecodeBlock as a snappy block and as a
+//     codec.CheckBlock and to codec.DecodeBlock as a snappy block and as a
 //     zstd block with small length limits, measuring the bytes allocated;
 //     what zstd decodes must agree with DecodedLen and the library.
 //   - FuzzIndex: the bytes as an index block; every entry's value goes to
-//     format.DecodeHandle.
+//     codec.DecodeHandle.
 //   - FuzzFooter: footer.Decode with several file sizes, on the bytes as
 //     given and with magic and checksum repaired (and once more with a
 //     known version, 1 or 2), so the handle checks are reached.
@@ -28,17 +28,17 @@
 //     must match, and the filter must follow its documented layout (or be
 //     the Bloom filter it fell back to); the input probed as a filter must
 //     not panic.
-//   - FuzzProperties: format.DecodeProperties; on success the re-encoding by
-//     format.AppendProperties must decode to an equal value.
-//   - FuzzHashIndex: format.DecodeHashIndex with the file offset, data size
+//   - FuzzProperties: codec.DecodeProperties; on success the re-encoding by
+//     codec.AppendProperties must decode to an equal value.
+//   - FuzzHashIndex: codec.DecodeHashIndex with the file offset, data size
 //     and block count given and with those the bytes claim; whatever
 //     decodes must give block handles that tile the data section (and,
 //     with decoded offsets, decoded starts that increase by at least 4), and
 //     Probe/Prefetch/Next and Occupied must stay in bounds, end, and
 //     fail only with ErrCorrupt. The bytes also build a section with
-//     format.HashIndexWriter in each offset mode (every entry must be
+//     codec.HashIndexWriter in each offset mode (every entry must be
 //     found from its hash),
-//     and go to format.EntryAt as block contents, which must agree with
+//     and go to codec.EntryAt as block contents, which must agree with
 //     BlockIter on every whole entry.
 //   - FuzzTable: the bytes as a whole table file, through reader.New or,
 //     when the bool argument is set, through reader.Open of a temporary

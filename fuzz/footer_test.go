@@ -9,6 +9,7 @@ import (
 
 	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // FuzzFooter decodes arbitrary bytes as a footer, with the file size given
@@ -40,7 +41,7 @@ func FuzzFooter(f *testing.F) {
 			fixed := bytes.Clone(buf)
 			repair := func() {
 				binary.LittleEndian.PutUint64(fixed[56:], footer.Magic)
-				binary.LittleEndian.PutUint32(fixed[52:], format.MaskCRC(crc32.Checksum(fixed[:52], crc32.MakeTable(crc32.Castagnoli))))
+				binary.LittleEndian.PutUint32(fixed[52:], codec.MaskCRC(crc32.Checksum(fixed[:52], crc32.MakeTable(crc32.Castagnoli))))
 			}
 			repair()
 			for _, size := range sizes {

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // Slot offsets a hash index section is written with: in the decoded
@@ -20,13 +21,13 @@ const (
 	slotDecodedOffsets
 )
 
-// hashIndexSeed builds a hash index section with format.HashIndexWriter:
+// hashIndexSeed builds a hash index section with codec.HashIndexWriter:
 // n entries spread over the blocks whose file offsets (and the data size,
 // last) are blockOffsets, written at file offset off, with slot offsets
 // of the given kind. With decoded offsets, each block decodes to twice
 // its stored size plus 4 bytes.
 func hashIndexSeed(n int, offs []uint64, off uint64, kind int) []byte {
-	w := format.HashIndexWriter{FileOffsets: kind == slotFileOffsets}
+	w := codec.HashIndexWriter{FileOffsets: kind == slotFileOffsets}
 	nb := len(offs) - 1
 	if kind == slotDecodedOffsets {
 		w.DecodedStarts = make([]uint64, nb+1)
@@ -37,13 +38,13 @@ func hashIndexSeed(n int, offs []uint64, off uint64, kind int) []byte {
 	for i := range n {
 		b := i * nb / max(n, 1)
 		span := offs[b+1] - offs[b] - format.BlockTrailerLen
-		w.Add(format.KeyHash(fmt.Appendf(nil, "key%d", i)), uint32(b), uint32(uint64(i*11)%max(span, 1)))
+		w.Add(codec.KeyHash(fmt.Appendf(nil, "key%d", i)), uint32(b), uint32(uint64(i*11)%max(span, 1)))
 	}
 	return w.Append(nil, off, offs)
 }
 
 // FuzzHashIndex decodes arbitrary bytes as a hash index section with
-// format.DecodeHashIndex: at the file offset, data size and block count
+// codec.DecodeHashIndex: at the file offset, data size and block count
 // given, and at those the header and block offsets themselves claim, so
 // that mutated slots get past the header checks. Whatever decodes must
 // keep its promises: every BlockHandle lies inside the data section and
@@ -51,9 +52,9 @@ func hashIndexSeed(n int, offs []uint64, off uint64, kind int) []byte {
 // least 4; Probe, Prefetch and Next never panic, name only blocks below
 // NumBlocks, wrap ErrCorrupt, and end within NumSlots slots; Occupied
 // counts at most NumSlots. The bytes also drive a round trip through
-// format.HashIndexWriter with each kind of slot offset (every added entry
+// codec.HashIndexWriter with each kind of slot offset (every added entry
 // must be found from its hash) and, as data block contents,
-// format.EntryAt, which must agree with format.BlockIter on every entry
+// codec.EntryAt, which must agree with codec.BlockIter on every entry
 // stored whole.
 func FuzzHashIndex(f *testing.F) {
 	sections := 0
@@ -61,7 +62,7 @@ func FuzzHashIndex(f *testing.F) {
 		p, ok := splitTable(st.file)
 		if ok && p.hashIndex != nil {
 			// The tables built here must decode; golden files need not.
-			if _, err := format.DecodeHashIndex(p.hashIndex, int64(p.hashIndexOff), p.dataSize, p.numDataBlocks); err == nil {
+			if _, err := codec.DecodeHashIndex(p.hashIndex, int64(p.hashIndexOff), p.dataSize, p.numDataBlocks); err == nil {
 				sections++
 			} else if !strings.HasPrefix(st.name, "golden/") {
 				f.Fatalf("seed table %s: hash index does not decode: %v", st.name, err)
@@ -87,7 +88,7 @@ func FuzzHashIndex(f *testing.F) {
 	f.Add([]byte{}, int64(0), uint64(0), uint64(0), uint64(0))
 	f.Fuzz(func(t *testing.T, contents []byte, off int64, dataSize, numBlocks, h uint64) {
 		checkHashIndex(t, contents, off, dataSize, numBlocks, h)
-		if len(contents) >= format.HashIndexHeaderLen+8 {
+		if len(contents) >= codec.HashIndexHeaderLen+8 {
 			claimedBlocks := uint64(binary.LittleEndian.Uint32(contents[4:]))
 			claimedSize := binary.LittleEndian.Uint64(contents[len(contents)-8:])
 			checkHashIndex(t, contents, off, claimedSize, claimedBlocks, h)
@@ -99,7 +100,7 @@ func FuzzHashIndex(f *testing.F) {
 
 // checkHashIndex decodes contents and checks what it decodes to.
 func checkHashIndex(t *testing.T, contents []byte, off int64, dataSize, numBlocks, h uint64) {
-	x, err := format.DecodeHashIndex(contents, off, dataSize, numBlocks)
+	x, err := codec.DecodeHashIndex(contents, off, dataSize, numBlocks)
 	if err != nil {
 		wantErr(t, "DecodeHashIndex", err, format.ErrCorrupt)
 		return
@@ -141,7 +142,7 @@ func checkHashIndex(t *testing.T, contents []byte, off int64, dataSize, numBlock
 	if occupied > x.NumSlots() {
 		t.Fatalf("%d of %d slots occupied", occupied, x.NumSlots())
 	}
-	for _, hh := range []uint64{h, ^h, h * 0x9e3779b97f4a7c15, format.KeyHash(contents), 0} {
+	for _, hh := range []uint64{h, ^h, h * 0x9e3779b97f4a7c15, codec.KeyHash(contents), 0} {
 		p := x.Probe(hh)
 		p.Prefetch()
 		found := uint64(0)
@@ -190,10 +191,10 @@ func checkHashIndexWriter(t *testing.T, data []byte, h uint64) {
 		offs[i] = uint64(i) * (blockLen + format.BlockTrailerLen)
 	}
 	sectionOff := offs[nb]
-	w := format.HashIndexWriter{FileOffsets: h&1 != 0}
+	w := codec.HashIndexWriter{FileOffsets: h&1 != 0}
 	compact := h&4 != 0 // version 4: offsets in the block, 0.9 load, maybe a filter
 	if compact {
-		w = format.HashIndexWriter{FirstKeyShared: true}
+		w = codec.HashIndexWriter{FirstKeyShared: true}
 		if h&8 != 0 {
 			w.Filter = data[:min(len(data), 1+int(h>>4%64))]
 		}
@@ -230,13 +231,13 @@ func checkHashIndexWriter(t *testing.T, data []byte, h uint64) {
 		t.Fatalf("HashIndexWriter.Len() = %d after %d adds", w.Len(), n)
 	}
 	section := w.Append(nil, sectionOff, offs)
-	x, err := format.DecodeHashIndex(section, int64(sectionOff), offs[nb], uint64(nb))
+	x, err := codec.DecodeHashIndex(section, int64(sectionOff), offs[nb], uint64(nb))
 	if err != nil {
 		t.Fatalf("DecodeHashIndex of a written section: %v", err)
 	}
-	wantSlots := format.HashIndexSlots(uint64(n))
+	wantSlots := codec.HashIndexSlots(uint64(n))
 	if compact {
-		wantSlots = format.CompactHashIndexSlots(uint64(n))
+		wantSlots = codec.CompactHashIndexSlots(uint64(n))
 		if x.FileOffsets() || x.DecodedOffsets() || !x.FirstKeyShared() || !bytes.Equal(x.Filter(), w.Filter) || (x.Filter() == nil) != (len(w.Filter) == 0) {
 			t.Fatalf("version 4 hash index: file offsets %v, decoded offsets %v, first key shared %v, filter %x (want %x)", x.FileOffsets(), x.DecodedOffsets(), x.FirstKeyShared(), x.Filter(), w.Filter)
 		}
@@ -284,14 +285,14 @@ func checkHashIndexWriter(t *testing.T, data []byte, h uint64) {
 	}
 }
 
-// checkEntryAt reads contents as data block contents with format.EntryAt
-// at every offset format.BlockIter reaches (and a few others): an entry
+// checkEntryAt reads contents as data block contents with codec.EntryAt
+// at every offset codec.BlockIter reaches (and a few others): an entry
 // EntryAt decodes must be the iterator's, and it must refuse entries that
 // share key bytes with their predecessor.
 func checkEntryAt(t *testing.T, contents []byte) {
 	// Arbitrary offsets: errors only, never a panic or slices out of the
 	// entries.
-	end, endErr := format.EntriesEnd(contents, 0)
+	end, endErr := codec.EntriesEnd(contents, 0)
 	if endErr != nil {
 		wantErr(t, "EntriesEnd", endErr, format.ErrCorrupt)
 	} else if end < 0 || end > len(contents)-4 {
@@ -299,14 +300,14 @@ func checkEntryAt(t *testing.T, contents []byte) {
 	}
 	for _, off := range []uint32{0, 1, 2, 3, uint32(len(contents) / 2), uint32(len(contents)), 1 << 31} {
 		if endErr == nil {
-			head, tail, v, err := format.EntryParts(contents[:end], 0, off)
+			head, tail, v, err := codec.EntryParts(contents[:end], 0, off)
 			if err != nil {
 				wantErr(t, "EntryParts", err, format.ErrCorrupt)
 			} else if !within(contents[:end], head) || !within(contents[:end], tail) || !within(contents[:end], v) {
 				t.Fatalf("EntryParts(%d) = %q, %q, %q outside the %d bytes of entries", off, head, tail, v, end)
 			}
 		}
-		k, v, err := format.EntryAt(contents, 0, off)
+		k, v, err := codec.EntryAt(contents, 0, off)
 		if err != nil {
 			wantErr(t, "EntryAt", err, format.ErrCorrupt)
 			continue
@@ -315,7 +316,7 @@ func checkEntryAt(t *testing.T, contents []byte) {
 			t.Fatalf("EntryAt(%d) = %q, %q outside the %d bytes of entries", off, k, v, end)
 		}
 	}
-	var it format.BlockIter
+	var it codec.BlockIter
 	if it.Init(format.SectionDataBlock, 0, contents) != nil {
 		return
 	}
@@ -323,7 +324,7 @@ func checkEntryAt(t *testing.T, contents []byte) {
 	for ok := it.First(); ok && n < len(contents); ok = it.Next() {
 		n++
 		off := it.Offset()
-		k, v, err := format.EntryAt(contents, 0, uint32(off))
+		k, v, err := codec.EntryAt(contents, 0, uint32(off))
 		if err != nil {
 			// A prefix-compressed entry, which a hash index cannot
 			// name; one whose first byte says shared = 0 is whole.

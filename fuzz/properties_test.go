@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // FuzzProperties decodes arbitrary bytes as a properties block; whatever
@@ -16,21 +17,21 @@ func FuzzProperties(f *testing.F) {
 		}
 	}
 	f.Add([]byte{}, int64(0))
-	f.Add(format.AppendProperties(nil, &format.Properties{
+	f.Add(codec.AppendProperties(nil, &format.Properties{
 		FormatVersion: format.Version, NumEntries: 1, SmallestKey: []byte{}, LargestKey: []byte{0xff},
 		Compression: format.NoCompression, FilterPolicy: "p", FilterBitsPerKey: 0.001,
 	}), int64(1<<40))
 	// Unknown tags are skipped.
 	f.Add([]byte{1, 1, 1, 40, 2, 0xab, 0xcd}, int64(7))
 	f.Fuzz(func(t *testing.T, src []byte, off int64) {
-		p, err := format.DecodeProperties(src, off)
+		p, err := codec.DecodeProperties(src, off)
 		if err != nil {
 			wantErr(t, "DecodeProperties", err, format.ErrCorrupt)
 			return
 		}
 		_ = p.String()
-		enc := format.AppendProperties(nil, &p)
-		q, err := format.DecodeProperties(enc, off)
+		enc := codec.AppendProperties(nil, &p)
+		q, err := codec.DecodeProperties(enc, off)
 		if err != nil {
 			t.Fatalf("re-encoded properties do not decode: %v\nproperties:\n%s", err, p.String())
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/sstkit/sstable/builder"
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // roundTripInput is what FuzzRoundTrip decodes its bytes into.
@@ -224,7 +225,7 @@ func FuzzRoundTrip(f *testing.F) {
 				wantProps.FormatVersion = format.Version4
 			}
 			wantProps.HashIndexSize = p.HashIndexSize
-			if p.HashIndexSize < format.HashIndexHeaderLen+format.BlockTrailerLen {
+			if p.HashIndexSize < codec.HashIndexHeaderLen+format.BlockTrailerLen {
 				t.Fatalf("hash index of %d bytes", p.HashIndexSize)
 			}
 		}

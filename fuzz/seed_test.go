@@ -19,6 +19,7 @@ import (
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // kv is one key/value entry.
@@ -227,22 +228,22 @@ func splitTable(file []byte) (p tableParts, ok bool) {
 	p.filter = contentsAt(file, f.Filter, 1<<20)
 	p.index = contentsAt(file, f.Index, 1<<20)
 	p.props = contentsAt(file, f.Properties, 1<<20)
-	if props, err := format.DecodeProperties(p.props, int64(f.Properties.Offset)); err == nil && p.props != nil {
+	if props, err := codec.DecodeProperties(p.props, int64(f.Properties.Offset)); err == nil && p.props != nil {
 		p.dataSize, p.numDataBlocks = props.DataSize, props.NumDataBlocks
 		if h, ok := hashIndexHandle(props); ok {
 			p.hashIndex, p.hashIndexOff = contentsAt(file, h, 1<<20), h.Offset
 		}
 	}
-	var it format.BlockIter
+	var it codec.BlockIter
 	if it.Init(format.SectionIndex, int64(f.Index.Offset), p.index) != nil {
 		return p, true
 	}
 	for ok := it.First(); ok; ok = it.Next() {
-		h, n := format.DecodeHandle(it.Value())
+		h, n := codec.DecodeHandle(it.Value())
 		if n <= 0 || h.End() > f.Filter.Offset || h.End() < h.Offset {
 			continue
 		}
-		if stored, typ, err := format.CheckBlock(format.SectionDataBlock, int64(h.Offset), file[h.Offset:h.End()]); err == nil && typ == format.BlockTypeSnappy {
+		if stored, typ, err := codec.CheckBlock(format.SectionDataBlock, int64(h.Offset), file[h.Offset:h.End()]); err == nil && typ == format.BlockTypeSnappy {
 			p.snappyBlocks = append(p.snappyBlocks, stored)
 		}
 		if c := contentsAt(file, h, 1<<20); c != nil {
@@ -266,11 +267,11 @@ func contentsAt(file []byte, h format.BlockHandle, maxLen int) []byte {
 	if h.End() < h.Offset || h.End() > uint64(len(file)) {
 		return nil
 	}
-	stored, typ, err := format.CheckBlock("seed", int64(h.Offset), file[h.Offset:h.End()])
+	stored, typ, err := codec.CheckBlock("seed", int64(h.Offset), file[h.Offset:h.End()])
 	if err != nil {
 		return nil
 	}
-	c, err := format.DecodeBlock("seed", int64(h.Offset), stored, typ, maxLen, nil)
+	c, err := codec.DecodeBlock("seed", int64(h.Offset), stored, typ, maxLen, nil)
 	if err != nil {
 		return nil
 	}
@@ -302,7 +303,7 @@ func repairChecksums(file []byte) []byte {
 	}
 	ft := file[len(file)-footer.Size:]
 	binary.LittleEndian.PutUint64(ft[56:], footer.Magic)
-	binary.LittleEndian.PutUint32(ft[52:], format.MaskCRC(crc32.Checksum(ft[:52], crc32.MakeTable(crc32.Castagnoli))))
+	binary.LittleEndian.PutUint32(ft[52:], codec.MaskCRC(crc32.Checksum(ft[:52], crc32.MakeTable(crc32.Castagnoli))))
 	f, err := footer.Decode(ft, int64(len(file)))
 	if err != nil {
 		return file
@@ -313,15 +314,15 @@ func repairChecksums(file []byte) []byte {
 		}
 		stored := file[h.Offset : h.Offset+h.Length]
 		typ := file[h.Offset+h.Length]
-		binary.LittleEndian.PutUint32(file[h.Offset+h.Length+1:], format.BlockChecksum(stored, typ))
+		binary.LittleEndian.PutUint32(file[h.Offset+h.Length+1:], codec.BlockChecksum(stored, typ))
 	}
 	// Data blocks first: the index names them, and lies after them.
 	fixBlocks := func(index []byte) {
-		var it format.BlockIter
+		var it codec.BlockIter
 		if it.Init(format.SectionIndex, 0, index) == nil {
 			n := 0
 			for ok := it.First(); ok && n < 4096; ok = it.Next() {
-				if h, k := format.DecodeHandle(it.Value()); k > 0 && h.End() >= h.Offset && h.End() <= f.Filter.Offset {
+				if h, k := codec.DecodeHandle(it.Value()); k > 0 && h.End() >= h.Offset && h.End() <= f.Filter.Offset {
 					fix(h)
 				}
 				n++
@@ -332,11 +333,11 @@ func repairChecksums(file []byte) []byte {
 	if f.Version == format.Version3 {
 		// The top-level index names the partitions, whose index
 		// partitions name the data blocks.
-		var it format.BlockIter
+		var it codec.BlockIter
 		if it.Init(format.SectionIndex, 0, index) == nil {
 			n := 0
 			for ok := it.First(); ok && n < 4096; ok = it.Next() {
-				ph, ok := format.DecodePartitionHandle(it.Value())
+				ph, ok := codec.DecodePartitionHandle(it.Value())
 				ih := ph.Index()
 				if ok && ph.End() >= ph.Offset && ph.End() <= f.Index.Offset {
 					fixBlocks(file[ih.Offset : ih.Offset+ih.Length])
@@ -356,7 +357,7 @@ func repairChecksums(file []byte) []byte {
 	fix(f.Properties)
 	// A hash index lies where its properties say.
 	if f.Properties.End() >= f.Properties.Offset && f.Properties.End() <= uint64(len(file)) && file[f.Properties.Offset+f.Properties.Length] == format.BlockTypeRaw {
-		props, err := format.DecodeProperties(file[f.Properties.Offset:f.Properties.Offset+f.Properties.Length], int64(f.Properties.Offset))
+		props, err := codec.DecodeProperties(file[f.Properties.Offset:f.Properties.Offset+f.Properties.Length], int64(f.Properties.Offset))
 		if h, ok := hashIndexHandle(props); err == nil && ok {
 			fix(h)
 		}

@@ -519,7 +519,7 @@ func TestManyReadersOneCache(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		ops = 1500
 	}
-	c := cache.New(1 << 20)
+	c := newCache(t, 1<<20)
 	type tbl struct {
 		r  *reader.Reader
 		es []entry

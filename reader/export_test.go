@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/blockcache"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // Test hooks into the reader's use of the block cache.
@@ -23,7 +24,7 @@ func CachedBlock(r *Reader, i int) bool {
 }
 
 // BlockTable returns r's cache table of data blocks, nil if it has none.
-func BlockTable(r *Reader) *cache.Table { return r.src.blockTable() }
+func BlockTable(r *Reader) *blockcache.Table { return r.src.blockTable() }
 
 // ScratchAliasesMapping reads data block 0 of the mapped reader r the
 // way a block whose number lies past the index's is read, and reports
@@ -38,15 +39,15 @@ func ScratchAliasesMapping(r *Reader) (bool, error) {
 	if !ok {
 		return false, fmt.Errorf("not a one-level table")
 	}
-	idx, err := bi.sec.contents(r.src, new(cache.Handle))
+	idx, err := bi.sec.contents(r.src, new(blockcache.Handle))
 	if err != nil {
 		return false, err
 	}
-	var it format.BlockIter
+	var it codec.BlockIter
 	if err := it.Init(format.SectionIndex, 0, idx); err != nil || !it.First() {
 		return false, fmt.Errorf("index: %v", err)
 	}
-	h, _ := format.DecodeHandle(it.Value())
+	h, _ := codec.DecodeHandle(it.Value())
 	s := new(scratch)
 	if _, err := m.dataBlock(s, int(r.props.NumDataBlocks), h); err != nil {
 		return false, err

@@ -5,9 +5,10 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/blockcache"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // filter is the layer that says whether a key can be in the table. open
@@ -17,7 +18,7 @@ import (
 // partition, version 3). A new filter layout is one more implementation.
 type filter interface {
 	// mayContain reports whether fk, a key or, in a table with a
-	// splitter, a prefix, may be in the table; h is format.KeyHash(fk).
+	// splitter, a prefix, may be in the table; h is codec.KeyHash(fk).
 	// False means certainly absent. Errors (a corrupt filter, a failed
 	// read) answer true: the lookup then finds out.
 	mayContain(fk []byte, h uint64) bool
@@ -104,7 +105,7 @@ func (f *wholeFilter) mayContain(fk []byte, h uint64) bool {
 	if f.sec.state.done.Load() && f.sec.kept != nil {
 		return probe(f.policy, f.bloom, f.sec.kept[f.off:], fk, h)
 	}
-	var pin cache.Handle
+	var pin blockcache.Handle
 	b, err := f.sec.contents(f.src, &pin)
 	if err != nil || f.off > len(b) {
 		pin.Release()
@@ -134,7 +135,7 @@ func (f *partedFilter) mayContain(fk []byte, h uint64) bool {
 	if !ok {
 		return false // past the last key
 	}
-	var pin cache.Handle
+	var pin blockcache.Handle
 	bits, _, err := f.ps.get(p, &pin, nil)
 	if err != nil {
 		return true
@@ -167,7 +168,7 @@ type heldFilter struct {
 	// mapping), or nil: a Get asks for the key's home slot before it
 	// probes the filter, so that a present key waits for both cache
 	// lines at once.
-	slots *format.HashIndex
+	slots *codec.HashIndex
 }
 
 // fill makes the copy, once, from the table's sections, and reports
@@ -176,8 +177,8 @@ type heldFilter struct {
 // damage is reported where the section is used.
 func (f *heldFilter) fill(r *Reader) bool {
 	f.once.Do(func() {
-		var local format.HashIndex
-		var pin cache.Handle
+		var local codec.HashIndex
+		var pin blockcache.Handle
 		x, err := r.hash.get(&local, &pin)
 		defer pin.Release()
 		var bits []byte

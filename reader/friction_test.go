@@ -76,7 +76,7 @@ func TestCacheCountsReadersOnce(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := cache.New(8 << 20)
+			c := newCache(t, 8<<20)
 			r, err := tc.open(c, tc.data)
 			if err != nil {
 				t.Fatal(err)
@@ -195,7 +195,7 @@ func TestNewLeavesSourceOpen(t *testing.T) {
 	es := numbered(3000, func(i int) string { return strings.Repeat("x", i%40) })
 	data, _ := build(t, es, &builder.Options{BlockSize: 512})
 	src := &closeCounter{Reader: bytes.NewReader(data)}
-	r, err := reader.New(src, int64(len(data)), &reader.Options{TailSize: 64, Cache: cache.New(0)})
+	r, err := reader.New(src, int64(len(data)), &reader.Options{TailSize: 64, Cache: newCache(t, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}

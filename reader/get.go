@@ -3,27 +3,27 @@ package reader
 import (
 	"sync"
 
-	"github.com/sstkit/sstable/cache"
-	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/blockcache"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // scratch holds per-call buffers, pooled so lookups do not allocate.
 type scratch struct {
 	index    indexIter // the index block, or a Version3 table's top-level index or index partition
-	data     format.BlockIter
-	raw      []byte           // stored block bytes read through ReadAt
-	decoded  []byte           // decoded block contents the cache could not take
-	pin      cache.Handle     // the cached block s.data reads, if any
-	indexPin cache.Handle     // the cached index block s.index reads, if any
-	partPin  cache.Handle     // the cached partition a Version3 lookup reads, if any
-	hidx     format.HashIndex // a hash index decoded from the cache for a lookup
-	hidxPin  cache.Handle     // its cached bytes
-	ra       *readahead       // an iterator's read-ahead window, used over a ReaderAt
-	key      []byte           // a version 4 entry's key, put together from its block's first key (compactIndex)
+	data     codec.BlockIter
+	raw      []byte            // stored block bytes read through ReadAt
+	decoded  []byte            // decoded block contents the cache could not take
+	pin      blockcache.Handle // the cached block s.data reads, if any
+	indexPin blockcache.Handle // the cached index block s.index reads, if any
+	partPin  blockcache.Handle // the cached partition a Version3 lookup reads, if any
+	hidx     codec.HashIndex   // a hash index decoded from the cache for a lookup
+	hidxPin  blockcache.Handle // its cached bytes
+	ra       *readahead        // an iterator's read-ahead window, used over a ReaderAt
+	key      []byte            // a version 4 entry's key, put together from its block's first key (compactIndex)
 }
 
 // setPin makes h the block s holds, releasing the previous one.
-func (s *scratch) setPin(h cache.Handle) {
+func (s *scratch) setPin(h blockcache.Handle) {
 	s.pin.Release()
 	s.pin = h
 }
@@ -47,7 +47,7 @@ func putScratch(s *scratch) {
 		s.indexPin.Release()
 		s.partPin.Release()
 		s.hidxPin.Release()
-		s.hidx = format.HashIndex{}
+		s.hidx = codec.HashIndex{}
 		s.index.release()
 		s.index.src, s.index.ps = nil, nil // keep no reader alive from the pool
 		scratchPool.Put(s)
@@ -62,7 +62,7 @@ func putScratch(s *scratch) {
 func (r *Reader) MayContain(key []byte) bool {
 	fk := key[:r.split(key)]
 	if f := r.held; f != nil && f.ready.Load() {
-		return f.mayContain(fk, format.KeyHash(fk)) || r.closed.Load()
+		return f.mayContain(fk, codec.KeyHash(fk)) || r.closed.Load()
 	}
 	return r.probeFilter(fk)
 }
@@ -80,7 +80,7 @@ func (r *Reader) MayContainPrefix(prefix []byte) bool {
 		return true
 	}
 	if f := r.held; f != nil && f.ready.Load() {
-		return f.mayContain(prefix, format.KeyHash(prefix)) || r.closed.Load()
+		return f.mayContain(prefix, codec.KeyHash(prefix)) || r.closed.Load()
 	}
 	return r.probeFilter(prefix)
 }
@@ -92,12 +92,12 @@ func (r *Reader) probeFilter(fk []byte) (ok bool) {
 		return true
 	}
 	if !r.guarded {
-		ok = r.filter.mayContain(fk, format.KeyHash(fk))
+		ok = r.filter.mayContain(fk, codec.KeyHash(fk))
 		r.release()
 		return ok
 	}
 	defer r.endGuardedMayContain(&ok, protect())
-	return r.filter.mayContain(fk, format.KeyHash(fk))
+	return r.filter.mayContain(fk, codec.KeyHash(fk))
 }
 
 // endGuardedMayContain is endGuardedGet for MayContain: a memory fault in
@@ -132,7 +132,7 @@ func (r *Reader) Get(key []byte) ([]byte, error) {
 // file that shrank while open gives an error wrapping format.ErrCorrupt.
 func (r *Reader) GetAppend(dst, key []byte) (out []byte, err error) {
 	fk := key[:r.split(key)]
-	h := format.KeyHash(fk)
+	h := codec.KeyHash(fk)
 	if f := r.held; f != nil && f.ready.Load() && !f.mayContainGet(fk, h) {
 		// Ruled out without pinning the reader: the filter is on the
 		// heap. Checked after the probe, closed tells a closed reader.
@@ -159,7 +159,7 @@ func (r *Reader) GetAppend(dst, key []byte) (out []byte, err error) {
 // wrapping ErrClosed; damaged bytes one wrapping format.ErrCorrupt.
 func (r *Reader) Has(key []byte) (found bool, err error) {
 	fk := key[:r.split(key)]
-	h := format.KeyHash(fk)
+	h := codec.KeyHash(fk)
 	if f := r.held; f != nil && f.ready.Load() && !f.mayContain(fk, h) {
 		if r.closed.Load() {
 			return false, ErrClosed

@@ -14,6 +14,7 @@ import (
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 	"github.com/sstkit/sstable/reader"
 )
 
@@ -237,7 +238,7 @@ func parseHashSection(t *testing.T, data []byte) *hashSection {
 	r := openMem(t, data, nil)
 	p := r.Properties()
 	r.Close()
-	if p.FormatVersion != format.Version2 && p.FormatVersion != format.Version3 || p.HashIndexSize < format.HashIndexHeaderLen+format.BlockTrailerLen {
+	if p.FormatVersion != format.Version2 && p.FormatVersion != format.Version3 || p.HashIndexSize < codec.HashIndexHeaderLen+format.BlockTrailerLen {
 		t.Fatalf("not a table with a hash index: version %d, hash index size %d", p.FormatVersion, p.HashIndexSize)
 	}
 	h := &hashSection{data: data, off: p.DataSize, length: p.HashIndexSize - format.BlockTrailerLen}
@@ -257,7 +258,7 @@ func parseHashSection(t *testing.T, data []byte) *hashSection {
 	// The slots start at the first multiple of 64 after the header; the
 	// block offsets follow them, then, with decoded offsets, the decoded
 	// starts.
-	h.slots = (h.off + format.HashIndexHeaderLen + 63) / 64 * 64
+	h.slots = (h.off + codec.HashIndexHeaderLen + 63) / 64 * 64
 	h.offsets = h.slots + h.numSlots*h.width
 	end := h.offsets + 8*uint64(h.numBlocks+1)
 	if h.decodedOffsets {
@@ -404,7 +405,7 @@ func (h *hashSection) occupied() uint64 {
 func (h *hashSection) reseal() {
 	stored := h.data[h.off : h.off+h.length]
 	typ := h.data[h.off+h.length]
-	binary.LittleEndian.PutUint32(h.data[h.off+h.length+1:], format.BlockChecksum(stored, typ))
+	binary.LittleEndian.PutUint32(h.data[h.off+h.length+1:], codec.BlockChecksum(stored, typ))
 }
 
 // keyAt returns the block number and entry offset of key.
@@ -772,7 +773,7 @@ func TestHashIndexLyingSizes(t *testing.T) {
 	// withHeader rewrites the hash index header and reseals it.
 	withHeader := func(edit func(hdr []byte)) []byte {
 		h := parseHashSection(t, slices.Clone(orig))
-		edit(h.data[h.off : h.off+format.HashIndexHeaderLen])
+		edit(h.data[h.off : h.off+codec.HashIndexHeaderLen])
 		h.reseal()
 		return h.data
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 	"github.com/sstkit/sstable/reader"
 )
 
@@ -212,12 +213,12 @@ func dataBlocks(t tb, data []byte) []blockInfo {
 	indexes := []format.BlockHandle{f.Index}
 	if isPartitioned(t, data, f.Version) {
 		indexes = indexes[:0]
-		var top format.BlockIter
+		var top codec.BlockIter
 		if err := top.Init(format.SectionTopIndex, int64(f.Index.Offset), data[f.Index.Offset:f.Index.Offset+f.Index.Length]); err != nil {
 			t.Fatalf("top-level index: %v", err)
 		}
 		for ok := top.First(); ok; ok = top.Next() {
-			ph, ok := format.DecodePartitionHandle(top.Value())
+			ph, ok := codec.DecodePartitionHandle(top.Value())
 			if !ok {
 				t.Fatalf("bad partition handle in the top-level index")
 			}
@@ -226,25 +227,25 @@ func dataBlocks(t tb, data []byte) []blockInfo {
 	}
 	var out []blockInfo
 	for _, ih := range indexes {
-		var idx format.BlockIter
+		var idx codec.BlockIter
 		if err := idx.Init(format.SectionIndex, int64(ih.Offset), data[ih.Offset:ih.Offset+ih.Length]); err != nil {
 			t.Fatalf("index: %v", err)
 		}
 		for ok := idx.First(); ok; ok = idx.Next() {
-			h, n := format.DecodeHandle(idx.Value())
+			h, n := codec.DecodeHandle(idx.Value())
 			if n != len(idx.Value()) {
 				t.Fatalf("bad handle in index")
 			}
-			stored, typ, err := format.CheckBlock(format.SectionDataBlock, int64(h.Offset), data[h.Offset:h.End()])
+			stored, typ, err := codec.CheckBlock(format.SectionDataBlock, int64(h.Offset), data[h.Offset:h.End()])
 			if err != nil {
 				t.Fatalf("%v", err)
 			}
-			contents, err := format.DecodeBlock(format.SectionDataBlock, int64(h.Offset), stored, typ, 1<<30, nil)
+			contents, err := codec.DecodeBlock(format.SectionDataBlock, int64(h.Offset), stored, typ, 1<<30, nil)
 			if err != nil {
 				t.Fatalf("%v", err)
 			}
 			bi := blockInfo{Handle: h, Type: typ, Separator: string(idx.Key()), Contents: contents}
-			var d format.BlockIter
+			var d codec.BlockIter
 			if err := d.Init(format.SectionDataBlock, int64(h.Offset), contents); err != nil {
 				t.Fatalf("%v", err)
 			}
@@ -299,7 +300,7 @@ func wantCorrupt(t tb, err error, size int, want ...string) *format.CorruptError
 // bytes (0: a cache that holds nothing), closed when the test ends; the
 // close fails the test if a reader still uses the cache then.
 func cacheOpts(t testing.TB, capacity int64) *reader.Options {
-	c := cache.New(capacity)
+	c := newCache(t, capacity)
 	t.Cleanup(func() {
 		if err := c.Close(); err != nil {
 			t.Errorf("closing the test's cache: %v", err)
@@ -312,13 +313,32 @@ func cacheOpts(t testing.TB, capacity int64) *reader.Options {
 // holds nothing, one smaller than a block, or one of a few small blocks
 // (constant eviction).
 func drawCacheOpts(t *rapid.T) *reader.Options {
-	capacity := rapid.SampledFrom([]int64{-1, 0, cache.ChunkSize, 16 << 10}).Draw(t, "cacheCapacity")
+	capacity := rapid.SampledFrom([]int64{-1, 0, 64, 16 << 10}).Draw(t, "cacheCapacity")
 	if capacity < 0 {
 		return &reader.Options{}
 	}
-	c := cache.New(capacity)
-	t.Cleanup(func() { _ = c.Close() }) // fails, leaving the cache open, if a reader was left open
+	c := newCache(t, capacity)
+	t.Cleanup(func() {
+		// ErrInUse here is the one sign that the property left a reader open.
+		if err := c.Close(); err != nil {
+			t.Errorf("closing the drawn cache: %v", err)
+		}
+	})
 	return &reader.Options{Cache: c}
+}
+
+// newCache returns a cache of capacity bytes, failing the test if its
+// memory cannot be reserved.
+func newCache(t interface {
+	Helper()
+	Fatalf(string, ...any)
+}, capacity int64) *cache.Cache {
+	t.Helper()
+	c, err := cache.New(capacity)
+	if err != nil {
+		t.Fatalf("cache.New(%d): %v", capacity, err)
+	}
+	return c
 }
 
 // partitionable reports whether a builder partitions a table with filter
@@ -409,15 +429,15 @@ func tableProps(t tb, data []byte) format.Properties {
 		t.Fatalf("footer: %v", err)
 	}
 	h := f.Properties
-	stored, typ, err := format.CheckBlock(format.SectionProperties, int64(h.Offset), data[h.Offset:h.End()])
+	stored, typ, err := codec.CheckBlock(format.SectionProperties, int64(h.Offset), data[h.Offset:h.End()])
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
-	contents, err := format.DecodeBlock(format.SectionProperties, int64(h.Offset), stored, typ, 1<<30, nil)
+	contents, err := codec.DecodeBlock(format.SectionProperties, int64(h.Offset), stored, typ, 1<<30, nil)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
-	p, err := format.DecodeProperties(contents, int64(h.Offset))
+	p, err := codec.DecodeProperties(contents, int64(h.Offset))
 	if err != nil {
 		t.Fatalf("properties: %v", err)
 	}

@@ -3,8 +3,9 @@ package reader
 import (
 	"bytes"
 
-	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/blockcache"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // index is the layer that says which data block, and where in it, holds
@@ -17,14 +18,14 @@ import (
 // blocks themselves come from the source layer.
 type index interface {
 	// get looks key up, once the filter has passed it (fk is its
-	// prefix, or key itself without a splitter; h is format.KeyHash(fk)),
+	// prefix, or key itself without a splitter; h is codec.KeyHash(fk)),
 	// and appends its value to dst; with has it only reports, by a nil
 	// error, that key is there. An absent key gives ErrNotFound.
 	get(dst, key, fk []byte, h uint64, has bool) ([]byte, error)
 
 	// initIter points x at the index, for an iterator; the index's
 	// first level stays pinned by *pin until the iterator closes.
-	initIter(x *indexIter, pin *cache.Handle) error
+	initIter(x *indexIter, pin *blockcache.Handle) error
 
 	// seekPrefix positions it on the first entry >= key with prefix
 	// prefix when the index has a faster way than SeekGE (a hash index
@@ -51,7 +52,7 @@ func newBlockIndex(src source, h format.BlockHandle, numBlocks uint64) *blockInd
 // check checks the index block's structure: one restart per entry, one
 // entry per data block.
 func (x *blockIndex) check(contents []byte, _ bool) error {
-	var it format.BlockIter
+	var it codec.BlockIter
 	if err := it.Init(format.SectionIndex, int64(x.sec.h.Offset), contents); err != nil {
 		return err
 	}
@@ -78,7 +79,7 @@ func (x *blockIndex) get(dst, key, _ []byte, _ uint64, has bool) ([]byte, error)
 	return append(dst, v...), nil
 }
 
-func (x *blockIndex) initIter(it *indexIter, pin *cache.Handle) error {
+func (x *blockIndex) initIter(it *indexIter, pin *blockcache.Handle) error {
 	index, err := x.sec.contents(x.src, pin)
 	if err != nil {
 		return err
@@ -124,13 +125,13 @@ func findIn(src source, s *scratch, key []byte, base int, indexOff int64) ([]byt
 // blockAt returns the contents of the data block the index iterator idx
 // is on, from src; base is the number of the data block of idx's entry 0
 // (0 but in an index partition).
-func blockAt(src source, s *scratch, idx *format.BlockIter, base int, indexOff int64) ([]byte, format.BlockHandle, error) {
+func blockAt(src source, s *scratch, idx *codec.BlockIter, base int, indexOff int64) ([]byte, format.BlockHandle, error) {
 	i, ok := idx.RestartIndex()
 	i += base
 	if !ok {
 		return nil, format.BlockHandle{}, format.Corruptf(format.SectionIndex, indexOff, "index entry is not a restart point")
 	}
-	h, n := format.DecodeHandle(idx.Value())
+	h, n := codec.DecodeHandle(idx.Value())
 	if n <= 0 || n != len(idx.Value()) {
 		return nil, h, format.Corruptf(format.SectionIndex, indexOff, "index entry %d: bad block handle", i)
 	}

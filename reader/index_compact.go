@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // compactIndex looks keys up through the hash index of a format version 4
@@ -49,7 +50,7 @@ func (x *compactIndex) get(dst, key, fk []byte, h uint64, has bool) ([]byte, err
 			}
 			contents, end, err := x.src.blockForEntry(s, i, bh, off)
 			if err == nil && end < 0 {
-				end, err = format.EntriesEnd(contents, int64(bh.Offset))
+				end, err = codec.EntriesEnd(contents, int64(bh.Offset))
 			}
 			if err != nil {
 				if firstErr == nil {
@@ -59,7 +60,7 @@ func (x *compactIndex) get(dst, key, fk []byte, h uint64, has bool) ([]byte, err
 			}
 			ents = contents[:end:end]
 		}
-		head, tail, v, err := format.EntryParts(ents, int64(bh.Offset), uint32(off))
+		head, tail, v, err := codec.EntryParts(ents, int64(bh.Offset), uint32(off))
 		if err != nil {
 			pin.Release()
 			if firstErr == nil {

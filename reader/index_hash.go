@@ -5,8 +5,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/blockcache"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // hashTable is a table's hash index section (format versions 2, and 3
@@ -23,7 +24,7 @@ type hashTable struct {
 
 	once  sync.Once
 	ready atomic.Bool
-	kept  format.HashIndex // decoded from sec.kept, once ready
+	kept  codec.HashIndex // decoded from sec.kept, once ready
 }
 
 // newHashTable returns the hash index of a table whose data blocks end
@@ -35,8 +36,8 @@ func newHashTable(src source, dataSize, size, numBlocks uint64) *hashTable {
 	return t
 }
 
-func (t *hashTable) decode(contents []byte) (format.HashIndex, error) {
-	x, err := format.DecodeHashIndex(contents, int64(t.dataSize), t.dataSize, t.numBlocks)
+func (t *hashTable) decode(contents []byte) (codec.HashIndex, error) {
+	x, err := codec.DecodeHashIndex(contents, int64(t.dataSize), t.dataSize, t.numBlocks)
 	switch {
 	case err != nil:
 	case x.FirstKeyShared() != t.v4:
@@ -45,7 +46,7 @@ func (t *hashTable) decode(contents []byte) (format.HashIndex, error) {
 		err = format.Corruptf(format.SectionHashIndex, int64(t.dataSize), "hash index carries a filter: %v; the table is version 4 and partitioned: %v", x.Filter() != nil, t.withFilter)
 	}
 	if err != nil {
-		return format.HashIndex{}, err
+		return codec.HashIndex{}, err
 	}
 	return x, nil
 }
@@ -58,7 +59,7 @@ func (t *hashTable) check(contents []byte, _ bool) error {
 // get returns the hash index, loading it if need be: the kept one, or
 // one decoded into *local from the cache; release *pin when done. local
 // must not be on the caller's stack (source.entryAt).
-func (t *hashTable) get(local *format.HashIndex, pin *cache.Handle) (*format.HashIndex, error) {
+func (t *hashTable) get(local *codec.HashIndex, pin *blockcache.Handle) (*codec.HashIndex, error) {
 	if t.ready.Load() {
 		return &t.kept, nil
 	}
@@ -138,7 +139,7 @@ func (x *hashedIndex) get(dst, key, fk []byte, h uint64, has bool) ([]byte, erro
 // wrapped index.
 //
 // s, if not nil, is the scratch that holds t; probe puts it back.
-func (x *hashedIndex) probe(dst, key, fk []byte, h uint64, t *format.HashIndex, probe format.HashProbe, has bool, s *scratch) ([]byte, error) {
+func (x *hashedIndex) probe(dst, key, fk []byte, h uint64, t *codec.HashIndex, probe codec.HashProbe, has bool, s *scratch) ([]byte, error) {
 	var firstErr error // see probeEnd
 	for {
 		i, off, ok, err := probe.Next()
@@ -185,7 +186,7 @@ func (x *hashedIndex) probe(dst, key, fk []byte, h uint64, t *format.HashIndex, 
 // entry decodes the entry a slot names (data block i, slot offset off)
 // through the source's general path, which reads, checks and caches the
 // block as needed. The key and value may alias s's buffers.
-func (x *hashedIndex) entry(s *scratch, t *format.HashIndex, i int, off uint64) (key, value []byte, err error) {
+func (x *hashedIndex) entry(s *scratch, t *codec.HashIndex, i int, off uint64) (key, value []byte, err error) {
 	h := t.BlockHandle(i)
 	var base uint64 // what the slot's offset is relative to
 	switch {
@@ -200,7 +201,7 @@ func (x *hashedIndex) entry(s *scratch, t *format.HashIndex, i int, off uint64) 
 	off -= base
 	contents, end, err := x.src.blockForEntry(s, i, h, off)
 	if err == nil && end < 0 {
-		end, err = format.EntriesEnd(contents, int64(h.Offset))
+		end, err = codec.EntriesEnd(contents, int64(h.Offset))
 	}
 	if err != nil {
 		return nil, nil, err
@@ -208,8 +209,8 @@ func (x *hashedIndex) entry(s *scratch, t *format.HashIndex, i int, off uint64) 
 	if off >= uint64(end) {
 		return nil, nil, format.Corruptf(format.SectionDataBlock, int64(h.Offset), "hash index entry offset %d lies past the entries (%d bytes)", off, end)
 	}
-	format.Prefetch(contents[off:], entryPrefetchBytes)
-	return format.EntryIn(contents[:end:end], int64(h.Offset), uint32(off))
+	codec.Prefetch(contents[off:], entryPrefetchBytes)
+	return codec.EntryIn(contents[:end:end], int64(h.Offset), uint32(off))
 }
 
 // seekPrefix positions it on the first entry >= key with prefix prefix,
@@ -219,7 +220,7 @@ func (x *hashedIndex) seekPrefix(it *Iterator, prefix, key []byte) (ok, handled 
 	if x.splitter == nil {
 		return false, false
 	}
-	h := format.KeyHash(prefix)
+	h := codec.KeyHash(prefix)
 	if x.filter != nil && !x.filter.mayContain(prefix, h) {
 		it.loaded = false
 		return false, true

@@ -1,9 +1,10 @@
 package reader
 
 import (
-	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/blockcache"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // partedIndex is the index of a Version3 table: the top-level index
@@ -31,7 +32,7 @@ func (x *partedIndex) get(dst, key, fk []byte, h uint64, has bool) ([]byte, erro
 		}
 		return dst, err
 	}
-	var pin cache.Handle
+	var pin blockcache.Handle
 	filter, index, err := ps.get(p, &pin, nil)
 	if err != nil {
 		return dst, err
@@ -53,7 +54,7 @@ func (x *partedIndex) get(dst, key, fk []byte, h uint64, has bool) ([]byte, erro
 	return append(dst, v...), nil
 }
 
-func (x *partedIndex) initIter(it *indexIter, pin *cache.Handle) error {
+func (x *partedIndex) initIter(it *indexIter, pin *blockcache.Handle) error {
 	top, err := x.ps.top.contents(x.ps.src, pin)
 	if err != nil {
 		return err
@@ -70,15 +71,15 @@ func (x *partedIndex) seekPrefix(*Iterator, []byte, []byte) (bool, bool) { retur
 // and Pebble's). The embedded BlockIter is on the current entry; base is
 // the number of the first data block it covers.
 type indexIter struct {
-	format.BlockIter
+	codec.BlockIter
 	src      source
-	indexOff int64            // the index block's or top-level index's offset, for messages
-	ps       *partitions      // set for a Version3 table, else nil
-	top      format.BlockIter // the top-level index
-	base     int              // data block number of the BlockIter's entry 0
-	pin      cache.Handle     // the current partition, when cached
-	buf      []byte           // read-ahead of partitions
-	on       bool             // the BlockIter is on a loaded partition
+	indexOff int64             // the index block's or top-level index's offset, for messages
+	ps       *partitions       // set for a Version3 table, else nil
+	top      codec.BlockIter   // the top-level index
+	base     int               // data block number of the BlockIter's entry 0
+	pin      blockcache.Handle // the current partition, when cached
+	buf      []byte            // read-ahead of partitions
+	on       bool              // the BlockIter is on a loaded partition
 	err      error
 }
 
@@ -131,7 +132,7 @@ func (x *indexIter) enter(seq bool) bool {
 	}
 	if err != nil {
 		x.pin.Release()
-		x.BlockIter = format.BlockIter{}
+		x.BlockIter = codec.BlockIter{}
 		x.err = err
 		return false
 	}

@@ -3,8 +3,9 @@ package reader
 import (
 	"bytes"
 
-	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/blockcache"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // IterOptions configure an Iterator (Reader.NewIter). As in Pebble, the
@@ -334,7 +335,7 @@ func (it *Iterator) SeekPrefixGE(prefix, key []byte) (ok bool) {
 	// An index with a faster way (a hash index over prefixes) probes
 	// the filter itself; others are served by the filter and SeekGE.
 	ok, handled := r.index.seekPrefix(it, prefix, key)
-	if !handled && r.splitter != nil && !r.filter.mayContain(prefix, format.KeyHash(prefix)) {
+	if !handled && r.splitter != nil && !r.filter.mayContain(prefix, codec.KeyHash(prefix)) {
 		it.loaded = false
 		return false
 	}
@@ -416,7 +417,7 @@ func (it *Iterator) seekLT(key []byte) bool {
 // mapped file, or a cached block, is set up from the end of its entries
 // recorded when it was first checked or cached, without reading its
 // restart array; the cached block's entry is prefetched.
-func (it *Iterator) loadHashedBlock(x *format.HashIndex, i int, off uint64) bool {
+func (it *Iterator) loadHashedBlock(x *codec.HashIndex, i int, off uint64) bool {
 	it.loaded = false
 	h := x.BlockHandle(i)
 	contents, end, err := it.r.src.blockForEntry(&it.s, i, h, off)
@@ -440,8 +441,8 @@ func (it *Iterator) loadHashedBlock(x *format.HashIndex, i int, off uint64) bool
 // releaseHashIndex releases the hash index pinned by seekPrefixHashed.
 func (it *Iterator) releaseHashIndex() {
 	it.s.hidxPin.Release()
-	it.s.hidxPin = cache.Handle{}
-	it.s.hidx = format.HashIndex{}
+	it.s.hidxPin = blockcache.Handle{}
+	it.s.hidx = codec.HashIndex{}
 }
 
 // checkUpper ends a forward move that reached the upper bound or, in
@@ -567,7 +568,7 @@ func (it *Iterator) Close() error {
 	}
 	it.closed = true
 	it.loaded = false
-	it.s.setPin(cache.Handle{})
+	it.s.setPin(blockcache.Handle{})
 	it.s.indexPin.Release()
 	it.s.index.release()
 	it.ra.release()

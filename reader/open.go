@@ -6,6 +6,8 @@ import (
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/blockcache"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // open reads and checks the footer and properties through r.src, then
@@ -18,10 +20,16 @@ func (r *Reader) open(opts *Options) (err error) {
 	if r.size < footer.Size {
 		return format.Corruptf(format.SectionFile, 0, "file of %d bytes is too small for the %d-byte footer: not an sstable", r.size, footer.Size)
 	}
-	c := DefaultCache()
-	if opts != nil && opts.Cache != nil {
-		c = opts.Cache
+	var pub *cache.Cache
+	if opts != nil {
+		pub = opts.Cache
 	}
+	if pub == nil {
+		if pub, err = DefaultCache(); err != nil {
+			return fmt.Errorf("sstable: open: block cache: %w", err)
+		}
+	}
+	c := blockcache.FromPublic(pub)
 	sections, err := c.NewTable(numSections)
 	if err != nil {
 		return fmt.Errorf("sstable: open: block cache: %w", err)
@@ -32,7 +40,7 @@ func (r *Reader) open(opts *Options) (err error) {
 	// lends (kept by keepTail when it holds data blocks or partitions).
 	var tail []byte
 	var tailOff int64
-	var tailPin cache.Handle
+	var tailPin blockcache.Handle
 	defer func() { tailPin.Release() }()
 	var ra *readAtSource
 	switch src := r.src.(type) {
@@ -157,15 +165,15 @@ func (r *Reader) checkFooter() error {
 // trailer) and checks them against the footer and each other.
 func (r *Reader) checkProperties(raw []byte) error {
 	f := &r.footer
-	stored, typ, err := format.CheckBlock(format.SectionProperties, int64(f.Properties.Offset), raw)
+	stored, typ, err := codec.CheckBlock(format.SectionProperties, int64(f.Properties.Offset), raw)
 	if err != nil {
 		return err
 	}
-	contents, err := format.DecodeBlock(format.SectionProperties, int64(f.Properties.Offset), stored, typ, maxPropertiesLen, nil)
+	contents, err := codec.DecodeBlock(format.SectionProperties, int64(f.Properties.Offset), stored, typ, maxPropertiesLen, nil)
 	if err != nil {
 		return err
 	}
-	if r.props, err = format.DecodeProperties(contents, int64(f.Properties.Offset)); err != nil {
+	if r.props, err = codec.DecodeProperties(contents, int64(f.Properties.Offset)); err != nil {
 		return err
 	}
 	p := &r.props
@@ -182,7 +190,7 @@ func (r *Reader) checkProperties(raw []byte) error {
 		return format.Corruptf(format.SectionProperties, propsOff, "format version %d table with the partitioned record of version 4", f.Version)
 	case p.Partitioned && p.NumDataBlocks == 0:
 		return format.Corruptf(format.SectionProperties, propsOff, "partitioned table without data blocks")
-	case (f.Version == format.Version2 || f.Version == format.Version4 || p.HashIndexSize != 0) && p.HashIndexSize < format.BlockTrailerLen+format.HashIndexHeaderLen:
+	case (f.Version == format.Version2 || f.Version == format.Version4 || p.HashIndexSize != 0) && p.HashIndexSize < format.BlockTrailerLen+codec.HashIndexHeaderLen:
 		return format.Corruptf(format.SectionProperties, propsOff, "format version %d table with a hash index of %d bytes", f.Version, p.HashIndexSize)
 	case p.DataSize > f.Filter.Offset || p.HashIndexSize != f.Filter.Offset-p.DataSize:
 		return format.Corruptf(format.SectionProperties, propsOff, "data size %d and hash index size %d disagree with the filter offset %d", p.DataSize, p.HashIndexSize, f.Filter.Offset)

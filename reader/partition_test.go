@@ -14,6 +14,7 @@ import (
 	"github.com/sstkit/sstable/builder"
 	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 	"github.com/sstkit/sstable/reader"
 )
 
@@ -701,7 +702,7 @@ func TestPartitionedHashLyingSizes(t *testing.T) {
 	withProps := func(edit func(p *format.Properties)) []byte {
 		p := props
 		edit(&p)
-		return withPropertiesBlock(data, format.AppendProperties(nil, &p), format.BlockTypeRaw)
+		return withPropertiesBlock(data, codec.AppendProperties(nil, &p), format.BlockTypeRaw)
 	}
 	withVersion := func(v uint32) []byte {
 		out := withProps(func(p *format.Properties) { p.FormatVersion = v })
@@ -714,7 +715,7 @@ func TestPartitionedHashLyingSizes(t *testing.T) {
 	}
 	withHeader := func(edit func(hdr []byte)) []byte {
 		h := parseHashSection(t, slices.Clone(data))
-		edit(h.data[h.off : h.off+format.HashIndexHeaderLen])
+		edit(h.data[h.off : h.off+codec.HashIndexHeaderLen])
 		h.reseal()
 		return h.data
 	}

@@ -3,8 +3,9 @@ package reader
 import (
 	"bytes"
 
-	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/blockcache"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // Partitioned index and filter (format Version3).
@@ -28,7 +29,7 @@ type partitions struct {
 	start     uint64 // where the first partition starts: the data blocks' and hash index's end
 
 	// Recorded by the top-level index's first load (checkTop).
-	parts   []format.PartitionHandle
+	parts   []codec.PartitionHandle
 	topKeys [][]byte // the top-level index's keys, parts[i]'s key at i
 }
 
@@ -42,7 +43,7 @@ func (ps *partitions) load() error { return ps.top.load(ps.src) }
 // handles and keys; later loads, after an eviction, must match them.
 func (ps *partitions) checkTop(contents []byte, record bool) error {
 	off := int64(ps.top.h.Offset)
-	var it format.BlockIter
+	var it codec.BlockIter
 	if err := it.Init(format.SectionTopIndex, off, contents); err != nil {
 		return err
 	}
@@ -53,11 +54,11 @@ func (ps *partitions) checkTop(contents []byte, record bool) error {
 	if !record && n != len(ps.parts) {
 		return format.Corruptf(format.SectionTopIndex, off, "changed since it was first read: %d partitions, then %d", len(ps.parts), n)
 	}
-	var parts []format.PartitionHandle
+	var parts []codec.PartitionHandle
 	var keys [][]byte
 	var keyBuf []byte
 	if record {
-		parts = make([]format.PartitionHandle, 0, n)
+		parts = make([]codec.PartitionHandle, 0, n)
 		keys = make([][]byte, 0, n)
 		keyBuf = make([]byte, 0, len(contents)) // never grows: the keys are in contents
 	} else {
@@ -66,7 +67,7 @@ func (ps *partitions) checkTop(contents []byte, record bool) error {
 	next := ps.start
 	i := 0
 	for ok := it.First(); ok; ok = it.Next() {
-		ph, ok := format.DecodePartitionHandle(it.Value())
+		ph, ok := codec.DecodePartitionHandle(it.Value())
 		switch {
 		case !ok:
 			return format.Corruptf(format.SectionTopIndex, off, "entry %d: bad partition handle", i)
@@ -125,7 +126,7 @@ func (ps *partitions) check(p int, b []byte) error {
 	if err != nil {
 		return err
 	}
-	var it format.BlockIter
+	var it codec.BlockIter
 	if err := it.Init(format.SectionIndexPartition, int64(ih.Offset), index); err != nil {
 		return err
 	}
@@ -138,7 +139,7 @@ func (ps *partitions) check(p int, b []byte) error {
 // get returns partition p's filter bits and index partition contents
 // from the source, pinned by *pin (release it when done); ahead as for
 // source.partition.
-func (ps *partitions) get(p int, pin *cache.Handle, ahead *[]byte) (filter, index []byte, err error) {
+func (ps *partitions) get(p int, pin *blockcache.Handle, ahead *[]byte) (filter, index []byte, err error) {
 	b, h, err := ps.src.partition(ps, p, ahead)
 	*pin = h
 	if err != nil {

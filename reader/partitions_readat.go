@@ -3,8 +3,8 @@ package reader
 import (
 	"bytes"
 
-	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/blockcache"
 )
 
 // Partitions read through a ReaderAt live in the cache, one slot each of
@@ -58,14 +58,14 @@ const PartitionPrefetchShare = 4
 // partition returns partition p from the cache, the kept tail or a read
 // of its window (or of every uncached partition); with ahead, of the
 // partitions after it that fit in PartitionReadahead bytes, into *ahead.
-func (s *readAtSource) partition(ps *partitions, p int, ahead *[]byte) ([]byte, cache.Handle, error) {
-	var pin cache.Handle
+func (s *readAtSource) partition(ps *partitions, p int, ahead *[]byte) ([]byte, blockcache.Handle, error) {
+	var pin blockcache.Handle
 	b, err := s.partitionPinned(ps, p, &pin, ahead)
 	return b, pin, err
 }
 
 // partitionPinned is partition, pinning the partition by *pin.
-func (s *readAtSource) partitionPinned(ps *partitions, p int, pin *cache.Handle, ahead *[]byte) ([]byte, error) {
+func (s *readAtSource) partitionPinned(ps *partitions, p int, pin *blockcache.Handle, ahead *[]byte) ([]byte, error) {
 	s.partsOnce.Do(func() { s.partTable, _ = s.sections.NewSibling(len(ps.parts)) })
 	if s.partTable == nil { // Close came before the first load set it up
 		ph := ps.parts[p]
@@ -173,7 +173,7 @@ func (s *readAtSource) partCached(ps *partitions, i int) bool {
 // the cache cannot take them to memory of their own. ok is false when the
 // tail does not hold p, is no longer cached, or holds a copy that fails
 // the check (the caller then reads p, which reports real damage).
-func (s *readAtSource) partitionFromTail(ps *partitions, p int, pin *cache.Handle) (b []byte, ok bool) {
+func (s *readAtSource) partitionFromTail(ps *partitions, p int, pin *blockcache.Handle) (b []byte, ok bool) {
 	ph := ps.parts[p]
 	raw, tail, ok := s.fromTail(ph.Offset, ph.Len())
 	if !ok {
@@ -200,11 +200,11 @@ func (s *readAtSource) partitionFromTail(ps *partitions, p int, pin *cache.Handl
 // lend it). p's bytes come from the cache or, when the cache cannot take
 // them, from *buf, valid until the next call; with a nil buf they are
 // then copied to memory of their own.
-func (s *readAtSource) readPartitions(ps *partitions, lo, hi, p int, pin *cache.Handle, buf *[]byte) ([]byte, error) {
+func (s *readAtSource) readPartitions(ps *partitions, lo, hi, p int, pin *blockcache.Handle, buf *[]byte) ([]byte, error) {
 	start := ps.parts[lo].Offset
 	n := int(ps.parts[hi].End() - start)
 	var b []byte
-	var lent cache.Handle
+	var lent blockcache.Handle
 	switch {
 	case buf != nil:
 		if cap(*buf) < n {

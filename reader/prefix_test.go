@@ -12,7 +12,6 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/sstkit/sstable/builder"
-	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/reader"
 )
@@ -275,7 +274,7 @@ func prefixesAndBounds(t *rapid.T, dir string, parted bool) {
 		var r *reader.Reader
 		ropts := &reader.Options{}
 		if rapid.Bool().Draw(t, "ownCache") {
-			c := cache.New(rapid.SampledFrom([]int64{0, cache.ChunkSize, 16 << 10}).Draw(t, "cacheCapacity"))
+			c := newCache(t, rapid.SampledFrom([]int64{0, 64, 16 << 10}).Draw(t, "cacheCapacity"))
 			defer c.Close()
 			ropts.Cache = c
 		}

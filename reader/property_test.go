@@ -16,6 +16,7 @@ import (
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 	"github.com/sstkit/sstable/reader"
 	"pgregory.net/rapid"
 )
@@ -231,7 +232,7 @@ func propertyRoundTrip(t *rapid.T, dir string, parted bool) {
 		// A hash index exactly when asked for (or in version 4): the
 		// header and trailer at least, between the data blocks and the
 		// filter section.
-		if hasHash := wantHashIndex(opts); hasHash != (p.HashIndexSize != 0) || hasHash && p.HashIndexSize < format.HashIndexHeaderLen+format.BlockTrailerLen {
+		if hasHash := wantHashIndex(opts); hasHash != (p.HashIndexSize != 0) || hasHash && p.HashIndexSize < codec.HashIndexHeaderLen+format.BlockTrailerLen {
 			t.Fatalf("built with hash index %v, format version %d: hash index size %d", hash, opts.FormatVersion, p.HashIndexSize)
 		}
 		if f := r.Footer(); f.Version != wantVersion || p.DataSize+p.HashIndexSize != f.Filter.Offset {
@@ -518,7 +519,7 @@ func damagedBlocks(t *rapid.T, dir string, parted bool) {
 			bad[typPos] = rapid.ByteRange(0, 3).Draw(t, "type")
 		}
 		stored := bad[tg.h.Offset:typPos]
-		copy(bad[typPos:], format.AppendTrailer(nil, stored, bad[typPos]))
+		copy(bad[typPos:], codec.AppendTrailer(nil, stored, bad[typPos]))
 
 		var r *reader.Reader
 		if rapid.Bool().Draw(t, "mmap") {
@@ -592,14 +593,14 @@ func damagedBlocks(t *rapid.T, dir string, parted bool) {
 
 // partitionHandles returns the partition handles of the top-level index
 // of a Version3 table with footer f.
-func partitionHandles(t *rapid.T, data []byte, f footer.Footer) []format.PartitionHandle {
-	var it format.BlockIter
+func partitionHandles(t *rapid.T, data []byte, f footer.Footer) []codec.PartitionHandle {
+	var it codec.BlockIter
 	if err := it.Init(format.SectionTopIndex, int64(f.Index.Offset), data[f.Index.Offset:f.Index.Offset+f.Index.Length]); err != nil {
 		t.Fatalf("top-level index: %v", err)
 	}
-	var out []format.PartitionHandle
+	var out []codec.PartitionHandle
 	for ok := it.First(); ok; ok = it.Next() {
-		ph, ok := format.DecodePartitionHandle(it.Value())
+		ph, ok := codec.DecodePartitionHandle(it.Value())
 		if !ok {
 			t.Fatalf("top-level index entry %d: bad partition handle", len(out))
 		}

@@ -1,8 +1,8 @@
 package reader
 
 import (
-	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/blockcache"
 )
 
 // Read-ahead for scans over a ReaderAt.
@@ -43,12 +43,12 @@ const (
 
 // readahead is an iterator's read-ahead window.
 type readahead struct {
-	buf  []byte       // the file's bytes [off, off+len(buf))
-	off  int64        // file offset of buf
-	pin  cache.Handle // buf's memory, when lent by the cache
-	heap []byte       // a window of the iterator's own, reused
-	next int64        // the end of the last block read: a read from there is sequential
-	size int          // the last window's size; 0 before a sequential run
+	buf  []byte            // the file's bytes [off, off+len(buf))
+	off  int64             // file offset of buf
+	pin  blockcache.Handle // buf's memory, when lent by the cache
+	heap []byte            // a window of the iterator's own, reused
+	next int64             // the end of the last block read: a read from there is sequential
+	size int               // the last window's size; 0 before a sequential run
 }
 
 // release drops the window.

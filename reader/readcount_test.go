@@ -9,6 +9,7 @@ import (
 
 	"github.com/sstkit/sstable/builder"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 	"github.com/sstkit/sstable/reader"
 )
 
@@ -309,7 +310,7 @@ func testPartitionedHashReadCounts(t *testing.T, es []entry, partSize, minParts 
 	if v4 {
 		// 4-byte slots, and the whole table's filter after them: past
 		// the tail too.
-		if min := 4 * format.CompactHashIndexSlots(uint64(len(es))); p.FormatVersion != format.Version4 || !p.Partitioned || p.HashIndexSize < min || p.HashIndexSize < reader.DefaultTailSize {
+		if min := 4 * codec.CompactHashIndexSlots(uint64(len(es))); p.FormatVersion != format.Version4 || !p.Partitioned || p.HashIndexSize < min || p.HashIndexSize < reader.DefaultTailSize {
 			t.Fatalf("format version %d (partitioned %v), hash index of %d bytes; want version 4, partitioned, with a hash index of at least %d bytes of slots and the filter", p.FormatVersion, p.Partitioned, p.HashIndexSize, min)
 		}
 	} else if p.FormatVersion != format.Version3 || p.HashIndexSize < 1<<20 {
@@ -319,7 +320,7 @@ func testPartitionedHashReadCounts(t *testing.T, es []entry, partSize, minParts 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var top format.BlockIter
+	var top codec.BlockIter
 	if err := top.Init(format.SectionTopIndex, int64(f.Index.Offset), data[f.Index.Offset:f.Index.Offset+f.Index.Length]); err != nil {
 		t.Fatal(err)
 	}

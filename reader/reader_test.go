@@ -22,6 +22,7 @@ import (
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 	"github.com/sstkit/sstable/reader"
 )
 
@@ -361,32 +362,32 @@ func assemble(data, index []byte, p format.Properties) []byte {
 	p.DataSize = uint64(len(out))
 	section := filterblock.AppendSection(nil, uint64(len(out)), "", nil)
 	f.Filter = format.BlockHandle{Offset: uint64(len(out)), Length: uint64(len(section))}
-	out = format.AppendTrailer(append(out, section...), section, format.BlockTypeRaw)
+	out = codec.AppendTrailer(append(out, section...), section, format.BlockTypeRaw)
 	p.FilterSize = uint64(len(section)) + format.BlockTrailerLen
 	f.Index = format.BlockHandle{Offset: uint64(len(out)), Length: uint64(len(index))}
-	out = format.AppendTrailer(append(out, index...), index, format.BlockTypeRaw)
+	out = codec.AppendTrailer(append(out, index...), index, format.BlockTypeRaw)
 	p.IndexSize = uint64(len(index)) + format.BlockTrailerLen
-	props := format.AppendProperties(nil, &p)
+	props := codec.AppendProperties(nil, &p)
 	f.Properties = format.BlockHandle{Offset: uint64(len(out)), Length: uint64(len(props))}
-	out = format.AppendTrailer(append(out, props...), props, format.BlockTypeRaw)
+	out = codec.AppendTrailer(append(out, props...), props, format.BlockTypeRaw)
 	return f.Append(out)
 }
 
 // indexOf returns index block contents with one entry per handle.
 func indexOf(seps []string, hs []format.BlockHandle) []byte {
-	w := format.BlockWriter{RestartInterval: 1}
+	w := codec.BlockWriter{RestartInterval: 1}
 	for i, h := range hs {
-		w.Add([]byte(seps[i]), format.AppendHandle(nil, h))
+		w.Add([]byte(seps[i]), codec.AppendHandle(nil, h))
 	}
 	return slices.Clone(w.Finish())
 }
 
 func TestAssembledTableReadable(t *testing.T) {
 	// The hand assembly used by TestHugeLengths makes valid tables.
-	var w format.BlockWriter
+	var w codec.BlockWriter
 	w.Add([]byte("a"), []byte("apple"))
 	contents := w.Finish()
-	data := format.AppendTrailer(slices.Clone(contents), contents, format.BlockTypeRaw)
+	data := codec.AppendTrailer(slices.Clone(contents), contents, format.BlockTypeRaw)
 	table := assemble(data, indexOf([]string{"b"}, []format.BlockHandle{{Offset: 0, Length: uint64(len(contents))}}),
 		format.Properties{NumEntries: 1, NumDataBlocks: 1, SmallestKey: []byte("a"), LargestKey: []byte("a"),
 			RawKeyBytes: 1, RawValueBytes: 5, Compression: format.NoCompression, MaxBlockSize: uint64(len(contents))})
@@ -420,17 +421,17 @@ func TestHugeLengths(t *testing.T) {
 	hugeProps := vf
 	hugeProps.Properties.Length = huge
 
-	var w format.BlockWriter
+	var w codec.BlockWriter
 	w.Add([]byte("a"), bytes.Repeat([]byte("apple"), 20))
 	contents := slices.Clone(w.Finish())
-	rawBlock := format.AppendTrailer(slices.Clone(contents), contents, format.BlockTypeRaw)
+	rawBlock := codec.AppendTrailer(slices.Clone(contents), contents, format.BlockTypeRaw)
 	props := format.Properties{NumEntries: 1, NumDataBlocks: 1, SmallestKey: []byte("a"), LargestKey: []byte("a"),
 		RawKeyBytes: 1, RawValueBytes: 100, Compression: format.SnappyCompression, MaxBlockSize: uint64(len(contents))}
 
 	// A snappy block whose header claims 1 GiB of decoded bytes.
 	lying := binary.AppendUvarint(nil, huge)
 	lying = append(lying, 0x00, 'x') // a 1-byte literal
-	lyingBlock := format.AppendTrailer(slices.Clone(lying), lying, format.BlockTypeSnappy)
+	lyingBlock := codec.AppendTrailer(slices.Clone(lying), lying, format.BlockTypeSnappy)
 	lyingProps := props
 	lyingProps.MaxBlockSize = 22*uint64(len(lyingBlock)) + 16 // the most the reader accepts
 

@@ -6,8 +6,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/blockcache"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // source is the layer that knows where a table's bytes come from: given a
@@ -25,7 +26,7 @@ type source interface {
 	// it when done; a section the source keeps, sec.kept, has none).
 	// Handles are returned, not written through pointers, so that
 	// callers' pins stay on their stacks.
-	section(sec *section) ([]byte, cache.Handle, error)
+	section(sec *section) ([]byte, blockcache.Handle, error)
 
 	// dataBlock returns the decoded contents of data block i at handle
 	// h, checked, pinned by s until s moves to another block or is put
@@ -39,7 +40,7 @@ type source interface {
 	// blockForEntry.
 	// x must not be on the caller's stack: the call is dynamic, so x
 	// escapes.
-	entryAt(x *format.HashIndex, i int, off uint64) (key, value []byte, pin cache.Handle, ok bool, err error)
+	entryAt(x *codec.HashIndex, i int, off uint64) (key, value []byte, pin blockcache.Handle, ok bool, err error)
 
 	// entries returns the entries of data block i (its decoded contents
 	// up to the restart array) at handle h when they are at hand with no
@@ -48,7 +49,7 @@ type source interface {
 	// cache lines of the entry at offset off and of the block's first
 	// entry: the fast path of a version 4 Get. ok is false when the block
 	// is not at hand; the caller then takes blockForEntry.
-	entries(i int, h format.BlockHandle, off uint64) (entries []byte, pin cache.Handle, ok bool)
+	entries(i int, h format.BlockHandle, off uint64) (entries []byte, pin blockcache.Handle, ok bool)
 
 	// blockForEntry returns data block i's contents, pinned by s, and,
 	// when it is at hand (a checked raw block of the mapping, a cached
@@ -60,7 +61,7 @@ type source interface {
 	// table (filter, trailer, index partition, trailer), with the pin
 	// that keeps them cached. ahead, for an iterator scanning across
 	// partitions, is its read-ahead buffer; nil for a lookup.
-	partition(ps *partitions, p int, ahead *[]byte) ([]byte, cache.Handle, error)
+	partition(ps *partitions, p int, ahead *[]byte) ([]byte, blockcache.Handle, error)
 
 	// forget makes the next use of data block i (or, with part, of
 	// partition i) check its checksum again: Verify checks everything.
@@ -81,7 +82,7 @@ type source interface {
 
 	// blockTable is the cache table of decoded data blocks (slot i is
 	// block i), nil until first use or when the source needs none.
-	blockTable() *cache.Table
+	blockTable() *blockcache.Table
 
 	// drop releases what the source holds in the cache: its blocks leave
 	// the cache and it no longer keeps the cache open. free releases the
@@ -97,7 +98,7 @@ type source interface {
 // and a reader without a mapping otherwise reads it from the cache,
 // again from the file after an eviction.
 type section struct {
-	name string             // format.Section*, for messages
+	name string             // codec.Section*, for messages
 	h    format.BlockHandle // its handle (length without the trailer)
 	slot int                // its slot in a readAtSource's section table
 
@@ -112,7 +113,7 @@ type section struct {
 
 // contents returns sec's contents from src, loading them if need be;
 // release *pin when done with them.
-func (sec *section) contents(src source, pin *cache.Handle) ([]byte, error) {
+func (sec *section) contents(src source, pin *blockcache.Handle) ([]byte, error) {
 	if sec.state.done.Load() && sec.kept != nil {
 		return sec.kept, nil
 	}
@@ -162,7 +163,7 @@ func (l *lazySection) load(fn func() error) error {
 // and returns its contents: metadata sections and partitions are never
 // compressed.
 func rawContents(section string, h format.BlockHandle, raw []byte) ([]byte, error) {
-	stored, typ, err := format.CheckBlock(section, int64(h.Offset), raw)
+	stored, typ, err := codec.CheckBlock(section, int64(h.Offset), raw)
 	if err != nil {
 		return nil, err
 	}
@@ -177,19 +178,19 @@ func rawContents(section string, h format.BlockHandle, raw []byte) ([]byte, erro
 // ReadAt. It is set up on first use, so that readers that are opened but
 // never read hold no per-block state.
 type blockCache struct {
-	cache    *cache.Cache
-	owner    *cache.Table // the source's section table: blocks is its sibling, so the cache counts the reader once
-	n        int          // data blocks
-	maxBlock int          // bound on a decoded block's size (Properties.MaxBlockSize)
-	dataEnd  uint64       // end of the data blocks: the hash index's offset
-	indexOff int64        // the index block's offset, for messages
+	cache    *blockcache.Cache
+	owner    *blockcache.Table // the source's section table: blocks is its sibling, so the cache counts the reader once
+	n        int               // data blocks
+	maxBlock int               // bound on a decoded block's size (Properties.MaxBlockSize)
+	dataEnd  uint64            // end of the data blocks: the hash index's offset
+	indexOff int64             // the index block's offset, for messages
 	once     sync.Once
-	blocks   *cache.Table // slot i is data block i; nil until first use, or with noTable
-	noTable  bool         // no table is wanted: a mapped, uncompressed table reads every block in place
+	blocks   *blockcache.Table // slot i is data block i; nil until first use, or with noTable
+	noTable  bool              // no table is wanted: a mapped, uncompressed table reads every block in place
 }
 
 // table returns the cache table of data blocks, creating it on first use.
-func (c *blockCache) table() *cache.Table {
+func (c *blockCache) table() *blockcache.Table {
 	c.once.Do(func() {
 		if !c.noTable {
 			c.blocks, _ = c.owner.NewSibling(c.n) // cannot fail: the source's section table keeps the cache open
@@ -249,7 +250,7 @@ func (c *blockCache) decode(s *scratch, i int, h format.BlockHandle, stored []by
 				return nil, err
 			}
 			aux := uint32(math.MaxUint32) // malformed restarts: lookups take the slow path, which reports them
-			if end, err := format.EntriesEnd(out, int64(h.Offset)); err == nil {
+			if end, err := codec.EntriesEnd(out, int64(h.Offset)); err == nil {
 				aux = uint32(end)
 			}
 			t.Publish(i, pin, aux)
@@ -260,7 +261,7 @@ func (c *blockCache) decode(s *scratch, i int, h format.BlockHandle, stored []by
 	if typ == format.BlockTypeRaw {
 		return stored, nil
 	}
-	out, err := format.DecodeBlock(format.SectionDataBlock, int64(h.Offset), stored, typ, c.maxBlock, s.decoded)
+	out, err := codec.DecodeBlock(format.SectionDataBlock, int64(h.Offset), stored, typ, c.maxBlock, s.decoded)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +273,7 @@ func (c *blockCache) decode(s *scratch, i int, h format.BlockHandle, stored []by
 // slots hold offsets into the concatenated decoded blocks: the lookup
 // goes from the slot to the cached block to the entry, which stays
 // pinned by the returned Handle.
-func (c *blockCache) entryAt(x *format.HashIndex, i int, off uint64) (key, value []byte, pin cache.Handle, ok bool, err error) {
+func (c *blockCache) entryAt(x *codec.HashIndex, i int, off uint64) (key, value []byte, pin blockcache.Handle, ok bool, err error) {
 	t := c.table()
 	if !x.DecodedOffsets() || t == nil || i >= t.Len() {
 		return nil, nil, pin, false, nil
@@ -287,21 +288,21 @@ func (c *blockCache) entryAt(x *format.HashIndex, i int, off uint64) (key, value
 	if off < base || off-base >= end || end > uint64(len(b)) {
 		if end > uint64(len(b)) { // a malformed block: let the general path report it
 			pin.Release()
-			return nil, nil, cache.Handle{}, false, nil
+			return nil, nil, blockcache.Handle{}, false, nil
 		}
 		return nil, nil, pin, true, format.Corruptf(format.SectionHashIndex, int64(c.dataEnd), "slot names decoded offset %d, outside the entries of data block %d [%d, %d)", off, i, base, base+end)
 	}
 	off -= base
-	format.Prefetch(b[off:], entryPrefetchBytes)
-	key, value, err = format.EntryIn(b[:end:end], int64(x.BlockHandle(i).Offset), uint32(off))
+	codec.Prefetch(b[off:], entryPrefetchBytes)
+	key, value, err = codec.EntryIn(b[:end:end], int64(x.BlockHandle(i).Offset), uint32(off))
 	return key, value, pin, true, err
 }
 
 // entries is source.entries for a block in the cache.
-func (c *blockCache) entries(i int, _ format.BlockHandle, off uint64) ([]byte, cache.Handle, bool) {
+func (c *blockCache) entries(i int, _ format.BlockHandle, off uint64) ([]byte, blockcache.Handle, bool) {
 	pin, end, ok := c.pinEntries(i, off, true)
 	if !ok {
-		return nil, cache.Handle{}, false
+		return nil, blockcache.Handle{}, false
 	}
 	return pin.Bytes()[:end:end], pin, true
 }
@@ -322,7 +323,7 @@ func (c *blockCache) cachedEntries(s *scratch, i int, off uint64) ([]byte, int, 
 // its entries (a block with malformed restarts is left to the general
 // path, which reports them), having asked for the cache lines of the
 // entry at off and, with start, of the block's first entry.
-func (c *blockCache) pinEntries(i int, off uint64, start bool) (pin cache.Handle, end int, ok bool) {
+func (c *blockCache) pinEntries(i int, off uint64, start bool) (pin blockcache.Handle, end int, ok bool) {
 	t := c.table()
 	if t == nil || i >= t.Len() || off > 1<<31 {
 		return pin, 0, false
@@ -337,7 +338,7 @@ func (c *blockCache) pinEntries(i int, off uint64, start bool) (pin cache.Handle
 	}
 	if e := pin.Aux(); e == math.MaxUint32 || int(e) > len(pin.Bytes()) {
 		pin.Release()
-		return cache.Handle{}, 0, false
+		return blockcache.Handle{}, 0, false
 	}
 	return pin, int(pin.Aux()), true
 }
@@ -350,7 +351,7 @@ const entryPrefetchBytes = 192
 // its header is bad or claims more than maxLen bytes (decoding then
 // reports the error).
 func decodedLen(stored []byte, typ byte, maxLen int) int {
-	n, err := format.DecodedLen(stored, typ)
+	n, err := codec.DecodedLen(stored, typ)
 	if err != nil || n < 0 || n > maxLen {
 		return 0
 	}
@@ -364,7 +365,7 @@ func decodeInto(dst, stored []byte, typ byte, off int64, maxLen int) ([]byte, er
 		copy(dst, stored)
 		return dst, nil
 	}
-	out, err := format.DecodeBlock(format.SectionDataBlock, off, stored, typ, maxLen, dst[:0])
+	out, err := codec.DecodeBlock(format.SectionDataBlock, off, stored, typ, maxLen, dst[:0])
 	if err != nil {
 		return nil, err
 	}

@@ -5,8 +5,9 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/blockcache"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // mmapSource reads a memory-mapped file in place. Each data block's and
@@ -18,7 +19,7 @@ import (
 // (fault.go).
 type mmapSource struct {
 	mapped   []byte
-	sections *cache.Table // no slots: registers the reader with the cache from Open to Close
+	sections *blockcache.Table // no slots: registers the reader with the cache from Open to Close
 	blockCache
 
 	checkOnce sync.Once       // sets up verified
@@ -45,7 +46,7 @@ func (m *mmapSource) words() []atomic.Uint32 {
 	return m.verified
 }
 
-func (m *mmapSource) section(sec *section) ([]byte, cache.Handle, error) {
+func (m *mmapSource) section(sec *section) ([]byte, blockcache.Handle, error) {
 	err := sec.state.load(func() error {
 		off, n := sec.h.Offset, sec.h.Length+format.BlockTrailerLen
 		if sec.h.Length > uint64(len(m.mapped)) || off > uint64(len(m.mapped))-n {
@@ -60,11 +61,11 @@ func (m *mmapSource) section(sec *section) ([]byte, cache.Handle, error) {
 		}
 		return err
 	})
-	return sec.kept, cache.Handle{}, err
+	return sec.kept, blockcache.Handle{}, err
 }
 
 func (m *mmapSource) dataBlock(s *scratch, i int, h format.BlockHandle) ([]byte, error) {
-	s.setPin(cache.Handle{})
+	s.setPin(blockcache.Handle{})
 	if err := m.checkHandle(i, h); err != nil {
 		return nil, err
 	}
@@ -89,18 +90,18 @@ func (m *mmapSource) checked(i int, h format.BlockHandle) ([]byte, byte, error) 
 	buf := m.mapped[h.Offset:h.End()]
 	words := m.words()
 	if i >= len(words) {
-		return format.CheckBlock(format.SectionDataBlock, int64(h.Offset), buf)
+		return codec.CheckBlock(format.SectionDataBlock, int64(h.Offset), buf)
 	}
 	word := &words[i]
 	if word.Load()&blockChecked == 0 {
-		stored, typ, err := format.CheckBlock(format.SectionDataBlock, int64(h.Offset), buf)
+		stored, typ, err := codec.CheckBlock(format.SectionDataBlock, int64(h.Offset), buf)
 		if err != nil {
 			return nil, 0, err
 		}
 		st := uint32(blockChecked | entriesUnknown)
 		if typ == format.BlockTypeRaw {
 			st |= blockRaw
-			if end, err := format.EntriesEnd(stored, int64(h.Offset)); err == nil && end < entriesUnknown {
+			if end, err := codec.EntriesEnd(stored, int64(h.Offset)); err == nil && end < entriesUnknown {
 				st = blockChecked | blockRaw | uint32(end)
 			}
 		}
@@ -128,7 +129,7 @@ func (m *mmapSource) rawEntries(i int, h format.BlockHandle) ([]byte, bool) {
 // mapping. The entry's address depends only on the slot, so its cache
 // miss overlaps with the loads of block i's state and handle, which only
 // bound it.
-func (m *mmapSource) entryAt(x *format.HashIndex, i int, off uint64) (key, value []byte, pin cache.Handle, ok bool, err error) {
+func (m *mmapSource) entryAt(x *codec.HashIndex, i int, off uint64) (key, value []byte, pin blockcache.Handle, ok bool, err error) {
 	if !x.FileOffsets() {
 		return m.blockCache.entryAt(x, i, off)
 	}
@@ -138,7 +139,7 @@ func (m *mmapSource) entryAt(x *format.HashIndex, i int, off uint64) (key, value
 	// An entry of a 16-byte key and a 100-byte value spans two or three
 	// cache lines; ask for all of them now rather than for the value's
 	// lines only once the header has arrived.
-	format.Prefetch(m.mapped[off:], entryPrefetchBytes)
+	codec.Prefetch(m.mapped[off:], entryPrefetchBytes)
 	h := x.BlockHandle(i)
 	if words := m.words(); i < len(words) {
 		st := words[i].Load()
@@ -147,7 +148,7 @@ func (m *mmapSource) entryAt(x *format.HashIndex, i int, off uint64) (key, value
 			if off < h.Offset || off >= h.Offset+end {
 				return nil, nil, pin, true, format.Corruptf(format.SectionHashIndex, int64(m.dataEnd), "slot names file offset %d, outside the entries of data block %d [%d, %d)", off, i, h.Offset, h.Offset+end)
 			}
-			key, value, err = format.EntryIn(m.mapped[off:h.Offset+end], int64(h.Offset), 0)
+			key, value, err = codec.EntryIn(m.mapped[off:h.Offset+end], int64(h.Offset), 0)
 			return key, value, pin, true, err
 		}
 	}
@@ -159,32 +160,32 @@ func (m *mmapSource) entryAt(x *format.HashIndex, i int, off uint64) (key, value
 // addresses depend only on the handle, so their cache misses overlap with
 // the load of block i's state word; a compressed table's blocks are
 // looked for in the cache first, where nearly all of them are.
-func (m *mmapSource) entries(i int, h format.BlockHandle, off uint64) ([]byte, cache.Handle, bool) {
+func (m *mmapSource) entries(i int, h format.BlockHandle, off uint64) ([]byte, blockcache.Handle, bool) {
 	if m.noTable {
 		if h.Offset+off < m.dataEnd {
-			format.Prefetch(m.mapped[h.Offset+off:], entryPrefetchBytes)
-			format.Prefetch(m.mapped[h.Offset:], 64)
+			codec.Prefetch(m.mapped[h.Offset+off:], entryPrefetchBytes)
+			codec.Prefetch(m.mapped[h.Offset:], 64)
 		}
 		ents, ok := m.rawEntries(i, h)
-		return ents, cache.Handle{}, ok
+		return ents, blockcache.Handle{}, ok
 	}
 	if ents, pin, ok := m.blockCache.entries(i, h, off); ok {
 		return ents, pin, true
 	}
 	ents, ok := m.rawEntries(i, h) // a block compression did not shrink enough
-	return ents, cache.Handle{}, ok
+	return ents, blockcache.Handle{}, ok
 }
 
 func (m *mmapSource) blockForEntry(s *scratch, i int, h format.BlockHandle, off uint64) ([]byte, int, error) {
 	if ents, ok := m.rawEntries(i, h); ok {
-		s.setPin(cache.Handle{})
+		s.setPin(blockcache.Handle{})
 		if off < uint64(len(ents)) {
-			format.Prefetch(ents[off:], entryPrefetchBytes)
+			codec.Prefetch(ents[off:], entryPrefetchBytes)
 		}
 		return m.mapped[h.Offset : h.Offset+h.Length : h.Offset+h.Length], len(ents), nil
 	}
 	if !m.noTable {
-		s.setPin(cache.Handle{})
+		s.setPin(blockcache.Handle{})
 		if b, end, ok := m.cachedEntries(s, i, off); ok {
 			return b, end, nil
 		}
@@ -193,19 +194,19 @@ func (m *mmapSource) blockForEntry(s *scratch, i int, h format.BlockHandle, off 
 	return contents, -1, err
 }
 
-func (m *mmapSource) partition(ps *partitions, p int, ahead *[]byte) ([]byte, cache.Handle, error) {
+func (m *mmapSource) partition(ps *partitions, p int, ahead *[]byte) ([]byte, blockcache.Handle, error) {
 	ph := ps.parts[p]
 	b := m.mapped[ph.Offset:ph.End():ph.End()]
 	m.partsOnce.Do(func() { m.partsOK = make([]atomic.Bool, len(ps.parts)) })
 	if p >= len(m.partsOK) || !m.partsOK[p].Load() {
 		if err := ps.check(p, b); err != nil {
-			return nil, cache.Handle{}, err
+			return nil, blockcache.Handle{}, err
 		}
 		if p < len(m.partsOK) {
 			m.partsOK[p].Store(true)
 		}
 	}
-	return b, cache.Handle{}, nil
+	return b, blockcache.Handle{}, nil
 }
 
 func (m *mmapSource) forget(i int, part bool) {
@@ -242,7 +243,7 @@ func (m *mmapSource) inPlace(b []byte) bool {
 
 func (m *mmapSource) faultError(v any) error { return mappingFault(m.mapped, v) }
 
-func (m *mmapSource) blockTable() *cache.Table { return m.table() }
+func (m *mmapSource) blockTable() *blockcache.Table { return m.table() }
 
 func (m *mmapSource) drop() {
 	m.close()

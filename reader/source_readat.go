@@ -8,8 +8,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/blockcache"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // readAtSource reads through an io.ReaderAt (New, or Open with NoMmap):
@@ -30,7 +31,7 @@ type readAtSource struct {
 	// sections holds the index block, filter and hash index, the kept
 	// tail and read-ahead reservations (slot*); it registers the reader
 	// with the cache from Open to Close.
-	sections *cache.Table
+	sections *blockcache.Table
 	blockCache
 
 	// meta lists the sections lookups use, loaded together by loadMeta
@@ -46,8 +47,8 @@ type readAtSource struct {
 	tailOff, tailEnd uint64
 
 	partsOnce  sync.Once
-	partTable  *cache.Table // a Version3 table's partitions, slot p for partition p
-	partMisses atomic.Int32 // lookups' partition misses, counted up to the one that prefetches
+	partTable  *blockcache.Table // a Version3 table's partitions, slot p for partition p
+	partMisses atomic.Int32      // lookups' partition misses, counted up to the one that prefetches
 }
 
 // Slots of readAtSource.sections.
@@ -119,19 +120,19 @@ func (s *readAtSource) readFull(section string, buf []byte, off int64) error {
 // section loads sec on first use (with the other sections lookups use,
 // in one ReadAt: loadMeta), then serves it from the Go heap if kept
 // there, else from the cache, reading it again after an eviction.
-func (s *readAtSource) section(sec *section) ([]byte, cache.Handle, error) {
+func (s *readAtSource) section(sec *section) ([]byte, blockcache.Handle, error) {
 	if !sec.state.done.Load() {
 		if err := s.loadMeta(); err != nil && !sec.state.done.Load() {
-			return nil, cache.Handle{}, err
+			return nil, blockcache.Handle{}, err
 		}
 		if err := sec.state.load(func() error { return s.loadSection(sec, nil) }); err != nil {
-			return nil, cache.Handle{}, err
+			return nil, blockcache.Handle{}, err
 		}
 	} else if sec.state.err != nil {
-		return nil, cache.Handle{}, sec.state.err
+		return nil, blockcache.Handle{}, sec.state.err
 	}
 	if sec.kept != nil {
-		return sec.kept, cache.Handle{}, nil
+		return sec.kept, blockcache.Handle{}, nil
 	}
 	if p, ok := s.sections.Get(sec.slot); ok {
 		// Cached with its trailer, as read.
@@ -160,9 +161,9 @@ func (s *readAtSource) loadSection(sec *section, pre []byte) error {
 // read), checks it and caches it in its slot; the contents are pinned by
 // the returned Handle, or are memory of their own when the cache cannot
 // take them.
-func (s *readAtSource) readSection(sec *section, pre []byte) ([]byte, cache.Handle, error) {
+func (s *readAtSource) readSection(sec *section, pre []byte) ([]byte, blockcache.Handle, error) {
 	var buf []byte
-	var pin cache.Handle
+	var pin blockcache.Handle
 	if sec.h.Length <= uint64(s.size) {
 		if p, ok := s.sections.Reserve(sec.slot, int(sec.h.Length)+format.BlockTrailerLen); ok {
 			pin, buf = p, p.Bytes()[:0]
@@ -187,7 +188,7 @@ func (s *readAtSource) readSection(sec *section, pre []byte) ([]byte, cache.Hand
 	}
 	if err != nil {
 		pin.Release()
-		return nil, cache.Handle{}, err
+		return nil, blockcache.Handle{}, err
 	}
 	if pin.Cached() {
 		s.sections.Publish(sec.slot, pin, 0)
@@ -246,7 +247,7 @@ func tailPart(tail []byte, tailOff int64, h format.BlockHandle) []byte {
 }
 
 func (s *readAtSource) dataBlock(sc *scratch, i int, h format.BlockHandle) ([]byte, error) {
-	sc.setPin(cache.Handle{})
+	sc.setPin(blockcache.Handle{})
 	if err := s.checkHandle(i, h); err != nil {
 		return nil, err
 	}
@@ -266,7 +267,7 @@ func (s *readAtSource) dataBlock(sc *scratch, i int, h format.BlockHandle) ([]by
 func (s *readAtSource) stored(sc *scratch, h format.BlockHandle) ([]byte, byte, error) {
 	if s.tailEnd != 0 {
 		if raw, pin, ok := s.fromTail(h.Offset, h.Length+format.BlockTrailerLen); ok {
-			if stored, typ, err := format.CheckBlock(format.SectionDataBlock, int64(h.Offset), raw); err == nil {
+			if stored, typ, err := codec.CheckBlock(format.SectionDataBlock, int64(h.Offset), raw); err == nil {
 				sc.setPin(pin) // stored stays valid until sc moves on
 				if sc.ra != nil {
 					sc.ra.next = int64(h.End()) // a read after it is sequential
@@ -281,18 +282,18 @@ func (s *readAtSource) stored(sc *scratch, h format.BlockHandle) ([]byte, byte, 
 		if err != nil {
 			return nil, 0, err
 		}
-		return format.CheckBlock(format.SectionDataBlock, int64(h.Offset), raw)
+		return codec.CheckBlock(format.SectionDataBlock, int64(h.Offset), raw)
 	}
 	raw, err := s.readBlock(format.SectionDataBlock, h, sc.raw)
 	if err != nil {
 		return nil, 0, err
 	}
 	sc.raw = raw[:0]
-	return format.CheckBlock(format.SectionDataBlock, int64(h.Offset), raw)
+	return codec.CheckBlock(format.SectionDataBlock, int64(h.Offset), raw)
 }
 
 func (s *readAtSource) blockForEntry(sc *scratch, i int, h format.BlockHandle, off uint64) ([]byte, int, error) {
-	sc.setPin(cache.Handle{})
+	sc.setPin(blockcache.Handle{})
 	if b, end, ok := s.cachedEntries(sc, i, off); ok {
 		return b, end, nil
 	}
@@ -306,8 +307,8 @@ func (s *readAtSource) endScan()         {}
 func (s *readAtSource) inPlace([]byte) bool {
 	return false
 }
-func (s *readAtSource) faultError(v any) error   { return mappingFault(nil, v) }
-func (s *readAtSource) blockTable() *cache.Table { return s.table() }
+func (s *readAtSource) faultError(v any) error        { return mappingFault(nil, v) }
+func (s *readAtSource) blockTable() *blockcache.Table { return s.table() }
 
 func (s *readAtSource) drop() {
 	s.close()

@@ -1,8 +1,6 @@
 package reader
 
-import (
-	"github.com/sstkit/sstable/cache"
-)
+import "github.com/sstkit/sstable/internal/blockcache"
 
 // The tail's data blocks and partitions.
 //
@@ -28,7 +26,7 @@ import (
 // which end at end: it publishes the entry in slot slotTail (the caller
 // still releases its pin). Nothing is kept when the tail holds none, or
 // when the cache could not lend the memory.
-func (s *readAtSource) keepTail(pin cache.Handle, off int64, end uint64) {
+func (s *readAtSource) keepTail(pin blockcache.Handle, off int64, end uint64) {
 	if uint64(off) >= end || !pin.Cached() {
 		return
 	}
@@ -44,19 +42,19 @@ func (s *readAtSource) inTail(off, n uint64) bool {
 
 // fromTail returns the file's bytes [off, off+n), pinned by the returned
 // Handle, when they lie in the kept tail and it is still cached.
-func (s *readAtSource) fromTail(off, n uint64) ([]byte, cache.Handle, bool) {
+func (s *readAtSource) fromTail(off, n uint64) ([]byte, blockcache.Handle, bool) {
 	if !s.inTail(off, n) {
-		return nil, cache.Handle{}, false
+		return nil, blockcache.Handle{}, false
 	}
 	pin, ok := s.sections.Get(slotTail)
 	if !ok {
-		return nil, cache.Handle{}, false
+		return nil, blockcache.Handle{}, false
 	}
 	b := pin.Bytes()
 	i := off - s.tailOff
 	if uint64(len(b)) < i+n { // never: the entry is the whole kept range
 		pin.Release()
-		return nil, cache.Handle{}, false
+		return nil, blockcache.Handle{}, false
 	}
 	return b[i : i+n : i+n], pin, true
 }

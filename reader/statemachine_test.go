@@ -277,6 +277,9 @@ func (m *smMachine) build(t *rapid.T) {
 
 	var policy filterblock.Policy
 	m.ropts = *drawCacheOpts(t)
+	// Cleanups run last-registered first: close the reader before the
+	// drawn cache's cleanup checks that no reader still uses it.
+	t.Cleanup(func() { m.closeReader(t) })
 	m.known = true
 	kind := rapid.IntRange(0, 4).Draw(t, "filterKind")
 	if m.parted && kind > 2 && rapid.Bool().Draw(t, "bloomAfterAll") {

@@ -23,6 +23,7 @@ import (
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 	"github.com/sstkit/sstable/reader"
 )
 
@@ -566,14 +567,14 @@ func relayout(orig []byte, filter, index []byte, p format.Properties) []byte {
 	}
 	out := slices.Clone(orig[:f.Filter.Offset])
 	f.Filter = format.BlockHandle{Offset: uint64(len(out)), Length: uint64(len(filter))}
-	out = format.AppendTrailer(append(out, filter...), filter, format.BlockTypeRaw)
+	out = codec.AppendTrailer(append(out, filter...), filter, format.BlockTypeRaw)
 	f.Index = format.BlockHandle{Offset: uint64(len(out)), Length: uint64(len(index))}
-	out = format.AppendTrailer(append(out, index...), index, format.BlockTypeRaw)
+	out = codec.AppendTrailer(append(out, index...), index, format.BlockTypeRaw)
 	p.FilterSize = f.Filter.Length + format.BlockTrailerLen
 	p.IndexSize = f.Index.Length + format.BlockTrailerLen
-	props := format.AppendProperties(nil, &p)
+	props := codec.AppendProperties(nil, &p)
 	f.Properties = format.BlockHandle{Offset: uint64(len(out)), Length: uint64(len(props))}
-	out = format.AppendTrailer(append(out, props...), props, format.BlockTypeRaw)
+	out = codec.AppendTrailer(append(out, props...), props, format.BlockTypeRaw)
 	return f.Append(out)
 }
 
@@ -586,7 +587,7 @@ func withPropertiesBlock(orig, stored []byte, typ byte) []byte {
 	}
 	out := slices.Clone(orig[:f.Properties.Offset])
 	f.Properties.Length = uint64(len(stored))
-	out = format.AppendTrailer(append(out, stored...), stored, typ)
+	out = codec.AppendTrailer(append(out, stored...), stored, typ)
 	return f.Append(out)
 }
 
@@ -622,19 +623,19 @@ func TestLyingLengths(t *testing.T) {
 	}
 
 	// The index with its first data block handle claiming huge bytes.
-	var idx format.BlockIter
+	var idx codec.BlockIter
 	if err := idx.Init(format.SectionIndex, 0, index); err != nil {
 		t.Fatal(err)
 	}
-	w := format.BlockWriter{RestartInterval: 1}
+	w := codec.BlockWriter{RestartInterval: 1}
 	var first format.BlockHandle
 	for ok := idx.First(); ok; ok = idx.Next() {
-		h, _ := format.DecodeHandle(idx.Value())
+		h, _ := codec.DecodeHandle(idx.Value())
 		if first.Length == 0 {
 			first = h
 			h.Length = huge
 		}
-		w.Add(idx.Key(), format.AppendHandle(nil, h))
+		w.Add(idx.Key(), codec.AppendHandle(nil, h))
 	}
 	hugeIndex := slices.Clone(w.Finish())
 
@@ -647,7 +648,7 @@ func TestLyingLengths(t *testing.T) {
 		stored = append(stored, 61<<2, byte(lit-1), byte((lit-1)>>8)) // literal of lit bytes, 2-byte length
 		stored = append(stored, bytes.Repeat([]byte{'x'}, lit)...)
 		out := slices.Clone(orig)
-		copy(out[first.Offset:], format.AppendTrailer(stored, stored, format.BlockTypeSnappy))
+		copy(out[first.Offset:], codec.AppendTrailer(stored, stored, format.BlockTypeSnappy))
 		return out
 	}
 

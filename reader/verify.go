@@ -3,8 +3,9 @@ package reader
 import (
 	"bytes"
 
-	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/blockcache"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // Verify reads every section and every data block of the table and checks
@@ -43,7 +44,7 @@ func (r *Reader) verify() error {
 		return err
 	}
 	s := scratch{}
-	defer s.setPin(cache.Handle{})
+	defer s.setPin(blockcache.Handle{})
 	defer s.indexPin.Release()
 	idx := &s.index
 	defer idx.release()
@@ -51,10 +52,10 @@ func (r *Reader) verify() error {
 		return err
 	}
 	hashed := r.hash != nil
-	var x *format.HashIndex
+	var x *codec.HashIndex
 	if hashed {
-		var local format.HashIndex
-		var pin cache.Handle
+		var local codec.HashIndex
+		var pin blockcache.Handle
 		defer pin.Release()
 		var err error
 		if x, err = r.hash.get(&local, &pin); err != nil {
@@ -76,7 +77,7 @@ func (r *Reader) verify() error {
 		partNo                int    // and by number
 		top, prevTop          []byte // its top-level key, and the previous partition's
 		partFilter            []byte // its filter
-		filterPin             cache.Handle
+		filterPin             blockcache.Handle
 	)
 	defer func() { filterPin.Release() }()
 	// endPartition checks that the partition that ends has its last key
@@ -120,7 +121,7 @@ func (r *Reader) verify() error {
 			// checks again.
 			r.src.forget(partNo, true)
 			filterPin.Release()
-			filterPin = cache.Handle{}
+			filterPin = blockcache.Handle{}
 			if partFilter, _, err = r.parts.get(partNo, &filterPin, nil); err != nil {
 				return err
 			}
@@ -161,7 +162,7 @@ func (r *Reader) verify() error {
 			if newPrefix {
 				prefixes++
 			}
-			hk := format.KeyHash(pk)
+			hk := codec.KeyHash(pk)
 			if r.parts != nil && r.policy != nil && !probe(r.policy, r.bloom, partFilter, pk, hk) {
 				return format.Corruptf(format.SectionFilterPartition, int64(r.parts.parts[partNo].Offset), "filter partition does not match key %q", k)
 			}
@@ -224,19 +225,19 @@ func (r *Reader) verify() error {
 // verifyHashed checks that the entry with key k at byte offset off of data
 // block i (contents, at handle h) stands alone and, if slot, that the hash
 // index leads to it from the hash of hk (the key, or its prefix).
-func (r *Reader) verifyHashed(x *format.HashIndex, k, hk []byte, slot bool, i, off int, contents []byte, h format.BlockHandle) error {
+func (r *Reader) verifyHashed(x *codec.HashIndex, k, hk []byte, slot bool, i, off int, contents []byte, h format.BlockHandle) error {
 	var head, ek []byte
 	var err error
 	if x.FirstKeyShared() {
 		// Version 4: the entry decodes from its offset and the block's
 		// first key.
-		end, err := format.EntriesEnd(contents, int64(h.Offset))
+		end, err := codec.EntriesEnd(contents, int64(h.Offset))
 		if err != nil {
 			return err
 		}
-		head, ek, _, err = format.EntryParts(contents[:end], int64(h.Offset), uint32(off))
+		head, ek, _, err = codec.EntryParts(contents[:end], int64(h.Offset), uint32(off))
 	} else {
-		ek, _, err = format.EntryAt(contents, int64(h.Offset), uint32(off))
+		ek, _, err = codec.EntryAt(contents, int64(h.Offset), uint32(off))
 	}
 	if err != nil {
 		return err
@@ -247,7 +248,7 @@ func (r *Reader) verifyHashed(x *format.HashIndex, k, hk []byte, slot bool, i, o
 	if !slot {
 		return nil
 	}
-	probe := x.Probe(format.KeyHash(hk))
+	probe := x.Probe(codec.KeyHash(hk))
 	for {
 		b, o, ok, err := probe.Next()
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sstkit/sstable/builder"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 	"github.com/sstkit/sstable/reader"
 )
 
@@ -76,7 +77,7 @@ func TestLyingZstd(t *testing.T) {
 			t.Fatalf("lying block of %d bytes, want %d", len(stored), first.Length)
 		}
 		out := slices.Clone(orig)
-		copy(out[first.Offset:], format.AppendTrailer(stored, stored, format.BlockTypeZstd))
+		copy(out[first.Offset:], codec.AppendTrailer(stored, stored, format.BlockTypeZstd))
 		return out
 	}
 	filler := int(first.Length) - len(zstdFrame(0)) - 3 - 4
@@ -93,7 +94,7 @@ func TestLyingZstd(t *testing.T) {
 
 // TestZstdTableReads reads zstd tables, version 1, 2 and 4, through
 // every source and cache setting: the reader decodes zstd through
-// format.DecodeBlock without changes of its own.
+// codec.DecodeBlock without changes of its own.
 func TestZstdTableReads(t *testing.T) {
 	es := numbered(3000, func(i int) string { return fmt.Sprintf("value %d: %d", i, i*i*7) })
 	for _, v := range tableVersions {
@@ -109,7 +110,7 @@ func TestZstdTableReads(t *testing.T) {
 				// The builder stores a block raw when zstd saves less
 				// than 12.5% of it (a version 4 table of these entries
 				// has one such block); anything else must be zstd.
-				if z := format.AppendZstd(nil, b.Contents, format.LevelDefault); b.Type != format.BlockTypeRaw || len(z) < len(b.Contents)-len(b.Contents)/8 {
+				if z := codec.AppendZstd(nil, b.Contents, format.LevelDefault); b.Type != format.BlockTypeRaw || len(z) < len(b.Contents)-len(b.Contents)/8 {
 					t.Fatalf("%s: block %d of %d, type %d, %d bytes, %d with zstd: not zstd", v.name, i, p.NumDataBlocks, b.Type, len(b.Contents), len(z))
 				}
 				zstdBlocks++

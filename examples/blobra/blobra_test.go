@@ -82,7 +82,10 @@ func TestTableOverBlob(t *testing.T) {
 	bucket := openBucket(t)
 	upload(t, bucket, "tables/000001.sst", n)
 
-	c := cache.New(64 << 20)
+	c, err := cache.New(64 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer c.Close()
 	r, ra, err := blobra.Open(ctx, bucket, "tables/000001.sst", &reader.Options{Cache: c})
 	if err != nil {

@@ -268,9 +268,11 @@ func TestS3MatchesLocal(t *testing.T) {
 				s.name = name
 				var answers [2]string
 				for i := range 2 {
-					c := cache.New(64 << 20)
+					c, err := cache.New(64 << 20)
+					if err != nil {
+						t.Fatal(err)
+					}
 					var r *reader.Reader
-					var err error
 					var take func() (int64, int64)
 					t0 := time.Now()
 					if i == 0 {
@@ -385,7 +387,10 @@ func TestS3GatewayKilledMidScan(t *testing.T) {
 	if err := s3tables.Upload(ctx, bucket, "kill.sst", path); err != nil {
 		t.Fatal(err)
 	}
-	c := cache.New(64 << 20)
+	c, err := cache.New(64 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer c.Close()
 	r, _, err := s3tables.Open(ctx, bucket, "kill.sst", &reader.Options{Cache: c})
 	if err != nil {

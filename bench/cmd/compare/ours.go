@@ -67,7 +67,10 @@ func (o ours) open(path string) (table, error) {
 	var c *cache.Cache
 	var opts *reader.Options
 	if o.cacheBytes > 0 {
-		c = cache.New(o.cacheBytes)
+		var err error
+		if c, err = cache.New(o.cacheBytes); err != nil {
+			return nil, err
+		}
 		opts = &reader.Options{Cache: c}
 	}
 	if o.noMmap {
@@ -106,7 +109,11 @@ func (t *oursTable) scan(visit func(k, v []byte)) (int, error) { return implsetu
 // anonymous mapping outside the Go heap.
 func (t *oursTable) offHeapBytes() int64 {
 	if t.c == nil {
-		return reader.DefaultCache().Stats().Size
+		c, err := reader.DefaultCache()
+		if err != nil {
+			return 0
+		}
+		return c.Stats().Size
 	}
 	return t.c.Stats().Size
 }

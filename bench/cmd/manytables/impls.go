@@ -115,7 +115,11 @@ func (o ours) build(dir string, t int, w workload, c implsetup.Compression) erro
 }
 
 func (o ours) open(dir string, w workload, cacheBytes int64) (store, error) {
-	s := &oursStore{c: cache.New(cacheBytes)}
+	c, err := cache.New(cacheBytes)
+	if err != nil {
+		return nil, err
+	}
+	s := &oursStore{c: c}
 	for t := 0; t < w.tables; t++ {
 		r, err := reader.Open(filepath.Join(dir, tableName(t, "sst")), &reader.Options{Cache: s.c})
 		if err != nil {

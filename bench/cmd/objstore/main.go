@@ -161,7 +161,10 @@ func buildOurs(opts builder.Options) func(string, int) error {
 }
 
 func openOurs(src io.ReaderAt, size int64) (table, error) {
-	c := cache.New(cacheBytes)
+	c, err := cache.New(cacheBytes)
+	if err != nil {
+		return nil, err
+	}
 	r, err := reader.New(src, size, &reader.Options{Cache: c})
 	if err != nil {
 		c.Close()

@@ -1,5 +1,0 @@
-//go:build !sstable_poison
-
-package cache
-
-const poison = false

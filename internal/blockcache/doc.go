@@ -1,0 +1,63 @@
+// Package blockcache implements package cache: a block cache that many table readers share under one
+// byte budget, with its memory off the Go heap.
+//
+// A storage engine keeps hundreds of tables open; a private cache per
+// table makes their memory add up with nothing to bound it. One Cache,
+// handed to every reader (reader.Options.Cache), bounds the decoded blocks
+// of all of them by one number, as Pebble's, RocksDB's and goleveldb's
+// shared block caches do.
+//
+// # Memory
+//
+// New reserves the whole budget as one anonymous memory mapping
+// (golang.org/x/sys/unix.Mmap, MAP_NORESERVE): pages take memory only once
+// a block is written to them, the garbage collector never sees them, and
+// an evicted block's bytes are reused for the next block, never left to
+// the garbage collector. The mapping is split into shards, each with its
+// own lock, and each shard into 64-byte chunks (one cache line); a block
+// occupies a run of contiguous chunks, so neighbouring blocks of a scan lie
+// almost back to back: with 512-byte chunks, which left gaps of up to 511
+// bytes between 4 KiB blocks, a warm scan ran 10-20% slower. Stats.Size,
+// the bytes of chunks held by blocks, never exceeds Capacity, because
+// blocks are only ever placed inside the mapping. A block larger than one shard (Capacity / Shards bytes) is not
+// cached: Reserve reports false and the caller serves it from its own
+// buffer.
+//
+// Where the kernel can give transparent huge pages, the mapping asks for
+// them only while they come cheap: Reserve faults in each 2 MiB range of
+// the mapping on its first use (so pages then fill in 2 MiB steps) and,
+// the first time that is slow (direct compaction, or a VM's host
+// re-supplying pages the guest handed back), asks for none from then on.
+//
+// Besides the budget, a Cache keeps on the Go heap 56 bytes of entry state
+// per 2 KiB of capacity (1.75 MiB for 64 MiB) and a chunk bitmap of one
+// bit per 64 bytes (128 KiB for 64 MiB): blocks smaller than 2 KiB on
+// average are limited by entries rather than bytes. A Table keeps 8 bytes
+// per block slot.
+//
+// # Eviction
+//
+// Each shard evicts with S3-FIFO (Juncheng Yang, Yazhuo Zhang, Ziyue Qiu,
+// Yao Yue, Rashmi Vinayak: "FIFO queues are all you need for cache
+// eviction", SOSP 2023): a new block enters a small FIFO queue holding
+// about 10% of the shard's bytes; a block referenced again before it
+// reaches the small queue's tail moves to the main queue, others are
+// evicted and remembered as ghosts; a ghost that is inserted again goes
+// straight to the main queue; the main queue is a FIFO with reinsertion,
+// where a block's access count (0 to 3) buys it another trip round the
+// queue. A scan that reads each block once therefore only churns the
+// small queue and leaves the blocks that lookups keep using in the main
+// queue. Ghosts cost no memory of their own: an evicted block's slot in
+// its Table records when it was evicted.
+//
+// # Pinning
+//
+// Table.Get and Table.Reserve return a Handle that pins its block by
+// reference count until Handle.Release. Eviction never frees a pinned
+// block: it skips it. A lookup pins a block with one compare-and-swap on
+// the block's entry, taking no lock; it then checks that the entry still
+// holds the block it asked for, so a slot read just before the block was
+// evicted and its entry reused can never hand out another block's bytes.
+// Built with the tag sstable_poison, freed chunks are overwritten with the
+// byte 0xDB, so that a read after free shows up as wrong data in tests.
+package blockcache

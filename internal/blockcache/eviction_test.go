@@ -1,0 +1,132 @@
+package blockcache
+
+import "testing"
+
+// TestScanResistance: a hot working set that fits survives a one-pass
+// scan of four times the cache. With a plain FIFO (or CLOCK without the
+// small queue's filter) every hot block, inserted before the scan, would
+// be pushed out once 1 MiB of scan blocks had come in after it: 0% would
+// survive, far below the 80% asserted. S3-FIFO moves the re-read hot
+// blocks to the main queue the first time the small queue evicts, and
+// the scan then only churns the small queue.
+func TestScanResistance(t *testing.T) {
+	const (
+		blk  = 4096
+		hot  = 100  // 400 KiB: 39% of the cache
+		scan = 1024 // 4 MiB
+	)
+	c := newCache(1 << 20)
+	tb := newTable(t, c, hot+scan)
+	for i := range hot {
+		mustPut(t, tb, i, blk, 1)
+	}
+	for range 2 {
+		for i := range hot {
+			checkHit(t, tb, i, 1)
+		}
+	}
+	for j := range scan {
+		mustPut(t, tb, hot+j, blk, 2)
+		if j%16 == 0 { // the hot set keeps being read, slowly
+			checkHit(t, tb, j/16%hot, 1)
+		}
+	}
+	st := c.Stats()
+	if st.Evictions < scan-(1<<20)/blk {
+		t.Fatalf("the scan evicted only %d blocks", st.Evictions)
+	}
+	survivors := 0
+	for i := range hot {
+		if listed(tb, i) {
+			survivors++
+		}
+	}
+	if survivors < hot*8/10 {
+		t.Fatalf("%d of %d hot blocks survived the scan, want at least 80%%", survivors, hot)
+	}
+	closeAll(t, c, tb)
+}
+
+// TestGhostToMain: a block evicted from the small queue without a second
+// use is remembered as a ghost, and inserted again it goes to the main
+// queue, where a scan does not reach it. A block inserted for the first
+// time at the same moment does not survive the same scan.
+func TestGhostToMain(t *testing.T) {
+	const blk = 4096
+	c := newCache(1 << 20)
+	tb := newTable(t, c, 2000)
+	// A main queue: 50 blocks read twice, moved there by a first scan.
+	for i := range 50 {
+		mustPut(t, tb, i, blk, 1)
+		checkHit(t, tb, i, 1)
+	}
+	const g, fresh = 100, 101
+	mustPut(t, tb, g, blk, 1)
+	next := 200
+	for !ghost(tb, g) {
+		if next == 2000 {
+			t.Fatal("block never evicted")
+		}
+		mustPut(t, tb, next, blk, 1)
+		next++
+	}
+	s := &c.shards[0]
+	if s.main.n < 50 {
+		t.Fatalf("main queue holds %d blocks, want the 50 read twice", s.main.n)
+	}
+	mustPut(t, tb, g, blk, 2)
+	mustPut(t, tb, fresh, blk, 2)
+	if e := &c.entries[int32(tb.slots[g].Load()>>32)-1]; e.queue != qMain {
+		t.Errorf("re-inserted ghost in queue %d, want main", e.queue)
+	}
+	for range 512 { // 2 MiB
+		if next == 2000 {
+			t.Fatal("out of slots")
+		}
+		mustPut(t, tb, next, blk, 3)
+		next++
+	}
+	if !listed(tb, g) {
+		t.Error("the re-inserted ghost did not survive the scan")
+	}
+	if listed(tb, fresh) {
+		t.Error("a block inserted once survived a scan twice the cache")
+	}
+	checkHit(t, tb, g, 2)
+	closeAll(t, c, tb)
+}
+
+func TestAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	c := newCache(64 << 10)
+	tb := newTable(t, c, 1000)
+	mustPut(t, tb, 0, 4096, 1)
+	if n := testing.AllocsPerRun(1000, func() {
+		h, ok := tb.Get(0)
+		if !ok {
+			panic("miss")
+		}
+		h.Release()
+	}); n != 0 {
+		t.Errorf("Get hit + Release: %v allocs", n)
+	}
+	i := 1
+	ev := c.Stats().Evictions
+	if n := testing.AllocsPerRun(1000, func() {
+		i = i%999 + 1
+		h, ok := tb.Reserve(i, 4096)
+		if !ok {
+			panic("Reserve failed")
+		}
+		tb.Publish(i, h, 1)
+		h.Release()
+	}); n != 0 {
+		t.Errorf("Reserve + Publish + Release: %v allocs", n)
+	}
+	if got := c.Stats().Evictions - ev; got < 900 {
+		t.Errorf("only %d evictions: not thrashing", got)
+	}
+	closeAll(t, c, tb)
+}

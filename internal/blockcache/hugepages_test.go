@@ -1,0 +1,168 @@
+package blockcache
+
+import (
+	"errors"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// fakeHuge records the ranges a hugePages tracker faults in and the
+// advice it gives, with the fault of range n (counting from 0) taking
+// slowAt's delay.
+type fakeHuge struct {
+	faults  [][2]int // offsets in mem
+	advice  []bool
+	took    time.Duration // the cost of the last fault
+	slowAt  int
+	slowFor time.Duration
+	failAt  int
+}
+
+func (f *fakeHuge) track(t *testing.T, mem []byte) *hugePages {
+	t.Helper()
+	hp := trackHugePages(mem, func(b []byte) error {
+		lo := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(mem))))
+		f.faults = append(f.faults, [2]int{lo, lo + len(b)})
+		f.took = slowHugeFault / 10
+		if len(f.faults)-1 == f.slowAt {
+			f.took = f.slowFor
+		}
+		if len(f.faults)-1 == f.failAt {
+			return errors.New("no")
+		}
+		return nil
+	}, func(b []byte, on bool) bool {
+		if len(b) != len(mem) {
+			t.Errorf("advice for %d bytes, want all %d", len(b), len(mem))
+		}
+		f.advice = append(f.advice, on)
+		return true
+	}, func(fault func() error) (time.Duration, error) {
+		err := fault()
+		return f.took, err
+	})
+	if hp == nil || len(f.advice) != 1 || !f.advice[0] || !hp.on.Load() {
+		t.Fatalf("tracker %v, advice %v: want huge pages advised and on", hp, f.advice)
+	}
+	return hp
+}
+
+// testMem returns n bytes starting off bytes past a 2 MiB boundary of
+// the address space.
+func testMem(n, off int) []byte {
+	buf := make([]byte, n+off+hugePageBytes)
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	skip := int((base+hugePageBytes-1)/hugePageBytes*hugePageBytes-base) + off
+	return buf[skip : skip+n : skip+n]
+}
+
+// TestHugePagesFaultEachRangeOnce fills the memory block by block, in an
+// unaligned mapping: every 2 MiB range of the address space that it
+// overlaps is faulted in once, before the block that first uses it,
+// clipped to the memory, in order, covering it all.
+func TestHugePagesFaultEachRangeOnce(t *testing.T) {
+	for _, align := range []int{0, 4096, hugePageBytes - 64} {
+		mem := testMem(9*hugePageBytes+12345, align)
+		f := &fakeHuge{slowAt: -1, failAt: -1}
+		hp := f.track(t, mem)
+		for off := 0; off < len(mem); {
+			n := min(4000+off%300, len(mem)-off)
+			hp.reserved(off, n)
+			if last := f.faults[len(f.faults)-1]; last[1] < off+n {
+				t.Fatalf("align %d: block [%d, %d) reserved, faulted in only up to %d", align, off, off+n, last[1])
+			}
+			off += n
+		}
+		end := 0
+		for i, r := range f.faults {
+			if r[0] != end || r[1] <= r[0] || r[1]-r[0] > hugePageBytes {
+				t.Fatalf("align %d: fault %d is [%d, %d), want one starting at %d, at most 2 MiB", align, i, r[0], r[1], end)
+			}
+			if r[1] != len(mem) && (uintptr(unsafe.Pointer(&mem[r[1]])))%hugePageBytes != 0 {
+				t.Fatalf("align %d: fault %d ends at %d, not on a 2 MiB boundary", align, i, r[1])
+			}
+			end = r[1]
+		}
+		if end != len(mem) || !hp.on.Load() || len(f.advice) != 1 {
+			t.Fatalf("align %d: faulted in up to %d of %d; on %v, advice %v", align, end, len(mem), hp.on.Load(), f.advice)
+		}
+		// Reusing the memory faults nothing more.
+		n := len(f.faults)
+		hp.reserved(0, len(mem))
+		if len(f.faults) != n {
+			t.Fatalf("align %d: %d faults after reuse, want %d", align, len(f.faults), n)
+		}
+	}
+}
+
+// TestHugePagesSlowFaultTurnsThemOff checks that one slow first touch, or
+// a failed one, turns huge pages off for the whole memory, and that
+// later blocks then fault their pages in themselves.
+func TestHugePagesSlowFaultTurnsThemOff(t *testing.T) {
+	for _, f := range []*fakeHuge{
+		{slowAt: 2, slowFor: 3 * slowHugeFault, failAt: -1},
+		{slowAt: -1, failAt: 1},
+	} {
+		mem := testMem(8*hugePageBytes, 0)
+		hp := f.track(t, mem)
+		for off := 0; off < len(mem); off += 4096 {
+			hp.reserved(off, 4096)
+		}
+		want := max(f.slowAt, f.failAt) + 1
+		if len(f.faults) != want || hp.on.Load() || len(f.advice) != 2 || f.advice[1] {
+			t.Errorf("slow at %d, failing at %d: %d faults (want %d), on %v, advice %v (want [true false])", f.slowAt, f.failAt, len(f.faults), want, hp.on.Load(), f.advice)
+		}
+	}
+}
+
+// TestNewAsksForHugePages checks that a real cache asks for huge pages
+// where the kernel can give them, faults in what its blocks use, and
+// that its blocks read back what was written.
+func TestNewAsksForHugePages(t *testing.T) {
+	c := newCache(16 << 20)
+	defer c.Close()
+	if !c.offHeap || !thpPossible() {
+		if c.huge != nil {
+			t.Fatal("huge pages asked for where the kernel gives none")
+		}
+		t.Skip("no transparent huge pages here")
+	}
+	if c.huge == nil {
+		t.Fatal("no huge page tracker")
+	}
+	tb, err := c.NewTable(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	h, ok := tb.Reserve(0, 3<<20)
+	if !ok {
+		t.Fatal("Reserve failed")
+	}
+	b := h.Bytes()
+	for i := range b {
+		b[i] = byte(i * 7)
+	}
+	tb.Publish(0, h, 0)
+	h.Release()
+	touched := 0
+	for i := range c.huge.touched {
+		if c.huge.touched[i].Load() {
+			touched++
+		}
+	}
+	if c.huge.on.Load() && touched < 2 {
+		t.Errorf("a 3 MiB block touched %d ranges, want at least 2", touched)
+	}
+	g, ok := tb.Get(0)
+	if !ok {
+		t.Fatal("block 0 not cached")
+	}
+	for i, x := range g.Bytes() {
+		if x != byte(i*7) {
+			t.Fatalf("byte %d = %d, want %d", i, x, byte(i*7))
+		}
+	}
+	g.Release()
+}

@@ -1,0 +1,5 @@
+//go:build !sstable_poison
+
+package blockcache
+
+const poison = false

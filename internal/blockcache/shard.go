@@ -1,0 +1,318 @@
+package blockcache
+
+import (
+	"math/bits"
+	"sync"
+	"sync/atomic"
+)
+
+// shard owns a contiguous part of the cache's memory and a fixed range of
+// entries, under one lock. Lookups (Table.Get) never take the lock.
+type shard struct {
+	mu      sync.Mutex
+	c       *Cache
+	index   uint8
+	base    int      // first chunk of the shard, in Cache.mem chunks
+	nchunks int      // chunks in the shard
+	bits    []uint64 // chunk bitmap, 1 = held; bits past nchunks are set
+	used    int      // chunks held
+	cursor  int      // where the next search for free chunks starts
+	free    int32    // free entries, linked through next; -1 when none
+	small   fifo
+	main    fifo
+	clock   uint32 // evictions from the small queue: the ghosts' clock
+
+	evictions int64
+	_         [64]byte // keep the counters below off the lock's cache line
+	hits      atomic.Int64
+	misses    atomic.Int64
+	_         [48]byte
+}
+
+// fifo is an intrusive queue of entries: push at the head, evict at the tail.
+type fifo struct {
+	head, tail int32
+	n          int // entries
+	chunks     int // their chunks
+}
+
+func (s *shard) init(c *Cache, index, base, nchunks int, firstEntry int32, entries int) {
+	s.c, s.index, s.base, s.nchunks = c, uint8(index), base, nchunks
+	s.bits = make([]uint64, (nchunks+63)/64)
+	if r := nchunks % 64; r != 0 {
+		s.bits[len(s.bits)-1] = ^uint64(0) << r
+	}
+	s.small = fifo{head: -1, tail: -1}
+	s.main = fifo{head: -1, tail: -1}
+	s.free = -1
+	for i := entries - 1; i >= 0; i-- {
+		e := &c.entries[firstEntry+int32(i)]
+		e.idx, e.shard, e.next = firstEntry+int32(i), uint8(index), s.free
+		s.free = e.idx
+	}
+}
+
+// alloc finds k free chunks and a free entry, evicting blocks as needed,
+// and returns the entry with its chunks held. Called with mu held.
+func (s *shard) alloc(k int) (*entry, bool) {
+	if s.free >= 0 && s.used+k <= s.nchunks {
+		if at := s.findRunNear(k); at >= 0 {
+			return s.take(at, k), true
+		}
+	}
+	// Each eviction frees one block; bound the work by the blocks there are.
+	// Without a free entry the search above did not run: search once
+	// the first eviction has freed one.
+	searched := s.free >= 0
+	for budget := s.small.n + s.main.n; budget > 0; budget-- {
+		at, n, ok := s.evictOne()
+		if !ok {
+			break
+		}
+		if lo, hi := s.runAround(at, n, k); hi-lo >= k {
+			return s.take(lo, k), true
+		}
+		if !searched && s.used+k <= s.nchunks {
+			searched = true
+			if at := s.findRunNear(k); at >= 0 {
+				return s.take(at, k), true
+			}
+		}
+	}
+	// Pinned blocks may still split the free chunks into runs too short
+	// for k; a last search settles it.
+	if s.free >= 0 && s.used+k <= s.nchunks {
+		if at := s.findRun(k); at >= 0 {
+			return s.take(at, k), true
+		}
+	}
+	return nil, false
+}
+
+// take holds chunks [at, at+k) (shard-local) for a free entry.
+func (s *shard) take(at, k int) *entry {
+	s.setBits(at, k, true)
+	s.used += k
+	s.cursor = at + k
+	e := &s.c.entries[s.free]
+	s.free = e.next
+	e.chunk = uint32(s.base + at)
+	e.prev, e.next = -1, -1
+	return e
+}
+
+// evictOne evicts one block by S3-FIFO and returns its shard-local chunks;
+// false when every block is pinned. Called with mu held.
+func (s *shard) evictOne() (at, n int, ok bool) {
+	// A block is looked at most 5 times: up to 3 trips round the main
+	// queue, a move from small to main, and once more to evict it.
+	// smallPinned counts the pinned blocks seen in the small queue (the
+	// others leave it when seen), mainPinned the pinned blocks seen in a
+	// row in the main queue: once a queue has shown nothing but pinned
+	// blocks, evict from the other one, whatever its size.
+	smallPinned, mainPinned := 0, 0
+	for tries := 5*(s.small.n+s.main.n) + 1; tries > 0; tries-- {
+		fromSmall := s.small.n > smallPinned
+		fromMain := s.main.n > mainPinned
+		if fromSmall && (s.small.chunks*10 >= s.nchunks || !fromMain) {
+			e := &s.c.entries[s.small.tail]
+			s.unlink(e)
+			if e.freq.Load() > 0 {
+				e.freq.Store(0)
+				s.push(&s.main, e)
+				continue
+			}
+			if !e.refs.CompareAndSwap(1, 0) { // pinned
+				s.push(&s.small, e)
+				smallPinned++
+				continue
+			}
+			s.clock++
+			e.table.slots[e.slot].Store(ghostBit | uint64(s.clock))
+			s.evictions++
+			at, n = s.release(e)
+			return at, n, true
+		}
+		if !fromMain {
+			return 0, 0, false
+		}
+		e := &s.c.entries[s.main.tail]
+		s.unlink(e)
+		if f := e.freq.Load(); f > 0 {
+			e.freq.Store(f - 1)
+			s.push(&s.main, e)
+			mainPinned = 0
+			continue
+		}
+		if !e.refs.CompareAndSwap(1, 0) { // pinned
+			s.push(&s.main, e)
+			mainPinned++
+			continue
+		}
+		e.table.slots[e.slot].Store(0)
+		s.evictions++
+		at, n = s.release(e)
+		return at, n, true
+	}
+	return 0, 0, false
+}
+
+// freeUnlisted frees an entry whose last reference was just dropped
+// outside the lock: one Close detached, or one never published.
+func (s *shard) freeUnlisted(e *entry) {
+	s.mu.Lock()
+	s.release(e)
+	s.mu.Unlock()
+}
+
+// release returns e's chunks and e itself to the free pools, poisoning the
+// chunks in debug builds, and reports the chunks, shard-local.
+func (s *shard) release(e *entry) (at, n int) {
+	at = int(e.chunk) - s.base
+	n = (int(e.n) + ChunkSize - 1) / ChunkSize
+	if poison {
+		mem := s.c.mem[int(e.chunk)*ChunkSize : (int(e.chunk)+n)*ChunkSize]
+		for i := range mem {
+			mem[i] = PoisonByte
+		}
+	}
+	s.setBits(at, n, false)
+	s.used -= n
+	// The next search for free chunks starts here: when the shard is full,
+	// the chunks just freed are usually the ones the next block takes.
+	s.cursor = at
+	e.table, e.queue = nil, qNone
+	e.next = s.free
+	s.free = e.idx
+	return at, n
+}
+
+// push puts e at the head of q.
+func (s *shard) push(q *fifo, e *entry) {
+	e.prev, e.next = -1, q.head
+	if q.head >= 0 {
+		s.c.entries[q.head].prev = e.idx
+	} else {
+		q.tail = e.idx
+	}
+	q.head = e.idx
+	q.n++
+	q.chunks += (int(e.n) + ChunkSize - 1) / ChunkSize
+	if q == &s.small {
+		e.queue = qSmall
+	} else {
+		e.queue = qMain
+	}
+}
+
+// unlink removes e from its queue, if any.
+func (s *shard) unlink(e *entry) {
+	var q *fifo
+	switch e.queue {
+	case qSmall:
+		q = &s.small
+	case qMain:
+		q = &s.main
+	default:
+		return
+	}
+	if e.prev >= 0 {
+		s.c.entries[e.prev].next = e.next
+	} else {
+		q.head = e.next
+	}
+	if e.next >= 0 {
+		s.c.entries[e.next].prev = e.prev
+	} else {
+		q.tail = e.prev
+	}
+	q.n--
+	q.chunks -= (int(e.n) + ChunkSize - 1) / ChunkSize
+	e.prev, e.next, e.queue = -1, -1, qNone
+}
+
+// findRun returns the first chunk of a run of k free chunks, searching
+// from the cursor (next fit) and then from the start, or -1.
+func (s *shard) findRun(k int) int {
+	if at := s.findRunIn(s.cursor, s.nchunks, k); at >= 0 {
+		return at
+	}
+	return s.findRunIn(0, s.nchunks, k)
+}
+
+// nearChunks bounds findRunNear's search: 256 KiB of chunks, 64 bitmap
+// words.
+const nearChunks = 256 << 10 / ChunkSize
+
+// findRunNear is findRun limited to the nearChunks after the cursor (and,
+// past the shard's end, its first ones) when the shard is nearly full and
+// k small; otherwise it is findRun. A full shard's free chunks are
+// mostly gaps left by evictions, too short for a block, and searching the
+// whole bitmap for each block (a thousand words in a 4 MiB shard) cost a
+// tenth of a thrashing cache's time; evicting near the cursor frees a run
+// sooner. The full search stays for when eviction has run out.
+func (s *shard) findRunNear(k int) int {
+	if s.nchunks-s.used >= nearChunks || k > nearChunks/4 {
+		// Room to spare, or a block too large for the near search to be
+		// likely to succeed (a section of megabytes): evicting would throw
+		// out blocks while free chunks wait elsewhere.
+		return s.findRun(k)
+	}
+	to := s.cursor + nearChunks
+	if at := s.findRunIn(s.cursor, min(to, s.nchunks), k); at >= 0 || to <= s.nchunks {
+		return at
+	}
+	return s.findRunIn(0, min(to-s.nchunks, s.nchunks), k)
+}
+
+func (s *shard) findRunIn(from, to, k int) int {
+	start, c := from, from
+	for c < to {
+		w := s.bits[c>>6] >> uint(c&63)
+		if w == 0 { // free to the end of this word
+			c += 64 - c&63
+			if min(c, to)-start >= k {
+				return start
+			}
+			continue
+		}
+		c += bits.TrailingZeros64(w) // the next held chunk
+		if min(c, to)-start >= k {
+			return start
+		}
+		// Skip the held chunks; ^(w) has zeros where chunks are held, and
+		// ones shifted in past the word's end.
+		c += bits.TrailingZeros64(^(s.bits[c>>6] >> uint(c&63)))
+		start = c
+	}
+	return -1
+}
+
+// runAround returns the run of free chunks around [at, at+n), extended
+// only until it holds k.
+func (s *shard) runAround(at, n, k int) (lo, hi int) {
+	lo, hi = at, at+n
+	for hi-lo < k && hi < s.nchunks && !s.held(hi) {
+		hi++
+	}
+	for hi-lo < k && lo > 0 && !s.held(lo-1) {
+		lo--
+	}
+	return lo, hi
+}
+
+func (s *shard) held(c int) bool { return s.bits[c>>6]&(1<<uint(c&63)) != 0 }
+
+func (s *shard) setBits(at, n int, v bool) {
+	for n > 0 {
+		lo := at & 63
+		k := min(n, 64-lo)
+		mask := (^uint64(0) >> uint(64-k)) << uint(lo)
+		if v {
+			s.bits[at>>6] |= mask
+		} else {
+			s.bits[at>>6] &^= mask
+		}
+		at, n = at+k, n-k
+	}
+}

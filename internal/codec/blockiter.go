@@ -1,0 +1,363 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strconv"
+
+	"github.com/sstkit/sstable/format"
+)
+
+// BlockIter walks the entries of one decoded block (data block or index
+// block). Every read is bounds-checked, so a block whose checksum passes but
+// whose contents are garbage yields an error, never a panic or a hang.
+//
+// Key returns a buffer owned by the iterator; Value aliases the block
+// contents. Both stay valid until the next positioning call.
+type BlockIter struct {
+	data        []byte
+	restartsOff int // end of the entries; start of the restart array
+	numRestarts int
+	section     string
+	fileOff     int64
+
+	offset     int // current entry; -1 before the first, restartsOff past the last
+	nextOffset int // entry after the current one
+	restartIdx int // restart point at or before offset; -1 after SeekOffset until needed (see restartAt)
+	key        []byte
+	val        []byte
+	err        error
+}
+
+// Init points the iterator at block contents (entries, restart array,
+// restart count). section and fileOff name the block in errors. It returns
+// an error wrapping ErrCorrupt if the restart array does not fit; the
+// iterator is then empty and Err reports the same error.
+func (it *BlockIter) Init(section string, fileOff int64, contents []byte) error {
+	*it = BlockIter{key: it.key[:0], section: section, fileOff: fileOff, offset: -1}
+	if len(contents) < 4 {
+		return it.fail(0, "block of %d bytes has no restart count", len(contents))
+	}
+	n := binary.LittleEndian.Uint32(contents[len(contents)-4:])
+	if uint64(n) > uint64(len(contents)-4)/4 {
+		return it.fail(len(contents)-4, "restart count %d does not fit in a %d-byte block", n, len(contents))
+	}
+	it.data = contents
+	it.numRestarts = int(n)
+	it.restartsOff = len(contents) - 4 - 4*int(n)
+	if n == 0 && it.restartsOff != 0 {
+		return it.fail(0, "block has %d bytes of entries but no restart points", it.restartsOff)
+	}
+	if n > 0 && it.restart(0) != 0 {
+		return it.fail(it.restartsOff, "first restart point is %d, not 0", it.restart(0))
+	}
+	return nil
+}
+
+func (it *BlockIter) fail(blockOff int, msg string, args ...any) error {
+	e := format.Corruptf(it.section, it.fileOff, msg, args...)
+	if ce, ok := e.(*format.CorruptError); ok && blockOff > 0 {
+		ce.Msg = ce.Msg + " (block offset " + strconv.Itoa(blockOff) + ")"
+	}
+	it.err = e
+	it.offset = it.restartsOff
+	it.val = nil
+	return e
+}
+
+// Err returns the first corruption met, or nil.
+func (it *BlockIter) Err() error { return it.err }
+
+// Valid reports whether the iterator is positioned on an entry.
+func (it *BlockIter) Valid() bool { return it.offset >= 0 && it.offset < it.restartsOff }
+
+// Key returns the current key. It is valid until the next move.
+func (it *BlockIter) Key() []byte { return it.key }
+
+// Value returns the current value, aliasing the block contents.
+func (it *BlockIter) Value() []byte { return it.val }
+
+func (it *BlockIter) restart(i int) int {
+	return int(binary.LittleEndian.Uint32(it.data[it.restartsOff+4*i:]))
+}
+
+// header parses an entry header at off: shared, unshared and value lengths,
+// checked against the entries region. It returns the key suffix start.
+func (it *BlockIter) header(off int) (shared, unshared, vlen, p int, ok bool) {
+	s, u, v, p, fault := parseEntryHeader(it.data[:it.restartsOff], off)
+	switch fault {
+	case entryOK:
+		return int(s), int(u), int(v), p, true
+	case entryOutside:
+		it.fail(off, "entry offset %d outside entries region of %d bytes", off, it.restartsOff)
+	case entryBadShared:
+		it.fail(off, "bad shared-length varint")
+	case entryBadKeyLen:
+		it.fail(off, "bad key-length varint")
+	case entryBadValueLen:
+		it.fail(off, "bad value-length varint")
+	case entryOverrun:
+		it.fail(off, "entry of %d key and %d value bytes overruns the entries region", u, v)
+	case entrySharedTooLong:
+		it.fail(off, "shared prefix length %d is too large", s)
+	}
+	return 0, 0, 0, 0, false
+}
+
+// decodeAt decodes the entry at off, whose key shares a prefix with it.key.
+func (it *BlockIter) decodeAt(off int) bool {
+	shared, unshared, vlen, p, ok := it.header(off)
+	if !ok {
+		return false
+	}
+	if shared > len(it.key) {
+		it.fail(off, "shared prefix %d longer than previous key (%d bytes)", shared, len(it.key))
+		return false
+	}
+	kEnd := p + unshared
+	it.key = append(it.key[:shared], it.data[p:kEnd]...)
+	it.val = it.data[kEnd : kEnd+vlen : kEnd+vlen]
+	it.offset = off
+	it.nextOffset = kEnd + vlen
+	return true
+}
+
+// seekRestart positions on the entry at restart point i.
+func (it *BlockIter) seekRestart(i int) bool {
+	it.restartIdx = i
+	it.key = it.key[:0]
+	return it.decodeAt(it.restart(i))
+}
+
+// resolveRestart sets restartIdx after SeekOffset left it unknown: the
+// last restart point at or before the current entry.
+func (it *BlockIter) resolveRestart() {
+	if it.restartIdx >= 0 {
+		return
+	}
+	lo, hi := 0, it.numRestarts
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if it.restart(mid) <= it.offset {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	it.restartIdx = max(lo-1, 0)
+}
+
+// advance moves from the current entry to the next; false at the end.
+func (it *BlockIter) advance() bool {
+	it.resolveRestart()
+	if it.nextOffset >= it.restartsOff {
+		if r := it.restartIdx + 1; r < it.numRestarts { // never reached: Last, Prev and SeekGE would fail on it
+			it.fail(it.restartsOff, "restart point %d at %d lies past the last entry", r, it.restart(r))
+			return false
+		}
+		it.offset = it.restartsOff
+		it.val = nil
+		return false
+	}
+	if r := it.restartIdx + 1; r < it.numRestarts && it.restart(r) <= it.nextOffset {
+		if it.restart(r) != it.nextOffset {
+			it.fail(it.nextOffset, "restart point %d at %d is inside an entry", r, it.restart(r))
+			return false
+		}
+		return it.seekRestart(r)
+	}
+	return it.decodeAt(it.nextOffset)
+}
+
+// First positions on the first entry; false if the block is empty or corrupt.
+func (it *BlockIter) First() bool {
+	if it.err != nil || it.numRestarts == 0 {
+		it.offset = it.restartsOff
+		return false
+	}
+	return it.seekRestart(0)
+}
+
+// Last positions on the last entry; false if the block is empty or corrupt.
+func (it *BlockIter) Last() bool {
+	if it.err != nil || it.numRestarts == 0 {
+		it.offset = it.restartsOff
+		return false
+	}
+	if !it.seekRestart(it.numRestarts - 1) {
+		return false
+	}
+	for it.nextOffset < it.restartsOff {
+		if !it.decodeAt(it.nextOffset) {
+			return false
+		}
+	}
+	return true
+}
+
+// Next moves to the following entry; false past the last entry or on error.
+func (it *BlockIter) Next() bool {
+	if !it.Valid() {
+		return false
+	}
+	return it.advance()
+}
+
+// Prev moves to the preceding entry; false before the first entry or on
+// error. It rescans from the closest restart point, as LevelDB's block
+// iterator does.
+func (it *BlockIter) Prev() bool {
+	if !it.Valid() {
+		return false
+	}
+	it.resolveRestart()
+	target := it.offset
+	r := it.restartIdx
+	for r >= 0 && it.restart(r) >= target {
+		r--
+	}
+	if r < 0 {
+		it.offset = -1
+		it.val = nil
+		return false
+	}
+	if !it.seekRestart(r) {
+		return false
+	}
+	for it.nextOffset < target {
+		if !it.decodeAt(it.nextOffset) {
+			return false
+		}
+	}
+	if it.nextOffset != target {
+		it.fail(target, "entries do not chain from restart point %d", r)
+		return false
+	}
+	return true
+}
+
+// restartKey returns the full key stored at restart point i without copying.
+func (it *BlockIter) restartKey(i int) ([]byte, bool) {
+	off := it.restart(i)
+	shared, unshared, _, p, ok := it.header(off)
+	if !ok {
+		return nil, false
+	}
+	if shared != 0 {
+		it.fail(off, "entry at restart point %d shares %d bytes with its predecessor", i, shared)
+		return nil, false
+	}
+	return it.data[p : p+unshared], true
+}
+
+// SeekGE positions on the first entry whose key is >= target; false if
+// there is none or on error. It binary-searches the restart points, then
+// scans at most one restart interval.
+func (it *BlockIter) SeekGE(target []byte) bool {
+	if it.err != nil || it.numRestarts == 0 {
+		it.offset = it.restartsOff
+		return false
+	}
+	// Find the first restart whose key is > target and start at the one
+	// before it: the last restart whose key is <= target, so a target that
+	// is itself a restart key is found without scanning the interval
+	// before it.
+	lo, hi := 0, it.numRestarts
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		k, ok := it.restartKey(mid)
+		if !ok {
+			return false
+		}
+		if bytes.Compare(k, target) <= 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	start := lo - 1
+	if start < 0 {
+		start = 0
+	}
+	if !it.seekRestart(start) {
+		return false
+	}
+	for bytes.Compare(it.key, target) < 0 {
+		if !it.advance() {
+			return false
+		}
+	}
+	return true
+}
+
+// RestartIndex returns the index of the restart point the iterator is on,
+// and false if the current entry is not itself a restart point. In an index
+// block, written with a restart interval of 1, it is the entry's ordinal.
+func (it *BlockIter) RestartIndex() (int, bool) {
+	if !it.Valid() {
+		return 0, false
+	}
+	it.resolveRestart()
+	return it.restartIdx, it.restart(it.restartIdx) == it.offset
+}
+
+// Offset returns the byte offset of the current entry in the block
+// contents; it is meaningful only while Valid.
+func (it *BlockIter) Offset() int { return it.offset }
+
+// NumRestarts returns the number of restart points in the block.
+func (it *BlockIter) NumRestarts() int { return it.numRestarts }
+
+// SeekRestart positions on the entry at restart point i; false if i is out
+// of range or the entry is corrupt. In an index block (restart interval 1)
+// it positions on entry i.
+func (it *BlockIter) SeekRestart(i int) bool {
+	if it.err != nil || i < 0 || i >= it.numRestarts {
+		it.offset = it.restartsOff
+		it.val = nil
+		return false
+	}
+	return it.seekRestart(i)
+}
+
+// SeekOffset positions on the entry that starts at byte offset off of the
+// block contents, which must be stored whole (shared = 0), as every entry
+// of a version 2 data block is; false, with a corruption error, if off
+// does not start such an entry inside the entries region. Later moves
+// (Next, Prev) work as from any other position, provided off is an entry
+// boundary, which a hash index slot checked against the key it leads to
+// is.
+func (it *BlockIter) SeekOffset(off int) bool {
+	if it.err != nil || it.numRestarts == 0 {
+		it.offset = it.restartsOff
+		it.val = nil
+		return false
+	}
+	if off < 0 || off >= it.restartsOff {
+		it.fail(off, "entry offset %d outside entries region of %d bytes", off, it.restartsOff)
+		return false
+	}
+	// The restart point at or before off is found when a move needs it,
+	// sparing a lookup that reads only this entry the restart array.
+	it.restartIdx = -1
+	it.key = it.key[:0]
+	return it.decodeAt(off)
+}
+
+// InitEntries is Init for contents whose entries end at entriesEnd (the
+// restart array's offset), as EntriesEnd computed from the same bytes
+// before: it derives the restart count from the sizes without reading the
+// block's tail, and does not check the first restart point (moves still
+// bounds-check every read). It returns an error wrapping ErrCorrupt if the
+// sizes disagree.
+func (it *BlockIter) InitEntries(section string, fileOff int64, contents []byte, entriesEnd int) error {
+	*it = BlockIter{key: it.key[:0], section: section, fileOff: fileOff, offset: -1}
+	rest := len(contents) - 4 - entriesEnd
+	if entriesEnd < 0 || rest < 0 || rest%4 != 0 || rest == 0 && entriesEnd != 0 {
+		return it.fail(0, "entries end at %d of a %d-byte block", entriesEnd, len(contents))
+	}
+	it.data = contents
+	it.numRestarts = rest / 4
+	it.restartsOff = entriesEnd
+	return nil
+}
