@@ -26,7 +26,7 @@ import (
 // tag, 8 bytes per data block boundary (16 with decoded offsets) and the
 // 5-byte trailer. It uses 100,000 entries (20,000 with -short); with
 // SSTABLE_LONG_TESTS=1, as in CI, 1,000,000, and then it also checks the
-// figures for 1M entries in the README and in Options.HashIndex's doc.
+// figures for 1M entries in docs/library.md and in Options.HashIndex's doc.
 func TestHashIndexCost(t *testing.T) {
 	n := 100_000
 	long := os.Getenv("SSTABLE_LONG_TESTS") != ""
@@ -101,10 +101,10 @@ func TestHashIndexCost(t *testing.T) {
 		return
 	}
 
-	// The figures for 1M entries in the README and in the doc comment of
-	// Options.HashIndex, to the digits they give.
+	// The figures for 1M entries in docs/library.md and in the doc comment
+	// of Options.HashIndex, to the digits they give.
 	for _, doc := range []struct{ file, re string }{
-		{"../README.md", `\((\d)-byte slots\) that is ([0-9.]+) bytes per entry of hash index and ([0-9.]+) bytes per entry, ([0-9.]+)%, more file`},
+		{"../docs/library.md", `\((\d)-byte slots\) that is ([0-9.]+) bytes per entry of hash index and ([0-9.]+) bytes per entry, ([0-9.]+)%, more file`},
 		{"builder.go", `(\d)-byte slots, ([0-9.]+) bytes per entry of hash index and ([0-9.]+) bytes per entry \(([0-9.]+)%\) more file`},
 	} {
 		src, err := os.ReadFile(doc.file)

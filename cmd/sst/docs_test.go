@@ -12,28 +12,44 @@ import (
 	"github.com/sstkit/sstable/filterblock"
 )
 
-// readme returns the module's README.
-func readme(t *testing.T) string {
+// The documents that copy what the command prints, relative to this
+// package's directory.
+const (
+	cliDoc     = "../../docs/cli.md"     // the usage block
+	filtersDoc = "../../docs/filters.md" // the filter table
+)
+
+// readDoc returns the text of the document at path.
+func readDoc(t *testing.T, path string) string {
 	t.Helper()
-	data, err := os.ReadFile("../../README.md")
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return string(data)
 }
 
-// TestREADMEUsage checks that the README's copy of the usage is exactly
+// TestDocsUsage checks that the usage block of docs/cli.md is exactly
 // what "sst help" prints. To update it, paste the output of
-// "go run ./cmd/sst help" into the README's "The sst command" block.
-func TestREADMEUsage(t *testing.T) {
-	const head = "## The `sst` command\n\n```\n"
-	doc := readme(t)
+// "go run ./cmd/sst help" into the first code block under "## Usage".
+func TestDocsUsage(t *testing.T) {
+	const head = "\n## Usage\n"
+	doc := readDoc(t, cliDoc)
 	i := strings.Index(doc, head)
 	if i < 0 {
-		t.Fatalf("README has no %q section followed by a code block", strings.TrimSpace(head))
+		t.Fatalf("%s has no %q section", cliDoc, strings.TrimSpace(head))
 	}
-	block := doc[i+len(head):]
-	block = block[:strings.Index(block, "```\n")]
+	const fence = "\n```\n"
+	j := strings.Index(doc[i:], fence)
+	if j < 0 {
+		t.Fatalf("%s has no code block under %q", cliDoc, strings.TrimSpace(head))
+	}
+	block := doc[i+j+len(fence):]
+	k := strings.Index(block, "```\n")
+	if k < 0 {
+		t.Fatalf("%s: the usage block is not closed", cliDoc)
+	}
+	block = block[:k]
 	help := mustSST(t, "help")
 	if help != usageText {
 		t.Fatalf("sst help prints something other than usageText")
@@ -51,21 +67,21 @@ func TestREADMEUsage(t *testing.T) {
 			w = want[n]
 		}
 		if g != w {
-			t.Fatalf("README usage differs from sst help at line %d of the block:\nREADME:   %q\nsst help: %q\n(paste the output of \"go run ./cmd/sst help\" into the README)", n+1, g, w)
+			t.Fatalf("%s: usage differs from sst help at line %d of the block:\ndoc:      %q\nsst help: %q\n(paste the output of \"go run ./cmd/sst help\" into its block under \"## Usage\")", cliDoc, n+1, g, w)
 		}
 	}
 }
 
-// TestREADMEFilterTable recomputes the false positive rates of the
-// README's filter table, which "sst bench filter -bits 10" measures: the
-// keys are seeded, so the rates are exact, to the digits the README gives.
-// The times in the table are not checked.
-func TestREADMEFilterTable(t *testing.T) {
+// TestDocsFilterTable recomputes the false positive rates of the filter
+// table in docs/filters.md, which "sst bench filter -bits 10" measures:
+// the keys are seeded, so the rates are exact, to the digits the table
+// gives. The times in the table are not checked.
+func TestDocsFilterTable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds ten filters of 1M keys")
 	}
-	doc := readme(t)
-	rows := map[string]string{ // README row label prefix -> distribution
+	doc := readDoc(t, filtersDoc)
+	rows := map[string]string{ // row label prefix -> distribution
 		"random 16-byte":  "random16",
 		"`%016d` of 2i":   "decimal",
 		"12-byte prefix":  "prefix12",
@@ -75,7 +91,7 @@ func TestREADMEFilterTable(t *testing.T) {
 	const header = "| keys (absent probes) | `Bloom(10)` | ns/probe | `LevelDBBloom(10)` | ns/probe | `BinaryFuse8()` | ns/probe |"
 	i := strings.Index(doc, header)
 	if i < 0 {
-		t.Fatalf("README lacks the filter table header %q", header)
+		t.Fatalf("%s lacks the filter table header %q", filtersDoc, header)
 	}
 	var table []string
 	for _, line := range strings.Split(doc[i:], "\n")[2:] {
@@ -86,12 +102,12 @@ func TestREADMEFilterTable(t *testing.T) {
 	}
 	const n = 1_000_000
 	percent := regexp.MustCompile(`^\**([0-9.]+)%`)
-	// check compares a README cell with a rate, to the cell's digits.
+	// check compares a cell of the table with a rate, to the cell's digits.
 	check := func(row, cell string, rate float64) {
 		t.Helper()
 		m := percent.FindStringSubmatch(strings.TrimSpace(cell))
 		if m == nil {
-			t.Errorf("README filter table, row %q: cell %q is not a percentage", row, cell)
+			t.Errorf("%s: filter table, row %q: cell %q is not a percentage", filtersDoc, row, cell)
 			return
 		}
 		digits := 0
@@ -101,7 +117,7 @@ func TestREADMEFilterTable(t *testing.T) {
 		// Equal when rounded to the cell's digits, a tie either way.
 		val, err := strconv.ParseFloat(m[1], 64)
 		if err != nil || math.Abs(100*rate-val) > 0.5*math.Pow(10, -float64(digits))+1e-9 {
-			t.Errorf("README filter table, row %q: %s%%, but the code gives %.*f%% (%.4f%%)", row, m[1], digits, 100*rate, 100*rate)
+			t.Errorf("%s: filter table, row %q: %s%%, but the code gives %.*f%% (%.4f%%)", filtersDoc, row, m[1], digits, 100*rate, 100*rate)
 		}
 	}
 	seen := 0
@@ -109,7 +125,7 @@ func TestREADMEFilterTable(t *testing.T) {
 	for _, line := range table {
 		cells := strings.Split(strings.Trim(line, "|"), "|")
 		if len(cells) != 1+2*len(benchPolicies) {
-			t.Errorf("README filter table row %q has %d cells, want %d", line, len(cells), 1+2*len(benchPolicies))
+			t.Errorf("%s: filter table row %q has %d cells, want %d", filtersDoc, line, len(cells), 1+2*len(benchPolicies))
 			continue
 		}
 		label := strings.TrimSpace(cells[0])
@@ -123,7 +139,7 @@ func TestREADMEFilterTable(t *testing.T) {
 				}
 				check(label, cell, bp.theory(10, k))
 				if want := fmt.Sprintf("k=%d", k); !strings.Contains(cell, want) {
-					t.Errorf("README filter table, theory of %s: %q lacks %q", bp.name, cell, want)
+					t.Errorf("%s: filter table, theory of %s: %q lacks %q", filtersDoc, bp.name, cell, want)
 				}
 			}
 			continue
@@ -135,7 +151,7 @@ func TestREADMEFilterTable(t *testing.T) {
 			}
 		}
 		if dist == "" {
-			t.Errorf("README filter table: unknown row %q", label)
+			t.Errorf("%s: filter table: unknown row %q", filtersDoc, label)
 			continue
 		}
 		seen++
@@ -152,6 +168,6 @@ func TestREADMEFilterTable(t *testing.T) {
 		}
 	}
 	if seen != len(rows)+1 {
-		t.Errorf("README filter table has %d known rows, want %d", seen, len(rows)+1)
+		t.Errorf("%s: filter table has %d known rows, want %d", filtersDoc, seen, len(rows)+1)
 	}
 }
