@@ -101,8 +101,9 @@ func benchTable(b *testing.B, kind benchKind) string {
 		name += "-parted"
 		opts.PartitionThreshold = 1
 	} else {
-		// Never partitioned: past about 120k entries the default
-		// threshold would partition the table, and SSTABLE_BENCH_ENTRIES
+		// Never partitioned: once its index and filter pass the default
+		// threshold (240 KiB, about 120k entries of these sizes) the table
+		// would be partitioned, and SSTABLE_BENCH_ENTRIES
 		// of 1M would fail the version check in benchReadersV.
 		opts.PartitionThreshold = -1
 	}

@@ -9,7 +9,7 @@
 //	go run ./cmd/sstload -count -bucket file:///tmp/bucket -prefix tables/
 //
 // The same program runs on Flink, Spark or Dataflow with Beam's runner
-// flags (see the README's "Bulk loading" section), for example
+// flags (see docs/bulk.md, "Across many machines: Apache Beam"), for example
 //
 //	go run ./cmd/sstload -input 'gs://b/in-*.txt' -bucket gs://b -prefix tables/ \
 //	    --runner=dataflow --project=P --region=europe-west1 --staging_location=gs://b/staging
