@@ -1,7 +1,6 @@
 package blockcache
 
 import (
-	"math/bits"
 	"sync"
 	"sync/atomic"
 )
@@ -15,9 +14,12 @@ type shard struct {
 	base    int      // first chunk of the shard, in Cache.mem chunks
 	nchunks int      // chunks in the shard
 	bits    []uint64 // chunk bitmap, 1 = held; bits past nchunks are set
-	used    int      // chunks held
-	cursor  int      // where the next search for free chunks starts
-	free    int32    // free entries, linked through next; -1 when none
+	runs    runTree  // the free runs of bits, up to date but for words dirtyLo to dirtyHi
+	dirtyLo int      // words changed since runs was last brought up to date; dirtyLo > dirtyHi when none
+	dirtyHi int
+	used    int   // chunks held
+	cursor  int   // where the next search for free chunks starts
+	free    int32 // free entries, linked through next; -1 when none
 	small   fifo
 	main    fifo
 	clock   uint32 // evictions from the small queue: the ghosts' clock
@@ -42,6 +44,8 @@ func (s *shard) init(c *Cache, index, base, nchunks int, firstEntry int32, entri
 	if r := nchunks % 64; r != 0 {
 		s.bits[len(s.bits)-1] = ^uint64(0) << r
 	}
+	s.runs = newRunTree(s.bits)
+	s.dirtyLo, s.dirtyHi = 0, -1
 	s.small = fifo{head: -1, tail: -1}
 	s.main = fifo{head: -1, tail: -1}
 	s.free = -1
@@ -53,17 +57,18 @@ func (s *shard) init(c *Cache, index, base, nchunks int, firstEntry int32, entri
 }
 
 // alloc finds k free chunks and a free entry, evicting blocks as needed,
-// and returns the entry with its chunks held. Called with mu held.
+// and returns the entry with its chunks held. Called with mu held. Free
+// chunks anywhere in the shard are used before anything is evicted; each
+// search costs O(log chunks) (runTree).
 func (s *shard) alloc(k int) (*entry, bool) {
-	if s.free >= 0 && s.used+k <= s.nchunks {
-		if at := s.findRunNear(k); at >= 0 {
+	if s.free >= 0 {
+		if at := s.findRun(k); at >= 0 {
 			return s.take(at, k), true
 		}
 	}
-	// Each eviction frees one block; bound the work by the blocks there are.
-	// Without a free entry the search above did not run: search once
-	// the first eviction has freed one.
-	searched := s.free >= 0
+	// Each eviction frees one block and one entry; bound the work by the
+	// blocks there are. Pinned blocks may keep the freed chunks split into
+	// runs too short for k.
 	for budget := s.small.n + s.main.n; budget > 0; budget-- {
 		at, n, ok := s.evictOne()
 		if !ok {
@@ -72,16 +77,6 @@ func (s *shard) alloc(k int) (*entry, bool) {
 		if lo, hi := s.runAround(at, n, k); hi-lo >= k {
 			return s.take(lo, k), true
 		}
-		if !searched && s.used+k <= s.nchunks {
-			searched = true
-			if at := s.findRunNear(k); at >= 0 {
-				return s.take(at, k), true
-			}
-		}
-	}
-	// Pinned blocks may still split the free chunks into runs too short
-	// for k; a last search settles it.
-	if s.free >= 0 && s.used+k <= s.nchunks {
 		if at := s.findRun(k); at >= 0 {
 			return s.take(at, k), true
 		}
@@ -232,60 +227,17 @@ func (s *shard) unlink(e *entry) {
 }
 
 // findRun returns the first chunk of a run of k free chunks, searching
-// from the cursor (next fit) and then from the start, or -1.
+// from the cursor (next fit, so that blocks filled one after another, as a
+// scan fills them, lie one after another) and then from the start, or -1.
 func (s *shard) findRun(k int) int {
-	if at := s.findRunIn(s.cursor, s.nchunks, k); at >= 0 {
+	s.flushRuns()
+	if s.runs.longest() < k {
+		return -1
+	}
+	if at := s.runs.find(s.cursor, k); at >= 0 {
 		return at
 	}
-	return s.findRunIn(0, s.nchunks, k)
-}
-
-// nearChunks bounds findRunNear's search: 256 KiB of chunks, 64 bitmap
-// words.
-const nearChunks = 256 << 10 / ChunkSize
-
-// findRunNear is findRun limited to the nearChunks after the cursor (and,
-// past the shard's end, its first ones) when the shard is nearly full and
-// k small; otherwise it is findRun. A full shard's free chunks are
-// mostly gaps left by evictions, too short for a block, and searching the
-// whole bitmap for each block (a thousand words in a 4 MiB shard) cost a
-// tenth of a thrashing cache's time; evicting near the cursor frees a run
-// sooner. The full search stays for when eviction has run out.
-func (s *shard) findRunNear(k int) int {
-	if s.nchunks-s.used >= nearChunks || k > nearChunks/4 {
-		// Room to spare, or a block too large for the near search to be
-		// likely to succeed (a section of megabytes): evicting would throw
-		// out blocks while free chunks wait elsewhere.
-		return s.findRun(k)
-	}
-	to := s.cursor + nearChunks
-	if at := s.findRunIn(s.cursor, min(to, s.nchunks), k); at >= 0 || to <= s.nchunks {
-		return at
-	}
-	return s.findRunIn(0, min(to-s.nchunks, s.nchunks), k)
-}
-
-func (s *shard) findRunIn(from, to, k int) int {
-	start, c := from, from
-	for c < to {
-		w := s.bits[c>>6] >> uint(c&63)
-		if w == 0 { // free to the end of this word
-			c += 64 - c&63
-			if min(c, to)-start >= k {
-				return start
-			}
-			continue
-		}
-		c += bits.TrailingZeros64(w) // the next held chunk
-		if min(c, to)-start >= k {
-			return start
-		}
-		// Skip the held chunks; ^(w) has zeros where chunks are held, and
-		// ones shifted in past the word's end.
-		c += bits.TrailingZeros64(^(s.bits[c>>6] >> uint(c&63)))
-		start = c
-	}
-	return -1
+	return s.runs.find(0, k)
 }
 
 // runAround returns the run of free chunks around [at, at+n), extended
@@ -304,6 +256,10 @@ func (s *shard) runAround(at, n, k int) (lo, hi int) {
 func (s *shard) held(c int) bool { return s.bits[c>>6]&(1<<uint(c&63)) != 0 }
 
 func (s *shard) setBits(at, n int, v bool) {
+	if n <= 0 {
+		return
+	}
+	first, last := at>>6, (at+n-1)>>6
 	for n > 0 {
 		lo := at & 63
 		k := min(n, 64-lo)
@@ -314,5 +270,25 @@ func (s *shard) setBits(at, n int, v bool) {
 			s.bits[at>>6] &^= mask
 		}
 		at, n = at+k, n-k
+	}
+	// The tree is brought up to date lazily: a block freed by eviction
+	// and its chunks taken again at once, as in a thrashing cache, then
+	// cost one pass that stops at the first level, not two to the root.
+	switch {
+	case s.dirtyLo > s.dirtyHi:
+		s.dirtyLo, s.dirtyHi = first, last
+	case first <= s.dirtyHi+1 && last >= s.dirtyLo-1:
+		s.dirtyLo, s.dirtyHi = min(s.dirtyLo, first), max(s.dirtyHi, last)
+	default:
+		s.flushRuns()
+		s.dirtyLo, s.dirtyHi = first, last
+	}
+}
+
+// flushRuns brings runs up to date with bits.
+func (s *shard) flushRuns() {
+	if s.dirtyLo <= s.dirtyHi {
+		s.runs.update(s.dirtyLo, s.dirtyHi)
+		s.dirtyLo, s.dirtyHi = 0, -1
 	}
 }

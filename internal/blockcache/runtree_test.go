@@ -1,0 +1,67 @@
+package blockcache
+
+import (
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// TestRunTreeFind checks runTree against a scan of the bitmap: after any
+// sequence of holds and frees, find(from, k) is the first run of k free
+// chunks starting at or after from, and longest the longest run.
+func TestRunTreeFind(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		nchunks := rapid.IntRange(1, 64*37).Draw(t, "nchunks")
+		s := &shard{nchunks: nchunks}
+		s.bits = make([]uint64, (nchunks+63)/64)
+		if r := nchunks % 64; r != 0 {
+			s.bits[len(s.bits)-1] = ^uint64(0) << r
+		}
+		s.runs = newRunTree(s.bits)
+		s.dirtyLo, s.dirtyHi = 0, -1
+		for range rapid.IntRange(0, 60).Draw(t, "ops") {
+			at := rapid.IntRange(0, nchunks-1).Draw(t, "at")
+			n := rapid.IntRange(1, nchunks-at).Draw(t, "n")
+			s.setBits(at, n, rapid.Bool().Draw(t, "hold"))
+
+			from := rapid.IntRange(0, nchunks).Draw(t, "from")
+			k := rapid.IntRange(1, nchunks).Draw(t, "k")
+			if rapid.Bool().Draw(t, "flush") {
+				s.flushRuns() // else the next ops widen or move the dirty range first
+			} else {
+				continue
+			}
+			if got, want := s.runs.find(from, k), scanRun(s, from, k); got != want {
+				t.Fatalf("find(%d, %d) = %d, scan says %d", from, k, got, want)
+			}
+			if got, want := s.runs.longest(), longestRun(s); got != want {
+				t.Fatalf("longest() = %d, scan says %d", got, want)
+			}
+		}
+	})
+}
+
+func scanRun(s *shard, from, k int) int {
+	run := 0
+	for c := from; c < s.nchunks; c++ {
+		if s.held(c) {
+			run = 0
+		} else if run++; run == k {
+			return c + 1 - k
+		}
+	}
+	return -1
+}
+
+func longestRun(s *shard) int {
+	best, run := 0, 0
+	for c := 0; c < s.nchunks; c++ {
+		if s.held(c) {
+			run = 0
+		} else {
+			run++
+			best = max(best, run)
+		}
+	}
+	return best
+}
