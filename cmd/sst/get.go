@@ -24,7 +24,7 @@ func runGet(args []string, stdout, stderr io.Writer) error {
 	file := pos[0]
 	r, err := reader.Open(file, nil)
 	if err != nil {
-		return fmt.Errorf("get: %w", err)
+		return fileErr("get", file, err)
 	}
 	defer r.Close()
 
@@ -45,7 +45,7 @@ func runGet(args []string, stdout, stderr io.Writer) error {
 		}
 		if err != nil {
 			w.Flush()
-			return fmt.Errorf("get: %s: key %s: %w", file, quoteKey([]byte(k)), err)
+			return fileErr("get", file, fmt.Errorf("key %s: %w", quoteKey([]byte(k)), err))
 		}
 		w.Write(value)
 		if len(keys) > 1 {

@@ -25,7 +25,7 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 	}
 	r, err := reader.Open(pos[0], nil)
 	if err != nil {
-		return fmt.Errorf("info: %w", err)
+		return fileErr("info", pos[0], err)
 	}
 	defer r.Close()
 	p := r.Properties()

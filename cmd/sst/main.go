@@ -22,12 +22,18 @@
 //	    the "\n" or "\r\n" line ending is stripped. Entries are sorted by
 //	    key; a duplicate key is an error and leaves no file behind.
 //	    Input of any size is sorted within -memory (default 256MiB):
-//	    entries beyond it are sorted and spilled to temporary tables
-//	    beside OUT, merged at the end (package bulk). -split BYTES writes
+//	    entries beyond it are sorted and spilled to temporary tables,
+//	    merged at the end (package bulk), in a working directory
+//	    .NAME.bulk-N (NAME: OUT's base name) beside OUT, or inside DIR with
+//	    -split; a build killed with SIGKILL leaves it behind, and the next
+//	    build of the same OUT removes it (unless a running build holds it).
+//	    -split BYTES writes
 //	    non-overlapping tables of about BYTES each into the directory DIR,
 //	    named in key order (000001.sst, ...), and DIR/manifest.json listing
 //	    them, from one or more INPUTs; DIR must not hold an earlier
-//	    build's tables unless -f is given, which removes them first. Sizes
+//	    build's tables or manifest unless -f is given, which replaces them
+//	    once the new build is complete: a failed build leaves them as they
+//	    were. Sizes
 //	    take a unit: KiB, MiB, GiB (or K, M, G), KB, MB, GB. A progress
 //	    line (entries and bytes so far, phase: reading, spilling, merging)
 //	    goes to standard error when it is a terminal, unless -q is given.
@@ -100,6 +106,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/sstkit/sstable/internal/errmsg"
 )
 
 const usageText = `sst builds, reads and checks SSTable files.
@@ -120,13 +128,16 @@ Usage:
         "\n" or "\r\n" is stripped.
         Entries are sorted by key; a duplicate key is an error and leaves
         no output file. Input of any size is sorted within -memory: sorted
-        runs are spilled to temporary tables beside OUT and merged.
+        runs are spilled to temporary tables and merged, in a working
+        directory .NAME.bulk-N beside OUT (inside DIR with -split), which
+        the next build of OUT removes if a killed build left it.
         With -split, non-overlapping tables of about BYTES each go into
         the directory DIR (000001.sst, ... in key order) with
         DIR/manifest.json; several INPUTs may be given.
           -o OUT             output table (required); with -split, a directory
-          -f                 replace OUT if it exists; with -split, remove an
-                             earlier build's tables and manifest from DIR
+          -f                 replace OUT if it exists; with -split, replace an
+                             earlier build's tables and manifest in DIR; only
+                             once the new build is complete, either way
           -memory BYTES      entries held in memory before a sorted run is
                              spilled (default 256MiB); units KiB, MiB, GiB
                              (or K, M, G) and KB, MB, GB
@@ -339,6 +350,25 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 // re-parse sets the same flags to the same values again.
 func endsFlags(fs *flag.FlagSet, before []string) bool {
 	return fs.Parse(before) == nil && fs.NArg() == 0
+}
+
+// cmdErr returns err as an error of the command cmd: its message is
+// "CMD: " and err's without its package prefix ("sstable: ", "bulk: ";
+// internal/errmsg), so that report prints "sst: CMD: ...", one prefix per
+// layer. errors.Is and errors.As see err.
+func cmdErr(cmd string, err error) error {
+	return errmsg.Wrap(cmd+": ", "", err)
+}
+
+// fileErr is cmdErr for an error about file: the message names file after
+// the command, unless err's message names it already (as "open FILE: ..."
+// does).
+func fileErr(cmd, file string, err error) error {
+	msg := errmsg.Trim(err.Error())
+	if strings.HasPrefix(msg, file+": ") || strings.Contains(msg, " "+file+": ") {
+		return errmsg.Wrap(cmd+": ", "", err)
+	}
+	return errmsg.Wrap(cmd+": ", file, err)
 }
 
 // quoteKey quotes a key for messages, shortening long keys.

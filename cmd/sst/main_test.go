@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sstkit/sstable/builder"
 )
 
 // sst runs the command line args and returns its output and exit status.
@@ -494,9 +496,9 @@ func TestCorruptTable(t *testing.T) {
 	}
 }
 
-// TestWriteTableAborts checks that a build failing midway, after the
-// temporary file exists, leaves nothing behind.
-func TestWriteTableAborts(t *testing.T) {
+// TestBuildTableAborts checks that a build failing midway, after the
+// working directory exists, leaves nothing behind.
+func TestBuildTableAborts(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.sst")
 	for _, tc := range []struct {
@@ -507,9 +509,10 @@ func TestWriteTableAborts(t *testing.T) {
 		{[]buildEntry{{key: []byte("a")}, {key: []byte("b")}, {key: []byte("b")}}, `duplicate key "b"`},
 		{[]buildEntry{{key: []byte("a"), path: dir}}, "regular"},
 	} {
-		_, err := writeTable(out, nil, tc.entries)
+		cfg := buildConfig{opts: &builder.Options{}, memory: 1 << 20}
+		err := buildTable(out, cfg, []buildInput{{entries: tc.entries}})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("writeTable: error %v, want one mentioning %q", err, tc.want)
+			t.Errorf("buildTable: error %v, want one mentioning %q", err, tc.want)
 		}
 		if names := dirNames(t, dir); len(names) != 0 {
 			t.Errorf("failed build left %q", names)

@@ -38,7 +38,7 @@ func runScan(args []string, stdout, stderr io.Writer) error {
 
 	r, err := reader.Open(pos[0], nil)
 	if err != nil {
-		return fmt.Errorf("scan: %w", err)
+		return fileErr("scan", pos[0], err)
 	}
 	defer r.Close()
 	it := r.NewIterator()
@@ -68,7 +68,7 @@ func runScan(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("scan: write: %w", err)
 	}
 	if err := it.Err(); err != nil {
-		return fmt.Errorf("scan: %s: %w", pos[0], err)
+		return fileErr("scan", pos[0], err)
 	}
 	return nil
 }

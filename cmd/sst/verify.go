@@ -21,11 +21,11 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	}
 	r, err := reader.Open(pos[0], nil)
 	if err != nil {
-		return fmt.Errorf("verify: %w", err)
+		return fileErr("verify", pos[0], err)
 	}
 	defer r.Close()
 	if err := r.Verify(); err != nil {
-		return fmt.Errorf("verify: %s: %w", pos[0], err)
+		return fileErr("verify", pos[0], err)
 	}
 	p := r.Properties()
 	_, err = fmt.Fprintf(stdout, "ok: %d entries, %d data blocks\n", p.NumEntries, p.NumDataBlocks)
