@@ -53,6 +53,7 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	memoryFlag := fset.String("memory", "256MiB", "memory budget for sorting: entries held before a sorted run is spilled")
 	splitFlag := fset.String("split", "", "write tables of about this size into the directory OUT, with OUT/manifest.json")
 	quiet := fset.Bool("q", false, "no progress line on stderr")
+	hexFlag := fset.Bool("hex", false, "text input lines are hexkey<TAB>hexvalue")
 	pos, err := parseArgs(fset, args)
 	if err != nil {
 		return err
@@ -116,7 +117,14 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	var inputs []buildInput
-	for _, in := range pos {
+	for i, in := range pos {
+		if in == "-" {
+			if slices.Contains(pos[:i], "-") {
+				return usagef("build: standard input (-) given twice")
+			}
+			inputs = append(inputs, buildInput{path: in})
+			continue
+		}
 		st, err := os.Stat(in)
 		if err != nil {
 			return cmdErr("build", err)
@@ -124,9 +132,12 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 		if outSt, err := os.Stat(*out); err == nil && !st.IsDir() && os.SameFile(st, outSt) {
 			return usagef("build: output %s is the input file", *out)
 		}
+		if st.IsDir() && *hexFlag {
+			return usagef("build: -hex reads text input; %s is a directory", in)
+		}
 		inputs = append(inputs, buildInput{path: in, dir: st.IsDir()})
 	}
-	cfg := buildConfig{opts: opts, memory: memory, split: split}
+	cfg := buildConfig{opts: opts, memory: memory, split: split, hex: *hexFlag}
 	if !*quiet {
 		cfg.progress = progressWriter(stderr)
 	}
@@ -218,8 +229,9 @@ func runSplitBuild(out string, force bool, cfg buildConfig, inputs []buildInput,
 	fmt.Fprintf(stdout, "wrote %d tables to %s (%s)\n", len(tables), out, filepath.Join(out, bulk.ManifestName))
 	fmt.Fprintf(stdout, "entries:           %d\n", entries)
 	fmt.Fprintf(stdout, "bytes out:         %d (%s)\n", size, humanBytes(uint64(size)))
+	form := keyForm{hex: cfg.hex}
 	for _, t := range tables {
-		fmt.Fprintf(stdout, "  %s  %d entries  %s  %s .. %s\n", filepath.Base(t.Path), t.Entries, humanBytes(uint64(t.Size)), quoteKey(t.Smallest), quoteKey(t.Largest))
+		fmt.Fprintf(stdout, "  %s  %d entries  %s  %s .. %s\n", filepath.Base(t.Path), t.Entries, humanBytes(uint64(t.Size)), form.show(t.Smallest), form.show(t.Largest))
 	}
 	fmt.Fprintf(stdout, "elapsed:           %s\n", time.Since(start).Round(time.Millisecond))
 	return nil

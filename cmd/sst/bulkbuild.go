@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,7 @@ type buildConfig struct {
 	memory   int64     // bulk.Options.MemoryBudget
 	split    int64     // bulk.Options.TargetTableSize; 0: one table
 	progress io.Writer // where the progress line goes; nil: none
+	hex      bool      // text inputs are hexkey<TAB>hexvalue lines
 }
 
 // forceProgress makes progressWriter return stderr even when it is not a
@@ -277,7 +279,7 @@ func buildDir(dir string, skip []string, cfg buildConfig, inputs []buildInput) (
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
 	stop := showProgress(cfg.progress, w)
-	err = addInputs(w, inputs, skip, sig)
+	err = addInputs(w, inputs, cfg.hex, skip, sig)
 	var tables []bulk.TableInfo
 	if err == nil {
 		finished := make(chan struct{})
@@ -301,7 +303,7 @@ func buildDir(dir string, skip []string, cfg buildConfig, inputs []buildInput) (
 		w.Abort()
 		var de *bulk.DuplicateKeyError
 		if errors.As(err, &de) {
-			return nil, duplicateError(de.Key, inputs)
+			return nil, duplicateError(de.Key, inputs, cfg.hex)
 		}
 		return nil, err
 	}
@@ -310,7 +312,7 @@ func buildDir(dir string, skip []string, cfg buildConfig, inputs []buildInput) (
 
 // addInputs adds the entries of every input to w, checking sig between
 // entries.
-func addInputs(w *bulk.Writer, inputs []buildInput, skip []string, sig <-chan os.Signal) error {
+func addInputs(w *bulk.Writer, inputs []buildInput, hexInput bool, skip []string, sig <-chan os.Signal) error {
 	for _, in := range inputs {
 		if in.entries != nil {
 			if err := addEntries(w, in.entries, sig); err != nil {
@@ -328,7 +330,7 @@ func addInputs(w *bulk.Writer, inputs []buildInput, skip []string, sig <-chan os
 			}
 			continue
 		}
-		err := readLines(in.path, func(key, value []byte, _ int) error {
+		err := readLines(in.path, hexInput, sig, func(key, value []byte, _ int) error {
 			select {
 			case s := <-sig:
 				return fmt.Errorf("interrupted (%v)", s)
@@ -368,18 +370,85 @@ func addEntries(w *bulk.Writer, entries []buildEntry, sig <-chan os.Signal) erro
 	return nil
 }
 
-// readLines calls fn with each "key<TAB>value" line of the text file at
-// path and its 1-based number, streaming: a line is split at its first tab
-// (no tab: an empty value), and a trailing "\n" or "\r\n" is stripped. The
-// slices are valid only during the call.
-func readLines(path string, fn func(key, value []byte, line int) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
+// stdin is what an INPUT of "-" reads (tests replace it).
+var stdin io.Reader = os.Stdin
+
+// interruptible reads r, but returns an error as soon as a signal comes on
+// sig, rather than when r next returns: standard input may be a terminal
+// or a pipe with nothing to read for as long as the user likes. The read
+// it leaves waiting ends with the process.
+type interruptible struct {
+	r       io.Reader
+	sig     <-chan os.Signal
+	pending chan readResult // the result of the read in progress, if any
+	rest    []byte          // read but not yet returned
+	restErr error           // to return after rest
+}
+
+type readResult struct {
+	data []byte
+	err  error
+}
+
+func (in *interruptible) Read(p []byte) (int, error) {
+	for {
+		if len(in.rest) > 0 || in.restErr != nil {
+			n := copy(p, in.rest)
+			in.rest = in.rest[n:]
+			if len(in.rest) > 0 {
+				return n, nil
+			}
+			err := in.restErr
+			in.restErr = nil
+			return n, err
+		}
+		if in.pending == nil {
+			in.pending = make(chan readResult, 1)
+			buf := make([]byte, max(len(p), 64<<10))
+			go func() {
+				n, err := in.r.Read(buf)
+				in.pending <- readResult{buf[:n], err}
+			}()
+		}
+		select {
+		case res := <-in.pending:
+			in.pending = nil
+			in.rest, in.restErr = res.data, res.err
+		case s := <-in.sig:
+			return 0, fmt.Errorf("interrupted (%v)", s)
+		}
 	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<20)
-	var long []byte
+}
+
+// inputName names a text input in messages.
+func inputName(path string) string {
+	if path == "-" {
+		return "standard input"
+	}
+	return path
+}
+
+// readLines calls fn with each "key<TAB>value" line of the text file at
+// path ("-": standard input) and its 1-based number, streaming: a line is
+// split at its first tab (no tab: an empty value), and a trailing "\n" or
+// "\r\n" is stripped. With hexInput, key and value are hex digits, passed
+// to fn decoded. The slices are valid only during the call. A signal on sig
+// ends a read of standard input that waits for more.
+func readLines(path string, hexInput bool, sig <-chan os.Signal, fn func(key, value []byte, line int) error) error {
+	var r io.Reader = stdin
+	if path == "-" && sig != nil {
+		r = &interruptible{r: stdin, sig: sig}
+	}
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
+	}
+	br := bufio.NewReaderSize(r, 1<<20)
+	var long, dec []byte
 	for n := 1; ; n++ {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -391,7 +460,7 @@ func readLines(path string, fn func(key, value []byte, line int) error) error {
 			line = long
 		}
 		if err != nil && err != io.EOF {
-			return fmt.Errorf("%s: %w", path, err)
+			return fmt.Errorf("%s: %w", inputName(path), err)
 		}
 		if err == io.EOF && len(line) == 0 {
 			return nil
@@ -400,6 +469,23 @@ func readLines(path string, fn func(key, value []byte, line int) error) error {
 			line = bytes.TrimSuffix(l, []byte("\r"))
 		}
 		key, value, _ := bytes.Cut(line, []byte("\t"))
+		if hexInput {
+			var kerr, verr error
+			dec, kerr = hex.AppendDecode(dec[:0], key)
+			kn := len(dec)
+			if kerr == nil {
+				dec, verr = hex.AppendDecode(dec, value)
+			}
+			if kerr != nil || verr != nil {
+				what, digits := "key", key
+				if kerr == nil {
+					what, digits = "value", value
+				}
+				_, derr := decodeHex(digits) // the error in words
+				return fmt.Errorf("%s:%d: -hex: bad %s %s: %v", inputName(path), n, what, quoteKey(digits), derr)
+			}
+			key, value = dec[:kn], dec[kn:]
+		}
 		if ferr := fn(key, value, n); ferr != nil {
 			return ferr
 		}
@@ -410,22 +496,23 @@ func readLines(path string, fn func(key, value []byte, line int) error) error {
 }
 
 // duplicateError names a key found twice, with the lines holding it when
-// the inputs are text files.
-func duplicateError(key []byte, inputs []buildInput) error {
+// the inputs are text files (standard input cannot be read again).
+func duplicateError(key []byte, inputs []buildInput, hexInput bool) error {
+	form := keyForm{hex: hexInput}
 	var where []string
 	files := 0
 	onlyFile := "" // the text input, when there is one
 	for _, in := range inputs {
-		if !in.dir {
+		if !in.dir && in.entries == nil {
 			files++
 			onlyFile = in.path
 		}
 	}
 	for _, in := range inputs {
-		if in.dir {
+		if in.dir || in.entries != nil || in.path == "-" {
 			continue
 		}
-		readLines(in.path, func(k, _ []byte, line int) error {
+		readLines(in.path, hexInput, nil, func(k, _ []byte, line int) error {
 			if bytes.Equal(k, key) {
 				if files == 1 {
 					where = append(where, strconv.Itoa(line))
@@ -444,11 +531,13 @@ func duplicateError(key []byte, inputs []buildInput) error {
 	}
 	switch {
 	case len(where) == 2 && files == 1:
-		return fmt.Errorf("%s: duplicate key %s (lines %s and %s)", onlyFile, quoteKey(key), where[0], where[1])
+		return fmt.Errorf("%s: duplicate key %s (lines %s and %s)", onlyFile, form.show(key), where[0], where[1])
 	case len(where) == 2:
-		return fmt.Errorf("duplicate key %s (%s and %s)", quoteKey(key), where[0], where[1])
+		return fmt.Errorf("duplicate key %s (%s and %s)", form.show(key), where[0], where[1])
+	case files == 1 && onlyFile == "-" && len(inputs) == 1:
+		return fmt.Errorf("%s: duplicate key %s", inputName(onlyFile), form.show(key))
 	}
-	return fmt.Errorf("duplicate key %s", quoteKey(key))
+	return fmt.Errorf("duplicate key %s", form.show(key))
 }
 
 // parseBytes parses a size in bytes: a decimal number with an optional
