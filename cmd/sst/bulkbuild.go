@@ -172,8 +172,9 @@ func buildSplit(out string, cfg buildConfig, inputs []buildInput) ([]bulk.TableI
 // are renamed over the old names and the earlier build's other tables are
 // removed (a table already open keeps its contents); the new manifest,
 // renamed into place last. A reader that read the earlier manifest must
-// open its tables before that; the sizes in the manifest tell an earlier
-// table from a new one. Killed in the middle, install leaves dir without
+// have opened its tables by then, or check each table it opens against
+// the manifest (size, smallest and largest keys). Killed in the middle,
+// install leaves dir without
 // a manifest, which the next build (with -f) replaces. The directory is
 // fsynced between the steps, so that a crash cannot bring the earlier
 // manifest back over new tables.

@@ -168,6 +168,7 @@ func TestBuildStdin(t *testing.T) {
 // checks that its working directory is left behind, recognised by
 // bulk.IsTempDir, and removed by the next build of the same table.
 func TestKilledBuild(t *testing.T) {
+	skipWithoutFlock(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.sst")
 	cmd := exec.Command(os.Args[0], "build", "-q", "-memory", "1MiB", "-o", out, "-")

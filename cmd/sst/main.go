@@ -189,11 +189,12 @@ Usage:
 
   sst scan FILE [-start K] [-end K] [-prefix P] [-limit N] [-keys-only] [-hex]
         Print entries with start <= key < end in key order, one per line:
-        key, TAB, value (raw bytes: ambiguous if they hold tabs or newlines).
+        key, TAB, value (raw bytes: ambiguous if they hold tabs or newlines;
+        with -hex they are not).
           -start K           first key to print (default: the first key)
           -end K             stop before this key (default: none; print
                              through the last key)
-          -prefix P          only keys that begin with P (within -start and -end)
+          -prefix P          only keys beginning with P (and within -start, -end)
           -limit N           print at most N entries; 0 means no limit (default 0)
           -keys-only         print keys only
           -hex               K and P are hex digits; keys and values are
