@@ -16,7 +16,8 @@ import (
 const TempSuffix = ".sst-tmp"
 
 // IsTempFile reports whether name (a base name) is a temporary file left by
-// an unfinished Create build.
+// an unfinished Create build. (The spill directories of bulk builds,
+// "sst build" included, are bulk.IsTempDir's.)
 func IsTempFile(name string) bool {
 	return strings.HasPrefix(name, ".") && strings.HasSuffix(name, TempSuffix)
 }
