@@ -40,6 +40,33 @@ if "$sst" get "$work/gosrc.sst" "no/such/file.go" 2>/dev/null; then
 fi
 echo "e2e: $(wc -l < "$work/want.txt") files listed exactly; $n values byte-identical"
 
+# scan -prefix lists exactly the files under a directory; -hex round-trips.
+if ! "$sst" scan -keys-only -prefix net/http/ "$work/gosrc.sst" | cmp -s - <(grep '^net/http/' "$work/want.txt"); then
+  echo "e2e: scan -prefix net/http/ differs from the tree's files under net/http/" >&2
+  exit 1
+fi
+tohex() { od -An -v -tx1 | tr -d ' \n'; }
+got=$("$sst" scan -hex -prefix "$(printf fmt/doc.go | tohex)" "$work/gosrc.sst" | cut -f2)
+if [[ "$got" != "$(tohex < "$src/fmt/doc.go")" ]]; then
+  echo "e2e: scan -hex of fmt/doc.go is not its bytes in hex" >&2
+  exit 1
+fi
+
+# -split into a directory of tables, all verified by one command; a failed
+# -f rebuild (a duplicate key on standard input) leaves them as they were.
+"$sst" build -q -split 8MiB -o "$work/split" "$src" > /dev/null
+"$sst" verify "$work/split"/*.sst > /dev/null
+before=$(cd "$work/split" && ls -A && cat manifest.json | cksum)
+if printf 'k\nk\n' | "$sst" build -q -f -split 8MiB -o "$work/split" - 2>/dev/null; then
+  echo "e2e: a build with a duplicate key succeeded" >&2
+  exit 1
+fi
+if [[ "$(cd "$work/split" && ls -A && cat manifest.json | cksum)" != "$before" ]]; then
+  echo "e2e: a failed -split -f rebuild changed the earlier build" >&2
+  exit 1
+fi
+echo "e2e: -split: $(ls "$work/split"/*.sst | wc -l) tables verified; a failed rebuild kept them"
+
 # zstd: at most 0.85 of the snappy table's size (issue 12), and readable.
 "$sst" build -compression zstd -filter fuse8 -o "$work/gosrc-zstd.sst" "$src" > /dev/null
 "$sst" verify "$work/gosrc-zstd.sst"

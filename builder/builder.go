@@ -39,8 +39,10 @@ var ErrDuplicateKey = fmt.Errorf("%w: duplicate key", ErrKeyOrder)
 // proper prefix of another). The builder stays usable after it.
 var ErrPrefixOrder = errors.New("sstable: key prefixes not in increasing order")
 
-// ErrFinished is returned by calls on a builder after Finish or Abort.
-var ErrFinished = errors.New("sstable: builder already finished or aborted")
+// ErrClosed is returned by calls on a builder after Finish or Abort,
+// whether Finish succeeded or not: the builder is closed. (bulk.ErrFinished
+// is another error: a bulk.Writer's Finish called twice.)
+var ErrClosed = errors.New("sstable: builder closed (after Finish or Abort)")
 
 // Default option values.
 const (
@@ -380,7 +382,7 @@ func New(w io.Writer, opts *Options) *Builder {
 // that error.
 func (b *Builder) Add(key, value []byte) error {
 	if b.done {
-		return ErrFinished
+		return ErrClosed
 	}
 	if b.err != nil {
 		return b.err
@@ -592,10 +594,10 @@ func (b *Builder) write(p []byte) {
 // builder from Create it then fsyncs the temporary file, renames it to the
 // target path and fsyncs the directory; on any error the temporary file is
 // removed and nothing is left at the path. Finish returns the first error
-// met; later calls return ErrFinished.
+// met; later calls return ErrClosed.
 func (b *Builder) Finish() error {
 	if b.done {
-		return ErrFinished
+		return ErrClosed
 	}
 	b.done = true
 	err := b.finish()
@@ -856,10 +858,10 @@ func (b *Builder) EntryCount() uint64 { return b.props.NumEntries }
 // format.MaxUserPropertiesSize (512 KiB) of them encoded (each takes its
 // name and value lengths plus about 2 to 4 bytes). A call breaking a limit
 // returns an error and changes nothing; after Finish or Abort it returns
-// ErrFinished.
+// ErrClosed.
 func (b *Builder) SetUserProperty(name string, value []byte) error {
 	if b.done {
-		return ErrFinished
+		return ErrClosed
 	}
 	switch {
 	case len(name) == 0:

@@ -722,11 +722,11 @@ func TestFinishTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := buf.Len()
-	if err := b.Finish(); !errors.Is(err, builder.ErrFinished) {
-		t.Fatalf("second Finish: %v, want ErrFinished", err)
+	if err := b.Finish(); !errors.Is(err, builder.ErrClosed) {
+		t.Fatalf("second Finish: %v, want ErrClosed", err)
 	}
-	if err := b.Add([]byte("b"), nil); !errors.Is(err, builder.ErrFinished) {
-		t.Fatalf("Add after Finish: %v, want ErrFinished", err)
+	if err := b.Add([]byte("b"), nil); !errors.Is(err, builder.ErrClosed) {
+		t.Fatalf("Add after Finish: %v, want ErrClosed", err)
 	}
 	if err := b.Abort(); err != nil {
 		t.Fatalf("Abort after Finish: %v", err)
@@ -749,11 +749,11 @@ func TestAbortNew(t *testing.T) {
 	if err := b.Abort(); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Finish(); !errors.Is(err, builder.ErrFinished) {
-		t.Fatalf("Finish after Abort: %v, want ErrFinished", err)
+	if err := b.Finish(); !errors.Is(err, builder.ErrClosed) {
+		t.Fatalf("Finish after Abort: %v, want ErrClosed", err)
 	}
-	if err := b.Add([]byte("b"), nil); !errors.Is(err, builder.ErrFinished) {
-		t.Fatalf("Add after Abort: %v, want ErrFinished", err)
+	if err := b.Add([]byte("b"), nil); !errors.Is(err, builder.ErrClosed) {
+		t.Fatalf("Add after Abort: %v, want ErrClosed", err)
 	}
 	if err := b.Abort(); err != nil {
 		t.Fatalf("second Abort: %v", err)
@@ -864,8 +864,8 @@ func TestFailingWriter(t *testing.T) {
 				if !bytes.HasPrefix(good, w.buf.Bytes()) {
 					t.Fatal("the bytes written before the error are not a prefix of the table")
 				}
-				if err := b.Finish(); !errors.Is(err, builder.ErrFinished) {
-					t.Fatalf("Finish after a failed Finish: %v, want ErrFinished", err)
+				if err := b.Finish(); !errors.Is(err, builder.ErrClosed) {
+					t.Fatalf("Finish after a failed Finish: %v, want ErrClosed", err)
 				}
 			})
 		}
@@ -942,7 +942,7 @@ func TestCreateFinish(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatal("Create wrote different bytes than New")
 	}
-	if err := b.Finish(); !errors.Is(err, builder.ErrFinished) {
+	if err := b.Finish(); !errors.Is(err, builder.ErrClosed) {
 		t.Fatalf("second Finish: %v", err)
 	}
 	if err := b.Abort(); err != nil {
@@ -1036,10 +1036,10 @@ func TestCreateAbort(t *testing.T) {
 			if err := b.Abort(); err != nil {
 				t.Fatalf("second Abort: %v", err)
 			}
-			if err := b.Add([]byte("zzz"), nil); !errors.Is(err, builder.ErrFinished) {
+			if err := b.Add([]byte("zzz"), nil); !errors.Is(err, builder.ErrClosed) {
 				t.Fatalf("Add after Abort: %v", err)
 			}
-			if err := b.Finish(); !errors.Is(err, builder.ErrFinished) {
+			if err := b.Finish(); !errors.Is(err, builder.ErrClosed) {
 				t.Fatalf("Finish after Abort: %v", err)
 			}
 			if diff := cmp.Diff(want, dirNames(t, dir)); diff != "" {

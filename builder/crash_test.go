@@ -247,7 +247,7 @@ func TestFailedBuildLeavesNothing(t *testing.T) {
 		if names := dirNames(t, dir); len(names) != 0 {
 			t.Fatalf("after Abort the directory holds %q", names)
 		}
-		if err := b.Finish(); !errors.Is(err, builder.ErrFinished) {
+		if err := b.Finish(); !errors.Is(err, builder.ErrClosed) {
 			t.Fatalf("Finish after Abort: %v", err)
 		}
 		if names := dirNames(t, dir); len(names) != 0 {

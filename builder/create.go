@@ -1,9 +1,12 @@
 package builder
 
 import (
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -13,7 +16,8 @@ import (
 const TempSuffix = ".sst-tmp"
 
 // IsTempFile reports whether name (a base name) is a temporary file left by
-// an unfinished Create build.
+// an unfinished Create build. (The spill directories of bulk builds,
+// "sst build" included, are bulk.IsTempDir's.)
 func IsTempFile(name string) bool {
 	return strings.HasPrefix(name, ".") && strings.HasSuffix(name, TempSuffix)
 }
@@ -40,25 +44,36 @@ func IsTempFile(name string) bool {
 //	defer b.Abort()
 //
 // cleans up on every error path.
+//
+// The table's mode is 0644 less the process's umask, as for any file the
+// user creates with that mode.
 func Create(path string, opts *Options) (*Builder, error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, "."+base+".*"+TempSuffix)
+	f, err := createTemp(dir, "."+base+".", TempSuffix)
 	if err != nil {
-		return nil, fmt.Errorf("sstable: create %s: %w", path, err)
-	}
-	// CreateTemp makes the file 0600; a finished table should be as
-	// readable as any file the user creates.
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, fmt.Errorf("sstable: create %s: %w", path, err)
+		return nil, targetErr("create", path, err)
 	}
 	b := New(f, opts)
 	b.file = &tempFile{f: f, path: path, dir: dir}
 	return b, nil
+}
+
+// createTemp creates a new file in dir named prefix + random digits +
+// suffix, as os.CreateTemp does, but with mode 0644 less the umask rather
+// than 0600: the finished table should be as readable as any file the
+// user creates.
+func createTemp(dir, prefix, suffix string) (*os.File, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10)+suffix)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if os.IsExist(err) && try < 10000 {
+			continue
+		}
+		return f, err
+	}
 }
 
 type tempFile struct {
@@ -70,7 +85,7 @@ type tempFile struct {
 func (t *tempFile) abort() error {
 	t.f.Close()
 	if err := os.Remove(t.f.Name()); err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("sstable: abort %s: %w", t.path, err)
+		return fmt.Errorf("sstable: %w", err) // names the file left behind
 	}
 	return nil
 }
@@ -78,22 +93,37 @@ func (t *tempFile) abort() error {
 func (t *tempFile) commit() error {
 	if err := t.f.Sync(); err != nil {
 		t.abort()
-		return fmt.Errorf("sstable: fsync %s: %w", t.f.Name(), err)
+		return targetErr("fsync", t.path, err)
 	}
 	if err := t.f.Close(); err != nil {
 		t.abort()
-		return fmt.Errorf("sstable: close %s: %w", t.f.Name(), err)
+		return targetErr("close", t.path, err)
 	}
 	if err := os.Rename(t.f.Name(), t.path); err != nil {
 		os.Remove(t.f.Name())
-		return fmt.Errorf("sstable: rename into %s: %w", t.path, err)
+		return targetErr("rename into", t.path, err)
 	}
 	if d, err := os.Open(t.dir); err == nil {
 		err = d.Sync()
 		d.Close()
 		if err != nil {
-			return fmt.Errorf("sstable: fsync directory %s: %w", t.dir, err)
+			return targetErr("fsync directory", t.dir, err)
 		}
 	}
 	return nil
+}
+
+// targetErr reports the failure of op on the table at path: the
+// temporary file's name, which the os error would give, means nothing to
+// the caller once it is removed.
+func targetErr(op, path string, err error) error {
+	var pe *os.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		err = pe.Err
+	case errors.As(err, &le):
+		err = le.Err
+	}
+	return fmt.Errorf("sstable: %w", &os.PathError{Op: op, Path: path, Err: err})
 }

@@ -113,7 +113,7 @@ func TestSetUserPropertyLimits(t *testing.T) {
 	if err := b.Finish(); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.SetUserProperty("late", nil); !errors.Is(err, builder.ErrFinished) {
+	if err := b.SetUserProperty("late", nil); !errors.Is(err, builder.ErrClosed) {
 		t.Fatalf("SetUserProperty after Finish: %v", err)
 	}
 }

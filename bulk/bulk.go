@@ -41,7 +41,12 @@
 // errors.Is and names the key. A Finish that fails, and Abort, remove every
 // table the writer wrote, its spilled runs and their directory; no manifest
 // is written. The output directory itself stays (NewWriter creates it when
-// missing), empty of the writer's files.
+// missing), empty of the writer's files. A process killed during a build
+// cleans up nothing: its spill directory stays, recognised by IsTempDir.
+//
+// Error messages begin "bulk: " once: an error of the builder or the
+// reader passed on loses its own "sstable: " prefix in the message (the
+// cause stays for errors.Is and errors.As).
 package bulk
 
 import (
@@ -55,6 +60,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -69,6 +75,38 @@ const DefaultMemoryBudget = 64 << 20
 // ManifestName is the name of the manifest Finish writes in the output
 // directory.
 const ManifestName = "manifest.json"
+
+// runDirPrefix begins the name of a Writer's spill directory, followed by
+// random digits.
+const runDirPrefix = ".bulk-runs-"
+
+// IsTempDir reports whether name, a base name, is a temporary directory
+// of a bulk build: a Writer's spill directory (".bulk-runs-" and digits,
+// in Options.TempDir or the output directory), or the working directory of
+// "sst build" ("." + the output's base name + ".bulk-" and digits, beside
+// the output table, or inside the output directory with -split), which
+// holds its spilled runs and unfinished tables. Finish and Abort remove
+// them; a process killed during a build leaves its directory behind, with
+// up to a whole input's worth of runs. Once that process has gone, nothing
+// in it is of use and it can be removed; "sst build" removes the ones of
+// its own output that no running build holds.
+func IsTempDir(name string) bool {
+	if rest, ok := strings.CutPrefix(name, runDirPrefix); ok {
+		return allDigits(rest)
+	}
+	i := strings.LastIndex(name, ".bulk-")
+	return i >= 2 && name[0] == '.' && allDigits(name[i+len(".bulk-"):])
+}
+
+// allDigits reports whether s is one or more decimal digits.
+func allDigits(s string) bool {
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // entryOverhead is what each entry held in memory costs besides its key and
 // value bytes: its index record.
@@ -90,7 +128,10 @@ func fanIn(budget int64) int {
 // ErrAborted is returned by Add and Finish after Abort.
 var ErrAborted = errors.New("bulk: writer aborted")
 
-// ErrFinished is returned by Add and Finish after Finish.
+// ErrFinished is returned by Add and Finish once Finish has been called,
+// whether it succeeded or failed, or once a spill in Add has failed; after
+// Abort they return ErrAborted instead. (builder.ErrClosed is the
+// builder's error for any call after its Finish or Abort.)
 var ErrFinished = errors.New("bulk: writer already finished")
 
 // Options configure a Writer. A nil *Options means the defaults.
@@ -440,7 +481,7 @@ func (w *Writer) spill() error {
 			if errors.Is(err, builder.ErrKeyOrder) {
 				return &DuplicateKeyError{Key: bytes.Clone(w.key(r))}
 			}
-			return fmt.Errorf("bulk: spill: %w", err)
+			return wrap("spill", err)
 		}
 	}
 	if err := rw.finish(); err != nil {
@@ -475,7 +516,7 @@ func (w *Writer) newRunPath() (string, error) {
 		if parent == "" {
 			parent = w.dir
 		}
-		d, err := os.MkdirTemp(parent, ".bulk-runs-*")
+		d, err := os.MkdirTemp(parent, runDirPrefix+"*")
 		if err != nil {
 			return "", fmt.Errorf("bulk: spill: %w", err)
 		}
@@ -614,7 +655,7 @@ func (w *Writer) mergeRuns() error {
 			if errors.Is(err, builder.ErrKeyOrder) {
 				return &DuplicateKeyError{Key: bytes.Clone(k)}
 			}
-			return fmt.Errorf("bulk: merge: %w", err)
+			return wrap("merge", err)
 		}
 	}
 	if err := src.err(); err != nil {
@@ -658,7 +699,7 @@ func (r *runWriter) finish() error {
 	}
 	if err != nil {
 		os.Remove(r.f.Name())
-		return fmt.Errorf("bulk: run: %w", err)
+		return wrap("run", err)
 	}
 	return nil
 }
@@ -703,7 +744,7 @@ func (w *Writer) writeTables(src source) ([]TableInfo, error) {
 	)
 	finishTable := func() error {
 		if err := b.Finish(); err != nil {
-			return fmt.Errorf("bulk: %w", err)
+			return wrap("", err)
 		}
 		st, err := os.Stat(cur.Path)
 		if err != nil {
@@ -740,7 +781,7 @@ func (w *Writer) writeTables(src source) ([]TableInfo, error) {
 			path := filepath.Join(w.dir, fmt.Sprintf("%06d.sst", len(tables)+1))
 			var err error
 			if b, err = builder.Create(path, w.opts.Builder); err != nil {
-				return nil, fmt.Errorf("bulk: %w", err)
+				return nil, wrap("", err) // "create PATH: ..."
 			}
 			w.mu.Lock()
 			w.pending = b
@@ -749,7 +790,7 @@ func (w *Writer) writeTables(src source) ([]TableInfo, error) {
 			cur = TableInfo{Path: path, Smallest: bytes.Clone(k)}
 		}
 		if err := b.Add(k, v); err != nil {
-			return nil, fmt.Errorf("bulk: %w", err)
+			return nil, wrap("", err)
 		}
 		last = append(last[:0], k...)
 		cur.Entries++
@@ -827,7 +868,7 @@ func (w *Writer) cleanup() error {
 		w.runDir = ""
 	}
 	if first != nil {
-		return fmt.Errorf("bulk: cleanup: %w", first)
+		return wrap("cleanup", first)
 	}
 	return nil
 }

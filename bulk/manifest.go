@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/sstkit/sstable/builder"
 	"github.com/sstkit/sstable/filterblock"
@@ -179,7 +181,8 @@ func ReadManifest(path string) (*Manifest, error) {
 }
 
 // writeManifest writes dir/manifest.json for tables (paths under dir),
-// through a temporary file renamed into place after an fsync.
+// through a temporary file renamed into place after an fsync. Its mode is
+// the tables' (builder.Create): 0644 less the umask.
 func writeManifest(dir string, opts *builder.Options, tables []TableInfo) error {
 	rel := make([]TableInfo, len(tables))
 	for i, t := range tables {
@@ -194,9 +197,9 @@ func writeManifest(dir string, opts *builder.Options, tables []TableInfo) error 
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".manifest-*.json-tmp")
+	f, err := createTemp(dir, ".manifest-", ".json-tmp")
 	if err != nil {
-		return fmt.Errorf("bulk: %w", err)
+		return fmt.Errorf("bulk: writing manifest: %w", err)
 	}
 	_, err = f.Write(data)
 	if err == nil {
@@ -213,4 +216,18 @@ func writeManifest(dir string, opts *builder.Options, tables []TableInfo) error 
 		return fmt.Errorf("bulk: writing manifest: %w", err)
 	}
 	return nil
+}
+
+// createTemp creates a new file in dir named prefix + random digits +
+// suffix, as os.CreateTemp does, but with mode 0644 less the umask rather
+// than 0600.
+func createTemp(dir, prefix, suffix string) (*os.File, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10)+suffix)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if os.IsExist(err) && try < 10000 {
+			continue
+		}
+		return f, err
+	}
 }

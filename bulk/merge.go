@@ -18,6 +18,7 @@ const mergeCacheSize = 48 << 20
 // ordered by their current key (ties by run number, so equal keys come out
 // adjacent and in a fixed order).
 type mergeSource struct {
+	paths   []string // the runs, for messages
 	c       *cache.Cache
 	readers []*reader.Reader
 	heap    []*runIter
@@ -35,12 +36,12 @@ func openMerge(paths []string) (*mergeSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bulk: merge: %w", err)
 	}
-	m := &mergeSource{c: c}
+	m := &mergeSource{paths: paths, c: c}
 	for i, p := range paths {
 		r, err := reader.Open(p, &reader.Options{Cache: m.c, NoMmap: true})
 		if err != nil {
 			m.close()
-			return nil, fmt.Errorf("bulk: opening run: %w", err)
+			return nil, wrap("run", err) // reader.Open's error names the file
 		}
 		m.readers = append(m.readers, r)
 		it := r.NewIterator()
@@ -48,7 +49,7 @@ func openMerge(paths []string) (*mergeSource, error) {
 			err := it.Close()
 			if err != nil {
 				m.close()
-				return nil, fmt.Errorf("bulk: reading run: %w", err)
+				return nil, wrap("reading run "+p, err)
 			}
 			continue
 		}
@@ -106,7 +107,7 @@ func (m *mergeSource) next() ([]byte, []byte, bool) {
 				m.down(0)
 			}
 			if err != nil {
-				m.e = fmt.Errorf("bulk: reading run: %w", err)
+				m.e = wrap("reading run "+m.paths[m.top.run], err)
 				return nil, nil, false
 			}
 		}

@@ -2,13 +2,13 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"time"
 
@@ -53,6 +53,7 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	memoryFlag := fset.String("memory", "256MiB", "memory budget for sorting: entries held before a sorted run is spilled")
 	splitFlag := fset.String("split", "", "write tables of about this size into the directory OUT, with OUT/manifest.json")
 	quiet := fset.Bool("q", false, "no progress line on stderr")
+	hexFlag := fset.Bool("hex", false, "text input lines are hexkey<TAB>hexvalue")
 	pos, err := parseArgs(fset, args)
 	if err != nil {
 		return err
@@ -116,17 +117,27 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	var inputs []buildInput
-	for _, in := range pos {
+	for i, in := range pos {
+		if in == "-" {
+			if slices.Contains(pos[:i], "-") {
+				return usagef("build: standard input (-) given twice")
+			}
+			inputs = append(inputs, buildInput{path: in})
+			continue
+		}
 		st, err := os.Stat(in)
 		if err != nil {
-			return fmt.Errorf("build: %w", err)
+			return cmdErr("build", err)
 		}
 		if outSt, err := os.Stat(*out); err == nil && !st.IsDir() && os.SameFile(st, outSt) {
 			return usagef("build: output %s is the input file", *out)
 		}
+		if st.IsDir() && *hexFlag {
+			return usagef("build: -hex reads text input; %s is a directory", in)
+		}
 		inputs = append(inputs, buildInput{path: in, dir: st.IsDir()})
 	}
-	cfg := buildConfig{opts: opts, memory: memory, split: split}
+	cfg := buildConfig{opts: opts, memory: memory, split: split, hex: *hexFlag}
 	if !*quiet {
 		cfg.progress = progressWriter(stderr)
 	}
@@ -144,11 +155,11 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if err := buildTable(*out, cfg, inputs); err != nil {
-		return fmt.Errorf("build: %w", err)
+		return cmdErr("build", err)
 	}
 	r, err := reader.Open(*out, &reader.Options{NoMmap: true})
 	if err != nil {
-		return fmt.Errorf("build: %w", err)
+		return cmdErr("build", err)
 	}
 	props := r.Properties()
 	size := uint64(r.Size())
@@ -179,26 +190,36 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 }
 
 // runSplitBuild writes the tables of a -split build into the directory
-// out and prints their figures.
+// out and prints their figures. An earlier build in out is an error unless
+// force is set; it is replaced only once the new build is complete.
 func runSplitBuild(out string, force bool, cfg buildConfig, inputs []buildInput, start time.Time, stdout io.Writer) error {
+	created := false
 	st, err := os.Lstat(out)
-	existed := err == nil
-	if existed {
-		if !st.IsDir() {
-			return fmt.Errorf("build: -split: %s is not a directory", out)
+	switch {
+	case err == nil && !st.IsDir():
+		return fmt.Errorf("build: -split: %s is not a directory", out)
+	case err == nil:
+		files, err := buildFiles(out)
+		if err != nil {
+			return cmdErr("build", err)
 		}
-		if force {
-			if err := removeBuild(out); err != nil {
-				return fmt.Errorf("build: %w", err)
-			}
+		if len(files) > 0 && !force {
+			return fmt.Errorf("build: %s already holds %s from an earlier build (use -f to replace it)", out, files[0])
 		}
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.MkdirAll(out, 0o777); err != nil {
+			return cmdErr("build", err)
+		}
+		created = true
+	default:
+		return cmdErr("build", err)
 	}
-	tables, err := buildDir(out, out, cfg, inputs)
+	tables, err := buildSplit(out, cfg, inputs)
 	if err != nil {
-		if !existed {
+		if created {
 			os.Remove(out) // created for this build, and empty after the failure
 		}
-		return fmt.Errorf("build: %w", err)
+		return cmdErr("build", err)
 	}
 	var entries, size int64
 	for _, t := range tables {
@@ -208,64 +229,49 @@ func runSplitBuild(out string, force bool, cfg buildConfig, inputs []buildInput,
 	fmt.Fprintf(stdout, "wrote %d tables to %s (%s)\n", len(tables), out, filepath.Join(out, bulk.ManifestName))
 	fmt.Fprintf(stdout, "entries:           %d\n", entries)
 	fmt.Fprintf(stdout, "bytes out:         %d (%s)\n", size, humanBytes(uint64(size)))
+	form := keyForm{hex: cfg.hex}
 	for _, t := range tables {
-		fmt.Fprintf(stdout, "  %s  %d entries  %s  %s .. %s\n", filepath.Base(t.Path), t.Entries, humanBytes(uint64(t.Size)), quoteKey(t.Smallest), quoteKey(t.Largest))
+		fmt.Fprintf(stdout, "  %s  %d entries  %s  %s .. %s\n", filepath.Base(t.Path), t.Entries, humanBytes(uint64(t.Size)), form.show(t.Smallest), form.show(t.Largest))
 	}
 	fmt.Fprintf(stdout, "elapsed:           %s\n", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
-// removeBuild removes an earlier build's manifest and tables (NNNNNN.sst)
-// from dir, for -split -f.
-func removeBuild(dir string) error {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		if n := e.Name(); n == bulk.ManifestName || tableName.MatchString(n) {
-			if err := os.Remove(filepath.Join(dir, n)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-var tableName = regexp.MustCompile(`^[0-9]{6,}\.sst$`)
-
 // walkInput lists the regular files under root as entries sorted by key,
-// without reading them. The file at out, if it exists under root, is
-// skipped.
-func walkInput(root, out string) ([]buildEntry, error) {
+// without reading them. The files and directories at the paths in skip
+// that lie under root (the output, the working directory) are skipped.
+func walkInput(root string, skip []string) ([]buildEntry, error) {
 	if li, err := os.Lstat(root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
 		// WalkDir does not follow a symlinked root; walk its target.
 		if root, err = filepath.EvalSymlinks(root); err != nil {
 			return nil, err
 		}
 	}
-	outSt, err := os.Stat(out)
-	if err != nil {
-		outSt = nil
+	// By base name first, to stat only the candidates.
+	skipped := map[string][]os.FileInfo{}
+	for _, p := range skip {
+		if st, err := os.Stat(p); err == nil {
+			skipped[filepath.Base(p)] = append(skipped[filepath.Base(p)], st)
+		}
 	}
-	outBase := filepath.Base(out)
+	isSkipped := func(d fs.DirEntry) bool {
+		for _, st := range skipped[d.Name()] {
+			if info, err := d.Info(); err == nil && os.SameFile(info, st) {
+				return true
+			}
+		}
+		return false
+	}
 	var entries []buildEntry
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if outSt != nil && d.IsDir() && outSt.IsDir() && d.Name() == outBase {
-			if info, err := d.Info(); err == nil && os.SameFile(info, outSt) {
-				return filepath.SkipDir // the -split output directory
-			}
+		if d.IsDir() && isSkipped(d) {
+			return filepath.SkipDir
 		}
-		if !d.Type().IsRegular() {
+		if !d.Type().IsRegular() || isSkipped(d) {
 			return nil
-		}
-		if outSt != nil && d.Name() == outBase {
-			if info, err := d.Info(); err == nil && os.SameFile(info, outSt) {
-				return nil
-			}
 		}
 		rel, err := filepath.Rel(root, path)
 		if err != nil {

@@ -3,12 +3,14 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -18,13 +20,13 @@ import (
 
 	"github.com/sstkit/sstable/builder"
 	"github.com/sstkit/sstable/bulk"
-	"github.com/sstkit/sstable/format"
 )
 
 // buildInput is one INPUT of sst build: a directory or a text file.
 type buildInput struct {
-	path string
-	dir  bool
+	path    string
+	dir     bool
+	entries []buildEntry // entries given directly (tests)
 }
 
 // buildConfig is what a build needs besides its inputs.
@@ -33,6 +35,7 @@ type buildConfig struct {
 	memory   int64     // bulk.Options.MemoryBudget
 	split    int64     // bulk.Options.TargetTableSize; 0: one table
 	progress io.Writer // where the progress line goes; nil: none
+	hex      bool      // text inputs are hexkey<TAB>hexvalue lines
 }
 
 // forceProgress makes progressWriter return stderr even when it is not a
@@ -104,15 +107,20 @@ func showProgress(out io.Writer, w *bulk.Writer) (stop func()) {
 }
 
 // buildTable writes the entries of inputs into one table at out, through a
-// bulk.Writer in a temporary directory beside out, renamed into place.
+// bulk.Writer in a working directory beside out (workdir.go), and renames
+// the table to out once it is complete: a failed or interrupted build
+// leaves a table already at out as it was.
 func buildTable(out string, cfg buildConfig, inputs []buildInput) error {
-	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".bulk-*")
+	parent, name := filepath.Dir(out), filepath.Base(out)
+	removeStale(parent, name)
+	wd, err := newWorkDir(parent, name)
 	if err != nil {
-		return err
+		// The working directory's name means nothing to the user.
+		return userPathErr("create", out, err)
 	}
-	defer os.RemoveAll(tmp)
+	defer wd.remove()
 	cfg.split = 0
-	tables, err := buildDir(tmp, out, cfg, inputs)
+	tables, err := buildDir(wd.path, []string{out, wd.path}, cfg, inputs)
 	if err != nil {
 		return err
 	}
@@ -125,15 +133,140 @@ func buildTable(out string, cfg buildConfig, inputs []buildInput) error {
 		defer b.Abort()
 		return b.Finish()
 	}
-	return os.Rename(tables[0].Path, out)
+	if err := os.Rename(tables[0].Path, out); err != nil {
+		return userPathErr("rename into", out, err)
+	}
+	if err := syncDir(parent); err != nil {
+		return userPathErr("fsync directory", parent, err)
+	}
+	return nil
+}
+
+// buildSplit writes the entries of inputs into tables of about cfg.split
+// bytes and a manifest in the directory out, which exists: through a
+// bulk.Writer in a working directory inside out, whose tables and manifest
+// replace out's earlier build (install) once they are complete, so that a
+// failed or interrupted build leaves an earlier build as it was.
+func buildSplit(out string, cfg buildConfig, inputs []buildInput) ([]bulk.TableInfo, error) {
+	name := filepath.Base(out)
+	if abs, err := filepath.Abs(out); err == nil {
+		name = filepath.Base(abs) // "." names no directory
+	}
+	removeStale(out, name)
+	wd, err := newWorkDir(out, name)
+	if err != nil {
+		return nil, userPathErr("create tables in", out, err)
+	}
+	defer wd.remove()
+	tables, err := buildDir(wd.path, []string{out}, cfg, inputs)
+	if err != nil {
+		return nil, err
+	}
+	return install(out, wd.path, tables)
+}
+
+// install moves a complete build's tables and manifest from the working
+// directory work into dir, in place of an earlier build's, and returns the
+// tables at their new paths. A reader that goes by the manifest sees, in
+// turn: the earlier manifest and tables; no manifest, while the new tables
+// are renamed over the old names and the earlier build's other tables are
+// removed (a table already open keeps its contents); the new manifest,
+// renamed into place last. A reader that read the earlier manifest must
+// have opened its tables by then, or check each table it opens against
+// the manifest (size, smallest and largest keys). Killed in the middle,
+// install leaves dir without
+// a manifest, which the next build (with -f) replaces. The directory is
+// fsynced between the steps, so that a crash cannot bring the earlier
+// manifest back over new tables.
+func install(dir, work string, tables []bulk.TableInfo) ([]bulk.TableInfo, error) {
+	old, err := buildFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	broken := func(err error) error {
+		return fmt.Errorf("replacing the build in %s (it has no manifest now; build it again): %w", dir, err)
+	}
+	manifest := filepath.Join(dir, bulk.ManifestName)
+	if err := os.Remove(manifest); err == nil {
+		if err := syncDir(dir); err != nil {
+			return nil, broken(err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err // nothing changed yet
+	}
+	installed := make([]bulk.TableInfo, len(tables))
+	names := map[string]bool{}
+	for i, t := range tables {
+		name := filepath.Base(t.Path)
+		dst := filepath.Join(dir, name)
+		if err := os.Rename(t.Path, dst); err != nil {
+			return nil, broken(err)
+		}
+		t.Path = dst
+		installed[i] = t
+		names[name] = true
+	}
+	for _, name := range old {
+		if name != bulk.ManifestName && !names[name] {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, broken(err)
+			}
+		}
+	}
+	if err := syncDir(dir); err != nil {
+		return nil, broken(err)
+	}
+	if err := os.Rename(filepath.Join(work, bulk.ManifestName), manifest); err != nil {
+		return nil, broken(err)
+	}
+	if err := syncDir(dir); err != nil {
+		return nil, err
+	}
+	return installed, nil
+}
+
+// buildFiles returns the names of a build's files in dir: the manifest,
+// first when there is one, and the tables (NNNNNN.sst) in name order.
+func buildFiles(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		switch n := e.Name(); {
+		case n == bulk.ManifestName:
+			names = append([]string{n}, names...)
+		case tableName.MatchString(n):
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}
+
+var tableName = regexp.MustCompile(`^[0-9]{6,}\.sst$`)
+
+// userPathErr reports the failure of op on path, a path the user gave,
+// with the cause of err: an error about a working directory or a file in
+// it would name a path the user never saw.
+func userPathErr(op, path string, err error) error {
+	var pe *os.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		err = pe.Err
+	case errors.As(err, &le):
+		err = le.Err
+	}
+	return &os.PathError{Op: op, Path: path, Err: err}
 }
 
 // buildDir writes the entries of inputs into tables in dir through a
 // bulk.Writer, which also writes dir/manifest.json. On any error, or on an
 // interrupt signal, it aborts the writer, so that nothing is left behind.
-// Files at out (a table, or the directory of a -split build) are not
-// read from a directory input.
-func buildDir(dir, out string, cfg buildConfig, inputs []buildInput) ([]bulk.TableInfo, error) {
+// The files and directories at the paths in skip (the output, the working
+// directory) are not read from a directory input.
+func buildDir(dir string, skip []string, cfg buildConfig, inputs []buildInput) ([]bulk.TableInfo, error) {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// Keep the collector from letting the heap grow to twice the
 		// buffer: the buffer is live, and little else is allocated.
@@ -147,7 +280,7 @@ func buildDir(dir, out string, cfg buildConfig, inputs []buildInput) ([]bulk.Tab
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
 	stop := showProgress(cfg.progress, w)
-	err = addInputs(w, inputs, out, sig)
+	err = addInputs(w, inputs, cfg.hex, skip, sig)
 	var tables []bulk.TableInfo
 	if err == nil {
 		finished := make(chan struct{})
@@ -171,7 +304,7 @@ func buildDir(dir, out string, cfg buildConfig, inputs []buildInput) ([]bulk.Tab
 		w.Abort()
 		var de *bulk.DuplicateKeyError
 		if errors.As(err, &de) {
-			return nil, duplicateError(de.Key, inputs)
+			return nil, duplicateError(de.Key, inputs, cfg.hex)
 		}
 		return nil, err
 	}
@@ -180,10 +313,16 @@ func buildDir(dir, out string, cfg buildConfig, inputs []buildInput) ([]bulk.Tab
 
 // addInputs adds the entries of every input to w, checking sig between
 // entries.
-func addInputs(w *bulk.Writer, inputs []buildInput, out string, sig <-chan os.Signal) error {
+func addInputs(w *bulk.Writer, inputs []buildInput, hexInput bool, skip []string, sig <-chan os.Signal) error {
 	for _, in := range inputs {
+		if in.entries != nil {
+			if err := addEntries(w, in.entries, sig); err != nil {
+				return err
+			}
+			continue
+		}
 		if in.dir {
-			entries, err := walkInput(in.path, out)
+			entries, err := walkInput(in.path, skip)
 			if err != nil {
 				return err
 			}
@@ -192,7 +331,7 @@ func addInputs(w *bulk.Writer, inputs []buildInput, out string, sig <-chan os.Si
 			}
 			continue
 		}
-		err := readLines(in.path, func(key, value []byte, _ int) error {
+		err := readLines(in.path, hexInput, sig, func(key, value []byte, _ int) error {
 			select {
 			case s := <-sig:
 				return fmt.Errorf("interrupted (%v)", s)
@@ -232,51 +371,85 @@ func addEntries(w *bulk.Writer, entries []buildEntry, sig <-chan os.Signal) erro
 	return nil
 }
 
-// writeTable builds the table at out from directory entries through
-// bulk, leaving nothing behind on error, and returns its properties.
-func writeTable(out string, opts *builder.Options, entries []buildEntry) (format.Properties, error) {
-	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".bulk-*")
-	if err != nil {
-		return format.Properties{}, err
-	}
-	defer os.RemoveAll(tmp)
-	w, err := bulk.NewWriter(tmp, &bulk.Options{Builder: opts})
-	if err != nil {
-		return format.Properties{}, err
-	}
-	defer w.Abort()
-	if err := addEntries(w, entries, nil); err != nil {
-		return format.Properties{}, err
-	}
-	tables, err := w.Finish()
-	if err != nil {
-		var de *bulk.DuplicateKeyError
-		if errors.As(err, &de) {
-			return format.Properties{}, fmt.Errorf("duplicate key %s", quoteKey(de.Key))
+// stdin is what an INPUT of "-" reads (tests replace it).
+var stdin io.Reader = os.Stdin
+
+// interruptible reads r, but returns an error as soon as a signal comes on
+// sig, rather than when r next returns: standard input may be a terminal
+// or a pipe with nothing to read for as long as the user likes. The read
+// it leaves waiting ends with the process.
+type interruptible struct {
+	r       io.Reader
+	sig     <-chan os.Signal
+	pending chan readResult // the result of the read in progress, if any
+	rest    []byte          // read but not yet returned
+	restErr error           // to return after rest
+}
+
+type readResult struct {
+	data []byte
+	err  error
+}
+
+func (in *interruptible) Read(p []byte) (int, error) {
+	for {
+		if len(in.rest) > 0 || in.restErr != nil {
+			n := copy(p, in.rest)
+			in.rest = in.rest[n:]
+			if len(in.rest) > 0 {
+				return n, nil
+			}
+			err := in.restErr
+			in.restErr = nil
+			return n, err
 		}
-		return format.Properties{}, err
+		if in.pending == nil {
+			in.pending = make(chan readResult, 1)
+			buf := make([]byte, max(len(p), 64<<10))
+			go func() {
+				n, err := in.r.Read(buf)
+				in.pending <- readResult{buf[:n], err}
+			}()
+		}
+		select {
+		case res := <-in.pending:
+			in.pending = nil
+			in.rest, in.restErr = res.data, res.err
+		case s := <-in.sig:
+			return 0, fmt.Errorf("interrupted (%v)", s)
+		}
 	}
-	if len(tables) != 1 {
-		return format.Properties{}, fmt.Errorf("%d tables, want 1", len(tables))
+}
+
+// inputName names a text input in messages.
+func inputName(path string) string {
+	if path == "-" {
+		return "standard input"
 	}
-	if err := os.Rename(tables[0].Path, out); err != nil {
-		return format.Properties{}, err
-	}
-	return format.Properties{NumEntries: uint64(tables[0].Entries), SmallestKey: tables[0].Smallest, LargestKey: tables[0].Largest}, nil
+	return path
 }
 
 // readLines calls fn with each "key<TAB>value" line of the text file at
-// path and its 1-based number, streaming: a line is split at its first tab
-// (no tab: an empty value), and a trailing "\n" or "\r\n" is stripped. The
-// slices are valid only during the call.
-func readLines(path string, fn func(key, value []byte, line int) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
+// path ("-": standard input) and its 1-based number, streaming: a line is
+// split at its first tab (no tab: an empty value), and a trailing "\n" or
+// "\r\n" is stripped. With hexInput, key and value are hex digits, passed
+// to fn decoded. The slices are valid only during the call. A signal on sig
+// ends a read of standard input that waits for more.
+func readLines(path string, hexInput bool, sig <-chan os.Signal, fn func(key, value []byte, line int) error) error {
+	var r io.Reader = stdin
+	if path == "-" && sig != nil {
+		r = &interruptible{r: stdin, sig: sig}
 	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<20)
-	var long []byte
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
+	}
+	br := bufio.NewReaderSize(r, 1<<20)
+	var long, dec []byte
 	for n := 1; ; n++ {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -288,7 +461,7 @@ func readLines(path string, fn func(key, value []byte, line int) error) error {
 			line = long
 		}
 		if err != nil && err != io.EOF {
-			return fmt.Errorf("%s: %w", path, err)
+			return fmt.Errorf("%s: %w", inputName(path), err)
 		}
 		if err == io.EOF && len(line) == 0 {
 			return nil
@@ -297,6 +470,23 @@ func readLines(path string, fn func(key, value []byte, line int) error) error {
 			line = bytes.TrimSuffix(l, []byte("\r"))
 		}
 		key, value, _ := bytes.Cut(line, []byte("\t"))
+		if hexInput {
+			var kerr, verr error
+			dec, kerr = hex.AppendDecode(dec[:0], key)
+			kn := len(dec)
+			if kerr == nil {
+				dec, verr = hex.AppendDecode(dec, value)
+			}
+			if kerr != nil || verr != nil {
+				what, digits := "key", key
+				if kerr == nil {
+					what, digits = "value", value
+				}
+				_, derr := decodeHex(digits) // the error in words
+				return fmt.Errorf("%s:%d: -hex: bad %s %s: %v", inputName(path), n, what, quoteKey(digits), derr)
+			}
+			key, value = dec[:kn], dec[kn:]
+		}
 		if ferr := fn(key, value, n); ferr != nil {
 			return ferr
 		}
@@ -307,22 +497,23 @@ func readLines(path string, fn func(key, value []byte, line int) error) error {
 }
 
 // duplicateError names a key found twice, with the lines holding it when
-// the inputs are text files.
-func duplicateError(key []byte, inputs []buildInput) error {
+// the inputs are text files (standard input cannot be read again).
+func duplicateError(key []byte, inputs []buildInput, hexInput bool) error {
+	form := keyForm{hex: hexInput}
 	var where []string
 	files := 0
 	onlyFile := "" // the text input, when there is one
 	for _, in := range inputs {
-		if !in.dir {
+		if !in.dir && in.entries == nil {
 			files++
 			onlyFile = in.path
 		}
 	}
 	for _, in := range inputs {
-		if in.dir {
+		if in.dir || in.entries != nil || in.path == "-" {
 			continue
 		}
-		readLines(in.path, func(k, _ []byte, line int) error {
+		readLines(in.path, hexInput, nil, func(k, _ []byte, line int) error {
 			if bytes.Equal(k, key) {
 				if files == 1 {
 					where = append(where, strconv.Itoa(line))
@@ -341,11 +532,13 @@ func duplicateError(key []byte, inputs []buildInput) error {
 	}
 	switch {
 	case len(where) == 2 && files == 1:
-		return fmt.Errorf("%s: duplicate key %s (lines %s and %s)", onlyFile, quoteKey(key), where[0], where[1])
+		return fmt.Errorf("%s: duplicate key %s (lines %s and %s)", onlyFile, form.show(key), where[0], where[1])
 	case len(where) == 2:
-		return fmt.Errorf("duplicate key %s (%s and %s)", quoteKey(key), where[0], where[1])
+		return fmt.Errorf("duplicate key %s (%s and %s)", form.show(key), where[0], where[1])
+	case files == 1 && onlyFile == "-" && len(inputs) == 1:
+		return fmt.Errorf("%s: duplicate key %s", inputName(onlyFile), form.show(key))
 	}
-	return fmt.Errorf("duplicate key %s", quoteKey(key))
+	return fmt.Errorf("duplicate key %s", form.show(key))
 }
 
 // parseBytes parses a size in bytes: a decimal number with an optional

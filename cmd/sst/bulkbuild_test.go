@@ -101,7 +101,7 @@ func TestBuildSplit(t *testing.T) {
 		t.Fatalf("tables hold %d entries, want the %d input lines in order", len(got), len(want))
 	}
 	// An earlier build in DIR is refused without -f, replaced with it.
-	wantError(t, []string{"build", "-split", "1MiB", "-o", out, in1}, 1, "another build")
+	wantError(t, []string{"build", "-split", "1MiB", "-o", out, in1}, 1, out+" already holds manifest.json", "use -f")
 	mustSST(t, "build", "-f", "-split", "1MiB", "-o", out, in1)
 	m, err = bulk.ReadManifest(filepath.Join(out, bulk.ManifestName))
 	if err != nil || m.Entries != 20000 || len(m.Tables) != 1 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
@@ -16,16 +17,17 @@ import (
 // offset and size of every section of the file.
 func runInfo(args []string, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("info", flag.ContinueOnError)
+	hexFlag := fset.Bool("hex", false, "print the smallest and largest keys in hex")
 	pos, err := parseArgs(fset, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("info: want exactly one FILE, got %d arguments (usage: sst info FILE)", len(pos))
+		return usagef("info: want exactly one FILE, got %d arguments (usage: sst info [-hex] FILE)", len(pos))
 	}
 	r, err := reader.Open(pos[0], nil)
 	if err != nil {
-		return fmt.Errorf("info: %w", err)
+		return fileErr("info", pos[0], err)
 	}
 	defer r.Close()
 	p := r.Properties()
@@ -34,7 +36,19 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 
 	w := bufio.NewWriter(stdout)
 	fmt.Fprintf(w, "file: %s\n\nproperties:\n", pos[0])
+	// Properties.String quotes keys with %q, which shows valid UTF-8 as
+	// runes and other bytes as escapes: the two key lines are redone with
+	// quoteBytes (byte by byte), or in hex.
+	showKey := quoteBytes
+	if *hexFlag {
+		showKey = hex.EncodeToString
+	}
+	keyLines := map[string][]byte{"smallest key:": p.SmallestKey, "largest key:": p.LargestKey}
 	for _, line := range strings.SplitAfter(strings.TrimSuffix(p.String(), "\n"), "\n") {
+		label, _, _ := strings.Cut(line, ":")
+		if k, ok := keyLines[label+":"]; ok {
+			line = fmt.Sprintf("%-20s%s\n", label+":", showKey(k))
+		}
 		fmt.Fprintf(w, "  %s", line)
 	}
 	fmt.Fprintf(w, "\n\nlayout (bytes; sizes include the %d-byte block trailers):\n", format.BlockTrailerLen)
@@ -63,7 +77,7 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(w, "\nfilter policy known: %s\n", known)
 	if err := w.Flush(); err != nil {
-		return fmt.Errorf("info: write: %w", err)
+		return cmdErr("info", err)
 	}
 	return nil
 }

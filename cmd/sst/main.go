@@ -7,27 +7,37 @@
 //
 // The commands are:
 //
-//	build -o OUT [-f] [-memory BYTES] [-q] [-block-size N] [-compression snappy|zstd|none] [-compression-level L] [-bits-per-key N] [-filter bloom|fuse8] [-format-version N] [-hash-index] INPUT
-//	build -split BYTES -o DIR [-f] [-memory BYTES] [-q] [flags] INPUT...
+//	build -o OUT [-f] [-memory BYTES] [-q] [-hex] [-block-size N] [-compression snappy|zstd|none] [-compression-level L] [-bits-per-key N] [-filter bloom|fuse8] [-format-version N] [-hash-index] INPUT
+//	build -split BYTES -o DIR [-f] [-memory BYTES] [-q] [-hex] [flags] INPUT...
 //	    Write a table to OUT. An existing OUT is an error unless -f is
 //	    given; with -f the new table replaces it atomically (by rename)
-//	    once it is complete. INPUT is a directory or a text file. For a
-//	    directory, every regular file under it (walked recursively;
+//	    once it is complete. INPUT is a directory, a text file, or "-" for
+//	    standard input read as a text file (./- names a file called "-").
+//	    For a directory, every regular file under it (walked recursively;
 //	    symbolic links, devices and other non-regular files are skipped)
 //	    becomes an entry whose key is its slash-separated path relative to
 //	    INPUT and whose value is its contents; OUT itself is skipped if it
 //	    lies inside INPUT. For a text file, every line is an entry
 //	    "key<TAB>value", split at the first tab; a line without a tab is a
 //	    key with an empty value (so an empty line is the empty key). Only
-//	    the "\n" or "\r\n" line ending is stripped. Entries are sorted by
+//	    the "\n" or "\r\n" line ending is stripped. With -hex, key and
+//	    value are hexadecimal digits (either case), so that they may hold
+//	    any bytes, tabs and newlines included; bad hex is an error naming
+//	    the line. Entries are sorted by
 //	    key; a duplicate key is an error and leaves no file behind.
 //	    Input of any size is sorted within -memory (default 256MiB):
-//	    entries beyond it are sorted and spilled to temporary tables
-//	    beside OUT, merged at the end (package bulk). -split BYTES writes
+//	    entries beyond it are sorted and spilled to temporary tables,
+//	    merged at the end (package bulk), in a working directory
+//	    .NAME.bulk-N (NAME: OUT's base name) beside OUT, or inside DIR with
+//	    -split; a build killed with SIGKILL leaves it behind, and the next
+//	    build of the same OUT removes it (unless a running build holds it).
+//	    -split BYTES writes
 //	    non-overlapping tables of about BYTES each into the directory DIR,
 //	    named in key order (000001.sst, ...), and DIR/manifest.json listing
 //	    them, from one or more INPUTs; DIR must not hold an earlier
-//	    build's tables unless -f is given, which removes them first. Sizes
+//	    build's tables or manifest unless -f is given, which replaces them
+//	    once the new build is complete: a failed build leaves them as they
+//	    were. Sizes
 //	    take a unit: KiB, MiB, GiB (or K, M, G), KB, MB, GB. A progress
 //	    line (entries and bytes so far, phase: reading, spilling, merging)
 //	    goes to standard error when it is a terminal, unless -q is given.
@@ -45,28 +55,39 @@
 //	    the entry count, bytes in (keys plus values), bytes out (file
 //	    size), compression ratio, filter size and elapsed time.
 //
-//	get FILE KEY...
+//	get [-hex] FILE KEY...
 //	    Write the value of each KEY to standard output. With one KEY the
 //	    value's exact bytes are written, with no newline added; with
 //	    several, each value is followed by a newline. An absent key is
 //	    reported on standard error, produces no output, and makes the exit
-//	    status 1; the other keys are still printed.
+//	    status 1; the other keys are still printed. With -hex, each KEY is
+//	    hexadecimal digits and each value is printed as hexadecimal digits
+//	    and a newline.
 //
-//	scan FILE [-start K] [-end K] [-limit N] [-keys-only]
-//	    Print the entries with start <= key < end in key order, one per
-//	    line: the key, then (unless -keys-only) a tab and the value. The
-//	    output is raw bytes: keys or values holding tabs or newlines make
-//	    it ambiguous. Without -end the scan runs through the last key;
-//	    an empty -end prints nothing. -limit 0 means no limit.
+//	scan FILE [-start K] [-end K] [-prefix P] [-limit N] [-keys-only] [-hex]
+//	    Print the entries with start <= key < end whose keys begin with P,
+//	    in key order, one per line: the key, then (unless -keys-only) a
+//	    tab and the value. The output is raw bytes: keys or values holding
+//	    tabs or newlines make it ambiguous; with -hex, K and P are
+//	    hexadecimal digits and keys and values are printed as hexadecimal
+//	    digits, which is not. Without -end the scan runs through the last
+//	    key; an empty -end prints nothing. -limit 0 means no limit.
 //
-//	info FILE
+//	info [-hex] FILE
 //	    Print the table's properties and its layout: the offset and size
 //	    of the data blocks, filter section, index block, properties block
 //	    and footer, the file size, and whether the filter policy is known.
+//	    The smallest and largest keys are printed as Go string literals
+//	    byte by byte: printable ASCII as it is (with \" and \\ escaped), any
+//	    other byte as \xHH, which strconv.Unquote turns back into the key;
+//	    with -hex, as hexadecimal digits.
 //
-//	verify FILE
-//	    Read every block, check every checksum and the table's internal
-//	    consistency, and print "ok: N entries, M data blocks".
+//	verify FILE...
+//	    Read every block, check every checksum and each table's internal
+//	    consistency, and print "ok: N entries, M data blocks", after
+//	    "FILE: " when there are several FILEs. A FILE that fails is
+//	    reported on standard error and the others are still checked; the
+//	    exit status is 1 if any failed.
 //
 //	bench filter [-keys N] [-bits LIST] [-policy LIST] [-dist LIST] [-plot FILE]
 //	    For each filter policy (bloom, leveldb, fuse8), bits per key and key
@@ -79,15 +100,17 @@
 //	    ImageMagick) PNG. Progress goes to standard error once the run has
 //	    taken a second.
 //
-//	help
-//	    Print the usage text.
+//	help [COMMAND]
+//	    Print the usage text, or only COMMAND's part of it, as
+//	    "sst COMMAND -h" does.
 //
 // Flags may come before or after the positional arguments. An argument
 // "--" ends the flags: everything after it is positional, which lets a KEY
 // begin with "-".
 //
 // Errors are reported as a single line on standard error beginning with
-// "sst: " and naming the command and the file. The exit status is 0 on
+// "sst: " and naming the command and the file: "sst: CMD: ...", with no
+// library prefix after it. The exit status is 0 on
 // success, 2 for a usage error and 1 for any other error. Running sst with
 // no arguments is a usage error: it prints the usage to standard error and
 // exits 2.
@@ -100,15 +123,18 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/sstkit/sstable/internal/errmsg"
 )
 
 const usageText = `sst builds, reads and checks SSTable files.
 
 Usage:
 
-  sst build -o OUT [-f] [-memory BYTES] [-q] [-block-size N] [-compression snappy|zstd|none] [-compression-level L] [-bits-per-key N] [-filter bloom|fuse8] [-format-version N] [-hash-index] INPUT
-  sst build -split BYTES -o DIR [-f] [-memory BYTES] [-q] [flags] INPUT...
-        Write a table to OUT from INPUT, a directory or a text file.
+  sst build -o OUT [-f] [-memory BYTES] [-q] [-hex] [-block-size N] [-compression snappy|zstd|none] [-compression-level L] [-bits-per-key N] [-filter bloom|fuse8] [-format-version N] [-hash-index] INPUT
+  sst build -split BYTES -o DIR [-f] [-memory BYTES] [-q] [-hex] [flags] INPUT...
+        Write a table to OUT from INPUT, a directory, a text file, or "-"
+        for standard input, read as a text file (./- is a file named "-").
         An existing OUT is an error unless -f is given; with -f it is
         replaced atomically once the new table is complete.
         Directory: every regular file under INPUT (recursively; symlinks,
@@ -120,19 +146,25 @@ Usage:
         "\n" or "\r\n" is stripped.
         Entries are sorted by key; a duplicate key is an error and leaves
         no output file. Input of any size is sorted within -memory: sorted
-        runs are spilled to temporary tables beside OUT and merged.
+        runs are spilled to temporary tables and merged, in a working
+        directory .NAME.bulk-N beside OUT (inside DIR with -split), which
+        the next build of OUT removes if a killed build left it.
         With -split, non-overlapping tables of about BYTES each go into
         the directory DIR (000001.sst, ... in key order) with
         DIR/manifest.json; several INPUTs may be given.
           -o OUT             output table (required); with -split, a directory
-          -f                 replace OUT if it exists; with -split, remove an
-                             earlier build's tables and manifest from DIR
+          -f                 replace OUT if it exists; with -split, replace an
+                             earlier build's tables and manifest in DIR; only
+                             once the new build is complete, either way
           -memory BYTES      entries held in memory before a sorted run is
                              spilled (default 256MiB); units KiB, MiB, GiB
                              (or K, M, G) and KB, MB, GB
           -split BYTES       write tables of about BYTES each into DIR
           -q                 no progress line (shown only when stderr is a
                              terminal: entries, bytes, phase)
+          -hex               text input lines are hexkey<TAB>hexvalue: hex
+                             digits (either case), so keys and values may
+                             hold any bytes, tabs and newlines included
           -block-size N      target data block size in bytes, 1..1073741824 (default 4096)
           -compression C     data block compression: snappy, zstd or none (default snappy)
           -compression-level L  zstd level: fastest, default, better or best (default default);
@@ -147,28 +179,39 @@ Usage:
                              wider hash index: about 1.5 slots of 4 to 8 bytes
                              per entry, and keys stored whole
 
-  sst get FILE KEY...
+  sst get [-hex] FILE KEY...
         Write the value of each KEY to stdout. With one KEY the exact value
         bytes are written, no newline added; with several KEYs each value is
         followed by a newline. An absent key is reported on stderr, prints
         nothing on stdout, and makes the exit status 1.
+          -hex               each KEY is hex digits; each value is printed
+                             as hex digits and a newline
 
-  sst scan FILE [-start K] [-end K] [-limit N] [-keys-only]
+  sst scan FILE [-start K] [-end K] [-prefix P] [-limit N] [-keys-only] [-hex]
         Print entries with start <= key < end in key order, one per line:
-        key, TAB, value (raw bytes).
+        key, TAB, value (raw bytes: ambiguous if they hold tabs or newlines;
+        with -hex they are not).
           -start K           first key to print (default: the first key)
           -end K             stop before this key (default: none; print
                              through the last key)
+          -prefix P          only keys beginning with P (and within -start, -end)
           -limit N           print at most N entries; 0 means no limit (default 0)
           -keys-only         print keys only
+          -hex               K and P are hex digits; keys and values are
+                             printed as hex digits: hexkey TAB hexvalue
 
-  sst info FILE
+  sst info [-hex] FILE
         Print the table's properties, the offset and size of every section,
-        the file size, and whether the filter policy is known.
+        the file size, and whether the filter policy is known. The smallest
+        and largest keys are Go string literals, byte by byte: printable
+        ASCII as is (\" and \\ escaped), any other byte as \xHH.
+          -hex               print the smallest and largest keys as hex digits
 
-  sst verify FILE
-        Check every block and checksum and the table's internal consistency;
-        print "ok: N entries, M data blocks".
+  sst verify FILE...
+        Check every block and checksum and each table's internal
+        consistency; print "ok: N entries, M data blocks" (after "FILE: "
+        when there are several). A FILE that fails is reported on stderr
+        and the others still checked; then the exit status is 1.
 
   sst bench filter [-keys N] [-bits LIST] [-policy LIST] [-dist LIST] [-plot FILE]
         For each policy x bits/key x key distribution, build a filter over
@@ -192,8 +235,8 @@ Usage:
                              rsvg-convert or ImageMagick convert)
         LIST is comma-separated.
 
-  sst help
-        Print this text.
+  sst help [COMMAND]
+        Print this text, or only COMMAND's part of it (as sst COMMAND -h does).
 
 Flags may come before or after FILE/INPUT. "--" ends the flags, so that a
 KEY may begin with "-".
@@ -240,10 +283,18 @@ func run(args []string, stdout, stderr io.Writer) (status int) {
 	name := args[0]
 	switch name {
 	case "help", "-h", "-help", "--help":
-		if len(args) > 1 {
-			return fail(stderr, usagef("help takes no arguments"))
+		switch {
+		case len(args) == 1:
+			io.WriteString(stdout, usageText)
+			return 0
+		case len(args) > 2:
+			return fail(stderr, usagef("help takes at most one COMMAND (usage: sst help [COMMAND])"))
 		}
-		io.WriteString(stdout, usageText)
+		text, ok := commandUsage(args[1])
+		if !ok {
+			return fail(stderr, usagef("help: unknown command %q (run \"sst help\" for the list)", args[1]))
+		}
+		io.WriteString(stdout, text)
 		return 0
 	}
 	cmd, ok := commands[name]
@@ -252,10 +303,30 @@ func run(args []string, stdout, stderr io.Writer) (status int) {
 	}
 	err := cmd(args[1:], stdout, stderr)
 	if errors.Is(err, flag.ErrHelp) {
-		io.WriteString(stdout, usageText)
+		text, _ := commandUsage(name)
+		io.WriteString(stdout, text)
 		return 0
 	}
 	return fail(stderr, err)
+}
+
+// commandUsage returns the part of usageText about the command name (its
+// paragraph, whose lines begin "  sst NAME"), with the usage heading and
+// the paragraph on flags that applies to every command.
+func commandUsage(name string) (string, bool) {
+	paras := strings.Split(usageText, "\n\n")
+	var flags string
+	for _, p := range paras {
+		if strings.HasPrefix(p, "Flags may come") {
+			flags = p
+		}
+	}
+	for _, p := range paras {
+		if p == "  sst "+name || strings.HasPrefix(p, "  sst "+name+" ") || strings.HasPrefix(p, "  sst "+name+"\n") {
+			return "Usage:\n\n" + p + "\n\n" + flags + "\n", true
+		}
+	}
+	return "", false
 }
 
 // exitError is an error whose message has already been reported; it only
@@ -341,11 +412,21 @@ func endsFlags(fs *flag.FlagSet, before []string) bool {
 	return fs.Parse(before) == nil && fs.NArg() == 0
 }
 
-// quoteKey quotes a key for messages, shortening long keys.
-func quoteKey(k []byte) string {
-	const max = 100
-	if len(k) > max {
-		return fmt.Sprintf("%q... (%d bytes)", k[:max], len(k))
+// cmdErr returns err as an error of the command cmd: its message is
+// "CMD: " and err's without its package prefix ("sstable: ", "bulk: ";
+// internal/errmsg), so that report prints "sst: CMD: ...", one prefix per
+// layer. errors.Is and errors.As see err.
+func cmdErr(cmd string, err error) error {
+	return errmsg.Wrap(cmd+": ", "", err)
+}
+
+// fileErr is cmdErr for an error about file: the message names file after
+// the command, unless err's message names it already (as "open FILE: ..."
+// does).
+func fileErr(cmd, file string, err error) error {
+	msg := errmsg.Trim(err.Error())
+	if strings.HasPrefix(msg, file+": ") || strings.Contains(msg, " "+file+": ") {
+		return errmsg.Wrap(cmd+": ", "", err)
 	}
-	return fmt.Sprintf("%q", k)
+	return errmsg.Wrap(cmd+": ", file, err)
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sstkit/sstable/builder"
 )
 
 // sst runs the command line args and returns its output and exit status.
@@ -379,15 +381,46 @@ func TestScanRange(t *testing.T) {
 }
 
 func TestUsage(t *testing.T) {
-	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"build", "-h"}} {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
 		out, errs, status := sst(t, args...)
-		if status != 0 || errs != "" {
-			t.Errorf("sst %q: status %d, stderr %q", args, status, errs)
+		if status != 0 || errs != "" || out != usageText {
+			t.Errorf("sst %q: status %d, stderr %q, stdout not the whole usage", args, status, errs)
 		}
-		for _, s := range []string{"sst build -o OUT", "sst get FILE KEY...", "sst scan FILE", "sst info FILE", "sst verify FILE",
-			"-block-size", "-compression", "-bits-per-key", "-start", "-end", "-limit", "-keys-only"} {
+		for _, s := range []string{"sst build -o OUT", "sst get [-hex] FILE KEY...", "sst scan FILE", "sst info [-hex] FILE", "sst verify FILE...",
+			"-block-size", "-compression", "-bits-per-key", "-start", "-end", "-prefix", "-limit", "-keys-only", "-hex"} {
 			if !strings.Contains(out, s) {
 				t.Errorf("sst %q: usage lacks %q", args, s)
+			}
+		}
+	}
+	// A command's -h, and help COMMAND, print that command's part alone.
+	for _, tc := range []struct {
+		args      []string
+		want, not []string
+	}{
+		{[]string{"build", "-h"}, []string{"sst build -o OUT", "sst build -split", "-block-size", "-hex"}, []string{"sst get", "sst scan", "-keys-only"}},
+		{[]string{"build", "-o", "x", "-h"}, []string{"sst build -o OUT"}, []string{"sst get"}},
+		{[]string{"help", "build"}, []string{"sst build -o OUT"}, []string{"sst get", "sst verify"}},
+		{[]string{"get", "-h"}, []string{"sst get [-hex] FILE KEY..."}, []string{"sst build", "sst scan"}},
+		{[]string{"scan", "--help"}, []string{"sst scan FILE", "-prefix", "-keys-only"}, []string{"sst get", "-block-size"}},
+		{[]string{"help", "info"}, []string{"sst info [-hex] FILE"}, []string{"sst scan", "sst verify"}},
+		{[]string{"verify", "-h"}, []string{"sst verify FILE..."}, []string{"sst info", "sst bench"}},
+		{[]string{"bench", "-h"}, []string{"sst bench filter", "-policy"}, []string{"sst verify", "sst help"}},
+		{[]string{"bench", "filter", "-h"}, []string{"sst bench filter", "-policy"}, []string{"sst verify"}},
+		{[]string{"help", "help"}, []string{"sst help [COMMAND]"}, []string{"sst bench"}},
+	} {
+		out, errs, status := sst(t, tc.args...)
+		if status != 0 || errs != "" || !strings.HasPrefix(out, "Usage:\n\n  sst ") || !strings.Contains(out, `"--" ends the flags`) {
+			t.Errorf("sst %q: status %d, stderr %q, stdout %.40q...", tc.args, status, errs, out)
+		}
+		for _, s := range tc.want {
+			if !strings.Contains(out, s) {
+				t.Errorf("sst %q: usage lacks %q", tc.args, s)
+			}
+		}
+		for _, s := range tc.not {
+			if strings.Contains(out, s) {
+				t.Errorf("sst %q: usage holds %q, another command's", tc.args, s)
 			}
 		}
 	}
@@ -412,8 +445,9 @@ func TestUsage(t *testing.T) {
 		{[]string{"build", "-o", input, input}, "input"},
 		{[]string{"get", out}, "KEY"},
 		{[]string{"info"}, "FILE"},
-		{[]string{"verify", out, out}, "FILE"},
-		{[]string{"help", "me"}, "help"},
+		{[]string{"verify"}, "FILE"},
+		{[]string{"help", "me"}, `unknown command "me"`},
+		{[]string{"help", "get", "scan"}, "at most one COMMAND"},
 	} {
 		wantError(t, tc.args, 2, tc.sub)
 	}
@@ -494,9 +528,9 @@ func TestCorruptTable(t *testing.T) {
 	}
 }
 
-// TestWriteTableAborts checks that a build failing midway, after the
-// temporary file exists, leaves nothing behind.
-func TestWriteTableAborts(t *testing.T) {
+// TestBuildTableAborts checks that a build failing midway, after the
+// working directory exists, leaves nothing behind.
+func TestBuildTableAborts(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.sst")
 	for _, tc := range []struct {
@@ -507,9 +541,10 @@ func TestWriteTableAborts(t *testing.T) {
 		{[]buildEntry{{key: []byte("a")}, {key: []byte("b")}, {key: []byte("b")}}, `duplicate key "b"`},
 		{[]buildEntry{{key: []byte("a"), path: dir}}, "regular"},
 	} {
-		_, err := writeTable(out, nil, tc.entries)
+		cfg := buildConfig{opts: &builder.Options{}, memory: 1 << 20}
+		err := buildTable(out, cfg, []buildInput{{entries: tc.entries}})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("writeTable: error %v, want one mentioning %q", err, tc.want)
+			t.Errorf("buildTable: error %v, want one mentioning %q", err, tc.want)
 		}
 		if names := dirNames(t, dir); len(names) != 0 {
 			t.Errorf("failed build left %q", names)

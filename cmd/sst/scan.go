@@ -3,72 +3,114 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/hex"
 	"flag"
-	"fmt"
 	"io"
 
 	"github.com/sstkit/sstable/reader"
 )
 
-// runScan implements "sst scan": it prints the entries in [start, end),
-// at most limit of them.
+// runScan implements "sst scan": it prints the entries in [start, end)
+// whose keys begin with the prefix, at most limit of them.
 func runScan(args []string, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("scan", flag.ContinueOnError)
-	start := fset.String("start", "", "first key")
-	end := fset.String("end", "", "stop before this key")
+	startFlag := fset.String("start", "", "first key")
+	endFlag := fset.String("end", "", "stop before this key")
+	prefixFlag := fset.String("prefix", "", "only keys beginning with this")
 	limit := fset.Int("limit", 0, "maximum number of entries; 0 means no limit")
 	keysOnly := fset.Bool("keys-only", false, "print keys only")
+	hexFlag := fset.Bool("hex", false, "keys given and printed in hex, values printed in hex")
 	pos, err := parseArgs(fset, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("scan: want exactly one FILE, got %d arguments (usage: sst scan FILE [-start K] [-end K] [-limit N] [-keys-only])", len(pos))
+		return usagef("scan: want exactly one FILE, got %d arguments (usage: sst scan FILE [-start K] [-end K] [-prefix P] [-limit N] [-keys-only] [-hex])", len(pos))
 	}
 	if *limit < 0 {
 		return usagef("scan: -limit %d is negative", *limit)
 	}
+	form := keyForm{hex: *hexFlag}
+	start, err := form.parse("scan", "-start", *startFlag)
+	if err != nil {
+		return err
+	}
+	end, err := form.parse("scan", "-end", *endFlag)
+	if err != nil {
+		return err
+	}
+	prefix, err := form.parse("scan", "-prefix", *prefixFlag)
+	if err != nil {
+		return err
+	}
 	// An explicitly empty -end excludes every key; an absent one none.
-	haveEnd := false
-	fset.Visit(func(f *flag.Flag) {
-		if f.Name == "end" {
-			haveEnd = true
-		}
-	})
+	haveEnd := flagSet(fset, "end")
+	// -prefix narrows [start, end) to the keys beginning with it: from the
+	// greater of start and the prefix, to the lesser of end and the first
+	// key after every key with the prefix.
+	if bytes.Compare(prefix, start) > 0 {
+		start = prefix
+	}
+	if pend := prefixEnd(prefix); pend != nil && (!haveEnd || bytes.Compare(pend, end) < 0) {
+		end, haveEnd = pend, true
+	}
 
 	r, err := reader.Open(pos[0], nil)
 	if err != nil {
-		return fmt.Errorf("scan: %w", err)
+		return fileErr("scan", pos[0], err)
 	}
 	defer r.Close()
 	it := r.NewIterator()
 	defer it.Close()
 
 	w := bufio.NewWriterSize(stdout, 64<<10)
-	endKey := []byte(*end)
 	n := 0
-	for ok := it.SeekGE([]byte(*start)); ok; ok = it.Next() {
+	var line []byte
+	for ok := it.SeekGE(start); ok; ok = it.Next() {
 		k := it.Key()
-		if haveEnd && bytes.Compare(k, endKey) >= 0 {
+		if haveEnd && bytes.Compare(k, end) >= 0 {
 			break
 		}
-		w.Write(k)
-		if !*keysOnly {
-			w.WriteByte('\t')
-			w.Write(it.Value())
+		line = line[:0]
+		if *hexFlag {
+			line = hex.AppendEncode(line, k)
+		} else {
+			line = append(line, k...)
 		}
-		if err := w.WriteByte('\n'); err != nil {
-			return fmt.Errorf("scan: write: %w", err)
+		if !*keysOnly {
+			line = append(line, '\t')
+			if *hexFlag {
+				line = hex.AppendEncode(line, it.Value())
+			} else {
+				line = append(line, it.Value()...)
+			}
+		}
+		line = append(line, '\n')
+		if _, err := w.Write(line); err != nil {
+			return cmdErr("scan", err)
 		}
 		if n++; n == *limit {
 			break
 		}
 	}
 	if err := w.Flush(); err != nil {
-		return fmt.Errorf("scan: write: %w", err)
+		return cmdErr("scan", err)
 	}
 	if err := it.Err(); err != nil {
-		return fmt.Errorf("scan: %s: %w", pos[0], err)
+		return fileErr("scan", pos[0], err)
+	}
+	return nil
+}
+
+// prefixEnd returns the least key greater than every key beginning with
+// prefix, or nil if there is none (prefix empty or all 0xff bytes).
+func prefixEnd(prefix []byte) []byte {
+	for i := len(prefix) - 1; i >= 0; i-- {
+		if prefix[i] != 0xff {
+			end := bytes.Clone(prefix[:i+1])
+			end[i]++
+			return end
+		}
 	}
 	return nil
 }
