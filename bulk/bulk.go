@@ -22,8 +22,9 @@
 // stays under 2 x MemoryBudget + 16 MiB whatever the input size, plus what
 // the builder keeps for the table being written (its index and filter:
 // about 3 bytes per entry with the default Bloom(10) filter and 4 KiB
-// blocks, 8 more per entry, a key hash, once the table is partitioned, past
-// about 120k entries with the default builder.Options.PartitionThreshold;
+// blocks, 8 more per entry, a key hash, once the table is partitioned:
+// once its index and filter pass builder.Options.PartitionThreshold, 240
+// KiB by default, about 120k entries of 16-byte keys;
 // more with a hash index), which TargetTableSize bounds.
 //
 // When runs exist, Finish spills the in-memory entries too, drops the
