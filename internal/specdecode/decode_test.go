@@ -638,6 +638,16 @@ func (t *table) checkKeys() error {
 		if bytes.Compare(b.sep, last) < 0 || i+1 < len(t.blocks) && bytes.Compare(b.sep, t.blocks[i+1].entries[0].key) >= 0 {
 			return bad(secIndex, t.index.off, "separator %q of block %d is not in [%q, next block's first key)", b.sep, i, last)
 		}
+		// And exactly the key the writer's shortening gives.
+		var want []byte
+		if i+1 < len(t.blocks) {
+			want = separator(last, t.blocks[i+1].entries[0].key)
+		} else {
+			want = successor(last)
+		}
+		if !bytes.Equal(b.sep, want) {
+			return bad(secIndex, t.index.off, "separator %q of block %d, the writer's rule gives %q", b.sep, i, want)
+		}
 		if t.partitioned && (i+1 == len(t.blocks) || t.blocks[i+1].part != b.part) && !bytes.Equal(t.parts[b.part].key, last) {
 			return bad(secTop, t.index.off, "partition %d's key is %q, its last key %q", b.part, t.parts[b.part].key, last)
 		}
@@ -676,6 +686,39 @@ func (t *table) checkKeys() error {
 		}
 	}
 	return nil
+}
+
+// separator is the index key a writer puts between blocks ending with a
+// and starting with b ("Index block"): LevelDB's FindShortestSeparator,
+// except that a key of more than 64 bytes that it would keep whole is cut
+// after its first byte past the common prefix and the next byte that is
+// not 0xff and not its last, that byte incremented.
+func separator(a, b []byte) []byte {
+	i := commonPrefix(a, b)
+	if i == min(len(a), len(b)) {
+		return a // a is a prefix of b
+	}
+	if a[i] < 0xff && a[i]+1 < b[i] {
+		return append(bytes.Clone(a[:i]), a[i]+1)
+	}
+	if len(a) > 64 {
+		for j := i + 1; j < len(a)-1; j++ {
+			if a[j] != 0xff {
+				return append(bytes.Clone(a[:j]), a[j]+1)
+			}
+		}
+	}
+	return a
+}
+
+// successor is the last block's index key: LevelDB's FindShortSuccessor.
+func successor(a []byte) []byte {
+	for i, c := range a {
+		if c != 0xff {
+			return append(bytes.Clone(a[:i]), c+1)
+		}
+	}
+	return a
 }
 
 // suffixSplitter returns the split function of the built-in splitter
