@@ -130,6 +130,11 @@ func TestBuiltTablesAgreeWithSpec(t *testing.T) {
 		// the reader) took longer than the rest of the test together.
 		{"v4-wide", builder.Options{BlockSize: 1<<19 + 30, Compression: format.NoCompression}, wideV4(),
 			"5-byte version 4 slots", func(t *table) bool { return t.hash.width == 5 && t.version == 4 }, true},
+		// 257 blocks (9 block bits) with entries past offset 2^15 (16
+		// offset bits) leave 7 tag bits in 4-byte slots: at least 5, as
+		// version 4 asks, fewer than the 8 of versions 2 and 3.
+		{"v4-tag7", builder.Options{BlockSize: 40000, Compression: format.NoCompression}, numbered(257*40, 1000),
+			"4-byte version 4 slots with fewer than 8 tag bits", func(t *table) bool { return t.hash.width == 4 && t.hash.tagBits < 8 && t.version == 4 }, true},
 		{"v4-default", builder.Options{}, numbered(3000, 40),
 			"version 4 defaults (restart interval 32)", func(t *table) bool { return t.p.restartInterval == 32 && t.version == 4 }, false},
 		{"v4-longkeys", builder.Options{BlockSize: 256, PartitionThreshold: 1, PartitionSize: 256}, longKeys(),
