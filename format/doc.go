@@ -451,7 +451,7 @@
 //	tag 10: filter size (bytes, trailer included)
 //	tag 11: compression (1 none, 2 snappy, 3 zstd)
 //	tag 12: filter policy name
-//	tag 13: filter bits per key, in 1/1000 bits
+//	tag 13: filter bits per key, in 1/1000 bits (0 for a policy not sized so: BinaryFuse8)
 //	tag 14: target block size (bytes)
 //	tag 15: restart interval (entries)
 //	tag 16: largest decoded data block (bytes)

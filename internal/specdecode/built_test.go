@@ -35,18 +35,19 @@ func goldenInput(t *testing.T) []kv {
 	return out
 }
 
-// numbered returns n entries with keys "key/%08d" and pseudo-random
-// values of valueLen bytes drawn from a small alphabet, so that blocks
-// compress.
+// numbered returns n entries with keys "key/%08d" and values of valueLen
+// bytes cut at varying offsets from 64 KiB of letters drawn at random
+// from a small alphabet, so that blocks compress.
 func numbered(n, valueLen int) []kv {
 	rng := rand.New(rand.NewPCG(1, 2))
+	pool := make([]byte, 64<<10)
+	for i := range pool {
+		pool[i] = "abcdefgh"[rng.IntN(8)]
+	}
 	out := make([]kv, n)
 	for i := range out {
-		v := make([]byte, valueLen)
-		for j := range v {
-			v[j] = "abcdefgh"[rng.IntN(8)]
-		}
-		out[i] = kv{fmt.Appendf(nil, "key/%08d", i), v}
+		at := i * 7919 % (len(pool) - valueLen)
+		out[i] = kv{fmt.Appendf(nil, "key/%08d", i), pool[at : at+valueLen]}
 	}
 	return out
 }

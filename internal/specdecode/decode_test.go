@@ -272,7 +272,7 @@ func decompress(off uint64, stored []byte, typ byte, maxLen uint64) ([]byte, err
 		}
 		out, err := zstdDecoder.DecodeAll(stored, make([]byte, 0, n))
 		if err != nil || uint64(len(out)) != n {
-			return nil, bad(secData, off, "zstd frame of %d bytes decodes to %d (%v)", n, len(out), err)
+			return nil, bad(secData, off, "zstd frame claims %d bytes, decodes to %d (%v)", n, len(out), err)
 		}
 		return out, nil
 	}
