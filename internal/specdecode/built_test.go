@@ -95,10 +95,11 @@ func cutSeparators(t *table) int {
 
 // TestBuiltTablesAgreeWithSpec does what TestGoldenTablesAgreeWithSpec
 // does for tables built here, for what no golden table has: the LevelDB
-// Bloom filter and BinaryFuse8 in version 4, hash indexes with file
-// offsets (flags bit 0) and with 5-byte slots in versions 2 and 4, the
-// default restart interval of version 4, and keys too long for the
-// properties block (tags 18 and 19).
+// Bloom filter, BinaryFuse8 in version 4, hash indexes with file offsets
+// (flags bit 0), 5-byte slots in versions 2 and 4, 6-byte ones in version
+// 2, 7-bit tags in version 4, version 4's default restart interval, keys
+// too long for the properties block (tags 18 and 19) and the separators
+// cut for long keys.
 func TestBuiltTablesAgreeWithSpec(t *testing.T) {
 	input := goldenInput(t)
 	small := builder.Options{BlockSize: 256, RestartInterval: 4}
@@ -127,6 +128,9 @@ func TestBuiltTablesAgreeWithSpec(t *testing.T) {
 			"5-byte slots, decoded offsets (flags 2)", func(t *table) bool { return t.hash.width == 5 && t.hash.flags == flagDecodedOffsets }, false},
 		{"v2-raw-wide", builder.Options{HashIndex: true, Compression: format.NoCompression}, numbered(6000, 200),
 			"5-byte slots, file offsets (flags 1)", func(t *table) bool { return t.hash.width == 5 && t.hash.flags == flagFileOffsets }, false},
+		// 1000 blocks (10 block bits) decoding to 4.4 MB (23 offset bits).
+		{"v2-wider", builder.Options{HashIndex: true}, numbered(2000, 2200),
+			"6-byte slots, decoded offsets (flags 2)", func(t *table) bool { return t.hash.width == 6 && t.hash.flags == flagDecodedOffsets }, false},
 		// Stored raw: decoding 64 MiB of snappy blocks twice (here and in
 		// the reader) took longer than the rest of the test together.
 		{"v4-wide", builder.Options{BlockSize: 1<<19 + 30, Compression: format.NoCompression}, wideV4(),
