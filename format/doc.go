@@ -84,10 +84,12 @@
 //
 // # Data block
 //
-// A data block holds entries in increasing key order. Each key is
-// prefix-compressed against the previous key; every RestartInterval-th
-// entry (16 by default) is a restart point, stored with shared = 0, whose
-// offset goes in the restart array:
+// A data block holds entries in increasing key order, at least one.
+// Each key is prefix-compressed against the previous key (shared is the
+// length of their longest common prefix); every RestartInterval-th entry
+// (property tag 15: 16 by default, 32 in version 4), the first included,
+// is a restart point, stored with shared = 0, whose offset goes in the
+// restart array:
 //
 //	entry:
 //	+----------------+------------------+-----------------+-------------------+-------+
@@ -99,10 +101,11 @@
 //	| entry 0 | entry 1 | ... | restart[0] uint32LE | ... restart[n-1]    | n uint32LE    |
 //	+---------+---------+-----+---------------------+---------------------+---------------+
 //
-// restart[0] is 0. A block with no entries has n = 0 and is just the 4-byte
-// count. A builder cuts a block once its encoded size reaches the target
-// block size (4096 bytes by default), so an entry larger than the target
-// simply makes a larger block. Lookups binary-search the restart points,
+// restart[0] is 0. A block with no entries (only the index block of an
+// empty table) has n = 0 and is just the 4-byte count. A builder cuts a
+// block once its encoded size reaches the target block size (4096 bytes
+// by default), so an entry larger than the target simply makes a larger
+// block. Lookups binary-search the restart points,
 // whose keys are stored whole, then scan at most one restart interval.
 //
 // In a table with a hash index (version 2, or version 3 with property tag
@@ -121,7 +124,8 @@
 // one exception for long keys: where LevelDB keeps the last key whole (its
 // byte after the common prefix is one below the next key's), a last key of
 // more than 64 bytes is cut after its first byte past
-// that one that is not 0xff, incremented. The last block's key is shortened
+// that one that is not 0xff, incremented, unless that byte is its last
+// (the key is then kept whole). The last block's key is shortened
 // as FindShortSuccessor does. So an index key is at most a
 // few bytes longer than the common prefix of the keys it separates (for the
 // last block, than the 0xff bytes the last key starts with), whatever their
@@ -162,7 +166,8 @@
 //
 // The hash index maps every key to its entry, so a point lookup reads one
 // slot and one entry instead of searching the index block and a data
-// block. It is laid out the same way in both versions, and in a version 3
+// block. It is laid out the same way in both versions (and, with the
+// changes "Version 4" below gives, in version 4), and in a version 3
 // table too it covers the whole table: its slots and block offsets name
 // the table's data blocks by their numbers in the file, whatever
 // partition's index holds them:
@@ -175,19 +180,22 @@
 //	+--------------------------------------------------------------------------+
 //	| numSlots slots of width bytes (unsigned, little-endian)                  |
 //	+--------------------------------------------------------------------------+
-//	| numBlocks+1 block offsets, u64LE                                         |
+//	| numBlocks+1 block offsets, u64LE (u32LE with flags bit 4, version 4)     |
 //	+--------------------------------------------------------------------------+
 //	| numBlocks+1 decoded starts, u64LE (only with flags bit 1)                |
 //	+--------------------------------------------------------------------------+
 //
-// width is 4 to 8. flags bit 0 (file offsets) says slots hold entries'
-// file offsets; bit 1 (decoded offsets) says they hold entries' offsets in
-// the concatenation of all decoded data blocks, whose starts follow the
+// width is 4 to 8. flags bit 0 (value 1, file offsets) says slots hold
+// entries' file offsets (the block's file offset plus the entry's offset
+// in it); bit 1 (value 2, decoded offsets) says they hold entries' offsets
+// in the concatenation of all decoded data blocks, whose starts follow the
 // block offsets (0 first, increasing by at least the 4-byte restart count,
 // the total decoded size last); with neither, offsets are in the decoded
-// block. At most one of the two is set; the other bits are 0. The padding, 0 to 63 zero bytes, makes the slots start at a
-// file offset that is a multiple of 64, so its length follows from the
-// section's offset. numBlocks equals the data block count. Block offset i
+// block. At most one of the two is set. Bits 2 to 4 (values 4, 8 and 16)
+// are version 4's ("Version 4" below) and 0 in versions 2 and 3; bits 5
+// to 7 are always 0. The padding, 0 to 63 zero bytes, makes the slots
+// start at a file offset that is a multiple of 64, so its length follows
+// from the section's offset. numBlocks equals the data block count. Block offset i
 // is the file offset of data block i; the last one is DataSize. Block i's
 // handle is (offset i, offset i+1 - offset i - 5), so the offsets start at
 // 0 and increase by at least the 5-byte trailer.
@@ -210,12 +218,18 @@
 // m & (2^tagBits - 1). A lookup reads slots home, home+1, ... (wrapping to
 // 0 after numSlots-1) until an empty slot; each slot with the key's tag
 // names an entry whose key is compared with the one sought. The writer
-// uses numSlots = n + n/2 + 1 for n entries (load at most 2/3, at least
-// one empty slot), blockBits = bit length of numBlocks, offsetBits = bit
-// length of the largest offset, and the smallest width (at most 8) leaving
-// at least 8 tag bits. It sets the file-offsets flag when every data block
-// is stored raw, and the decoded-offsets flag otherwise, when the offsets
-// fit: a reader then goes from the slot's value straight to the entry, in
+// uses numSlots = n + n/2 + 1 for n entries (n distinct prefixes with a
+// splitter, tag 20; load at most 2/3, at least one empty slot), blockBits
+// = bit length of numBlocks (0 for a table without data blocks), and the
+// smallest width from 4 to 8 bytes leaving at least 8 tag bits (8 if none
+// does). It sets the file-offsets flag when every data block is stored
+// raw and blockBits + bit length of DataSize + 8 <= 64; otherwise, when
+// some data block is compressed, the decoded-offsets flag if blockBits +
+// bit length of the total decoded size + 8 <= 64; else neither. With the
+// file-offsets flag offsetBits is the bit length of DataSize, with the
+// decoded-offsets flag that of the total decoded size, and with neither
+// that of the largest offset, in its decoded block, of an entry with a
+// slot. A reader then goes from the slot's value straight to the entry, in
 // the mapped file for raw blocks, or, subtracting the block's decoded
 // start, in its cached decoded block.
 //
@@ -358,14 +372,18 @@
 // with no other entry read: the first entry's header starts at offset 0.
 //
 // 2. Hash index section. Laid out as in version 2, with flags bit 2
-// (first key) set and bits 0 and 1 clear: a slot's offset field is the
-// entry's offset in its decoded block. The writer uses numSlots = n + n/9
-// + 1 for n entries (load at most 0.9: a successful probe reads about 5.5
-// slots, within one or two cache lines; an unsuccessful one about 50),
-// and the smallest width (at most 8) leaving at least 5 tag bits: 4-byte
-// slots while the block number and the offset in a block fit in 27 bits
-// (up to about 2M entries in 4 KiB blocks), 5 bytes beyond. Only the
-// decoded-starts table is never present.
+// (value 4, first key) set and bits 0 and 1 clear: a slot's offset field
+// is the entry's offset in its decoded block, and offsetBits the bit
+// length of the largest such offset of an entry with a slot. Flags bit 4
+// (value 16, narrow offsets) is set when DataSize is below 2^32, and then
+// each block offset is 4 bytes, u32LE, instead of 8 (u64LE, bit 4 clear,
+// for larger tables). The writer uses numSlots = n + n/9 + 1 for n
+// entries (or distinct prefixes; load at most 0.9: a successful probe
+// reads about 5.5 slots, within one or two cache lines; an unsuccessful
+// one about 50), and the smallest width from 4 to 8 bytes leaving at
+// least 5 tag bits: 4-byte slots while the block number and the offset in
+// a block fit in 27 bits (up to about 2M entries in 4 KiB blocks), 5
+// bytes or more beyond. The decoded-starts table is never present.
 //
 // 3. Whole filter. In a partitioned version 4 table (property tag 22
 // present) the hash index section also has flags bit 3 set, and after the
@@ -375,19 +393,21 @@
 // partitions keep their own filters. The section is then:
 //
 //	+---------------------------------------------------------+
-//	| header (16 bytes), flags = 4 | 8                        |
+//	| header (16 bytes), flags = 4 | 8 | 16 (28)              |
 //	+---------------------------------------------------------+
 //	| zero padding                                            |
 //	+---------------------------------------------------------+
 //	| numSlots slots of width bytes                           |
 //	+---------------------------------------------------------+
-//	| numBlocks+1 block offsets, u64LE                        |
+//	| numBlocks+1 block offsets, u32LE                        |
 //	+---------------------------------------------------------+
 //	| whole filter: at least 1 byte, to the section's end     |
 //	+---------------------------------------------------------+
 //
-// A one-level version 4 table has flags = 4 and no filter after the
-// block offsets: its filter section is already whole.
+// (flags = 4 | 8 and u64LE block offsets when DataSize is 2^32 or more).
+// A one-level version 4 table has flags = 4 | 16 (20), or 4 from 2^32
+// bytes of data blocks, and no filter after the block offsets: its
+// filter section is already whole.
 //
 // Property tag 22 (partitioned, value 1) marks a partitioned version 4
 // table; it appears in no other table. Its footer, top-level index,
@@ -431,7 +451,7 @@
 //	tag 10: filter size (bytes, trailer included)
 //	tag 11: compression (1 none, 2 snappy, 3 zstd)
 //	tag 12: filter policy name
-//	tag 13: filter bits per key, in 1/1000 bits
+//	tag 13: filter bits per key, in 1/1000 bits (0 for a policy not sized so: BinaryFuse8)
 //	tag 14: target block size (bytes)
 //	tag 15: restart interval (entries)
 //	tag 16: largest decoded data block (bytes)
@@ -452,21 +472,24 @@
 // still accept; readers before them report a table with tag 18 or 19 and
 // without tag 4 or 5 as corrupt. Tag
 // 16 bounds the size a reader will decompress a data block to. Tag 17 is
-// present exactly in version 2 tables and in version 3 tables built with
-// a hash index, where the data size plus the hash index size is the
-// offset of the filter section (in version 3, of the first partition, the
-// footer's filter handle's offset); in version 1, and version 3 without
-// a hash index, the data size is that offset.
+// present exactly in version 2 tables, in version 3 tables built with
+// a hash index and in every version 4 table, where the data size plus the
+// hash index size is the offset of the filter section (in a partitioned
+// table, of the first partition, the footer's filter handle's offset); in
+// version 1, and version 3 without a hash index, the data size is that
+// offset.
 //
 // Tags 20 and 21 are written only when present, so tables without a
 // splitter or user properties are byte for byte as before. Tag 20 names
 // the Splitter the table's keys were split with (the built-in Suffix(n)
-// is "sstkit.Suffix(n)", n in decimal). In such a table the filter holds
-// each distinct prefix key[:Split(key)] once, instead of each key, and a
-// version 2 table's hash index maps each distinct prefix (hashed as a key
-// is) to the table's first entry with that prefix, so it has one occupied
-// slot per distinct prefix. Consecutive keys never have decreasing
-// prefixes, so the keys of a prefix are contiguous. A reader that does
+// is "sstkit.Suffix(n)", n in decimal: a key's prefix is all but its last
+// n bytes, and a key shorter than n bytes is its own prefix). In such a
+// table the filter holds each distinct prefix key[:Split(key)] once,
+// instead of each key, and the hash index (versions 2 to 4) maps each
+// distinct prefix (hashed as a key is) to the table's first entry with
+// that prefix, so it has one occupied slot per distinct prefix.
+// Consecutive keys never have decreasing prefixes, so the keys of a
+// prefix are contiguous. A reader that does
 // not know the splitter must neither probe the filter with whole keys nor
 // look whole keys up in the hash index; readers of this package then read
 // the table as if it had no filter and no hash index. (Readers written
@@ -497,7 +520,8 @@
 //	+----------------+----------------+-----------------+---------+---------+------------------+
 //
 // The handles are fixed-width here so the footer has a fixed size. version
-// is 1, 2 or 3, as in the properties. The CRC is the masked CRC-32C of bytes [0, 52). The magic number is
+// is 1, 2, 3 or 4, as in the properties. The CRC is the masked CRC-32C
+// of bytes [0, 52). The magic number is
 // the bytes 8b 53 53 54 0d 0a 1a 0a ("\x8bSST\r\n\x1a\n", uint64 LE
 // 0x0a1a0a0d5453538b): like PNG's signature, its first byte is not ASCII
 // and its tail catches line-ending translation.
