@@ -95,3 +95,16 @@ func PartitionsChecked(r *Reader) int {
 // the file mapping (each Next then runs under the fault guard), rather
 // than from the cache or its own copy.
 func IterInPlace(it *Iterator) bool { return it.loaded && it.mapped }
+
+// FillWaiters returns the goroutines waiting for another's read and
+// decode of data block i into the cache, or -1 when no fill of it is in
+// progress.
+func FillWaiters(r *Reader, i int) int {
+	switch s := r.src.(type) {
+	case *mmapSource:
+		return s.fills.waiting(i)
+	case *readAtSource:
+		return s.fills.waiting(i)
+	}
+	return -1
+}

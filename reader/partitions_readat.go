@@ -85,6 +85,17 @@ func (s *readAtSource) partitionPinned(ps *partitions, p int, pin *blockcache.Ha
 	if kept, ok := s.partitionFromTail(ps, p, pin); ok {
 		return kept, nil
 	}
+	// Concurrent misses of p wait for one read of it.
+	f, lead := s.partFills.join(p)
+	if !lead {
+		s.partFills.wait(f)
+		if h, ok := s.partTable.Get(p); ok {
+			*pin = h
+			return h.Bytes(), nil
+		}
+	} else {
+		defer s.partFills.land(p, f)
+	}
 	if ahead != nil {
 		q := p
 		for q+1 < len(ps.parts) && ps.parts[q+1].End()-ps.parts[p].Offset <= PartitionReadahead {

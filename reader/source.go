@@ -186,6 +186,7 @@ type blockCache struct {
 	indexOff int64             // the index block's offset, for messages
 	once     sync.Once
 	blocks   *blockcache.Table // slot i is data block i; nil until first use, or with noTable
+	fills    flights           // data blocks being read and decoded into blocks
 	noTable  bool              // no table is wanted: a mapped, uncompressed table reads every block in place
 }
 

@@ -74,6 +74,13 @@ func (m *mmapSource) dataBlock(s *scratch, i int, h format.BlockHandle) ([]byte,
 			return b, nil
 		}
 	}
+	return m.fill(s, i, h)
+}
+
+// fill decodes data block i, missed in the cache, into the cache; a
+// concurrent miss of the same block waits for this decode rather than
+// making its own.
+func (m *mmapSource) fill(s *scratch, i int, h format.BlockHandle) ([]byte, error) {
 	stored, typ, err := m.checked(i, h)
 	if err != nil {
 		return nil, err
@@ -81,6 +88,18 @@ func (m *mmapSource) dataBlock(s *scratch, i int, h format.BlockHandle) ([]byte,
 	if typ == format.BlockTypeRaw {
 		return stored, nil // served from the mapping, never cached
 	}
+	if m.noTable {
+		return m.decode(s, i, h, stored, typ)
+	}
+	f, lead := m.fills.join(i)
+	if !lead {
+		m.fills.wait(f)
+		if b, ok := m.cached(s, i, h); ok {
+			return b, nil
+		}
+		return m.decode(s, i, h, stored, typ)
+	}
+	defer m.fills.land(i, f)
 	return m.decode(s, i, h, stored, typ)
 }
 

@@ -48,6 +48,7 @@ type readAtSource struct {
 
 	partsOnce  sync.Once
 	partTable  *blockcache.Table // a Version3 table's partitions, slot p for partition p
+	partFills  flights           // partitions being read into partTable
 	partMisses atomic.Int32      // lookups' partition misses, counted up to the one that prefetches
 }
 
@@ -253,6 +254,22 @@ func (s *readAtSource) dataBlock(sc *scratch, i int, h format.BlockHandle) ([]by
 	}
 	if b, ok := s.cached(sc, i, h); ok {
 		return b, nil
+	}
+	return s.fill(sc, i, h)
+}
+
+// fill reads data block i, missed in the cache, and decodes it into the
+// cache; a concurrent miss of the same block waits for this read rather
+// than making its own (one request, not several, on object storage).
+func (s *readAtSource) fill(sc *scratch, i int, h format.BlockHandle) ([]byte, error) {
+	f, lead := s.fills.join(i)
+	if !lead {
+		s.fills.wait(f)
+		if b, ok := s.cached(sc, i, h); ok {
+			return b, nil
+		}
+	} else {
+		defer s.fills.land(i, f)
 	}
 	stored, typ, err := s.stored(sc, h)
 	if err != nil {
