@@ -8,6 +8,8 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/objstorage"
 	pebblesst "github.com/cockroachdb/pebble/sstable"
+	objstorage2 "github.com/cockroachdb/pebble/v2/objstorage"
+	pebble2sst "github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/sstkit/sstable/bench/internal/implsetup"
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/reader"
@@ -54,7 +56,7 @@ type getter interface {
 	close() error
 }
 
-var implNames = []string{"ours", "ours-v1", "pebble", "goleveldb"}
+var implNames = []string{"ours", "ours-v1", "pebble", "pebble2", "goleveldb"}
 
 func newImpl(name string) impl {
 	switch name {
@@ -64,6 +66,8 @@ func newImpl(name string) impl {
 		return ours{suffix: "-v1", layout: implsetup.V1Layout} // no hash index: format version 1
 	case "pebble":
 		return pebbleImpl{}
+	case "pebble2":
+		return pebble2Impl{}
 	case "goleveldb":
 		return goleveldbImpl{}
 	}
@@ -267,6 +271,117 @@ func (g *pebbleGetter) get(t int, key []byte) ([]byte, bool, error) {
 }
 
 func (g *pebbleGetter) close() error {
+	var err error
+	for i, it := range g.its {
+		if it != nil {
+			if cerr := it.Close(); err == nil {
+				err = cerr
+			}
+			g.its[i] = nil
+		}
+	}
+	return err
+}
+
+// ---- Pebble v2 --------------------------------------------------------
+
+// pebble2Impl is Pebble v2.1.7's sstable package, written and read as
+// cmd/compare's pebble2 (implsetup's Pebble v2 comment: TableFormatPebblev7,
+// columnar blocks, BlockSize 4096, restart interval 16, the default
+// columnar key schema, bloom 10 as a whole-table filter over whole keys,
+// snappy or none, IndexBlockSize math.MaxInt32: one index block), the
+// files opened through one objstorage provider over their directory as a
+// DB opens its tables.
+//
+// The cache: one pebble.NewCache(cacheBytes) and one handle on it
+// (Cache.NewHandle, implsetup.NewPebble2Cache), shared by all the readers
+// as a DB shares its one handle among its tables. Pebble v2's block cache
+// is keyed by (handle, file number, block offset); each reader gets its
+// table's own file number, t+1, the number in its file name
+// (ReaderOptions.CacheOpts.FileNum, through implsetup.OpenPebble2File), as
+// the DB's file cache passes each table's DiskFileNum, so blocks of
+// different tables at the same offset never collide. The cache's memory is
+// manually managed: C calloc with cgo (outside the Go heap, but in
+// RssAnon), the Go heap without cgo.
+//
+// Lookups: as for Pebble v1, each goroutine has its own iterator per table
+// (Reader.NewIter(NoTransforms, nil, nil, AssertNoBlobHandles)), created on
+// its first lookup there, reused for every later one and closed at the
+// end; SeekPrefixGE(key, key, 0), which consults the filter, then an
+// exact-key check; the value read in place (InternalKV.Value(nil)).
+type pebble2Impl struct{}
+
+func (pebble2Impl) name() string { return "pebble2" }
+
+func (pebble2Impl) build(dir string, t int, w workload, c implsetup.Compression) error {
+	wr, err := implsetup.CreatePebble2(filepath.Join(dir, tableName(t, "sst")), implsetup.Pebble2WriterOptions(c, math.MaxInt32))
+	if err != nil {
+		return err
+	}
+	if err := addEntries(w, t, wr.Set); err != nil {
+		wr.Close()
+		return err
+	}
+	return wr.Close()
+}
+
+func (pebble2Impl) open(dir string, w workload, cacheBytes int64) (store, error) {
+	prov, err := implsetup.OpenPebble2Provider(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &pebble2Store{prov: prov, cache: implsetup.NewPebble2Cache(cacheBytes)}
+	for t := 0; t < w.tables; t++ {
+		r, err := implsetup.OpenPebble2File(prov, uint64(t+1), s.cache)
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		s.rs = append(s.rs, r)
+	}
+	return s, nil
+}
+
+type pebble2Store struct {
+	prov  objstorage2.Provider
+	cache *implsetup.Pebble2Cache
+	rs    []*pebble2sst.Reader
+}
+
+func (s *pebble2Store) getter() getter {
+	return &pebble2Getter{rs: s.rs, its: make([]pebble2sst.Iterator, len(s.rs))}
+}
+
+func (s *pebble2Store) cacheStats() (cacheStats, bool) {
+	m := s.cache.Cache.Metrics()
+	return cacheStats{Capacity: s.cache.Cache.MaxSize(), Size: m.Size, Hits: m.Hits, Misses: m.Misses, Evictions: -1}, true
+}
+
+func (s *pebble2Store) close() error {
+	var err error
+	for _, r := range s.rs {
+		if cerr := r.Close(); err == nil {
+			err = cerr
+		}
+	}
+	s.rs = nil
+	s.cache.Close() // the handle, then the cache
+	if cerr := s.prov.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+type pebble2Getter struct {
+	rs  []*pebble2sst.Reader
+	its []pebble2sst.Iterator // its[t]: created by the first lookup in table t
+}
+
+func (g *pebble2Getter) get(t int, key []byte) ([]byte, bool, error) {
+	return implsetup.Pebble2Get(g.rs[t], &g.its[t], key)
+}
+
+func (g *pebble2Getter) close() error {
 	var err error
 	for i, it := range g.its {
 		if it != nil {

@@ -11,9 +11,10 @@
 //	    [-dir DIR] [-keep] [-json] [-cpuprofile DIR]
 //
 // It runs ours with the hash index (ours) and without it (ours-v1),
-// Pebble v1.1.5's sstable package and goleveldb's table package, each with
-// snappy and with no compression, configured as in cmd/compare. For each
-// (implementation, compression) the parent builds the tables in a
+// Pebble v1.1.5's sstable package (pebble), Pebble v2.1.7's with its
+// columnar TableFormatPebblev7 (pebble2) and goleveldb's table package,
+// each with snappy and with no compression, configured as in cmd/compare.
+// For each (implementation, compression) the parent builds the tables in a
 // temporary directory (the build is timed for information only), then
 // re-executes itself as a child process that opens all the tables with
 // one shared cache and runs the lookups, so that each child's memory
@@ -118,7 +119,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	goroutines := fs.Int("goroutines", 16, "goroutines doing lookups")
 	cacheSize := sizeFlag(64 << 20)
 	fs.Var(&cacheSize, "cache", "shared block cache budget (bytes, or with KiB, MiB, GiB)")
-	impls := fs.String("impls", strings.Join(implNames, ","), "comma-separated implementations: ours (hash index), ours-v1 (no hash index), pebble, goleveldb")
+	impls := fs.String("impls", strings.Join(implNames, ","), "comma-separated implementations: ours (hash index), ours-v1 (no hash index), pebble (v1.1.5), pebble2 (v2.1.7, TableFormatPebblev7), goleveldb")
 	comps := fs.String("compression", "snappy,none", "comma-separated compressions: snappy, none")
 	dir := fs.String("dir", "", "where to create the temporary directory (default: os.TempDir())")
 	keep := fs.Bool("keep", false, "keep the temporary directory and its tables")

@@ -154,6 +154,35 @@ func OpenPebble2(prov objstorage2.Provider, cache *Pebble2Cache) (*sstable2.Read
 	return sstable2.NewReader(ctx, readable, cache.ReaderOptions())
 }
 
+// OpenPebble2File opens table fileNum of prov (the file named %06d.sst)
+// as a DB's file cache opens its tables: OpenForReading, then
+// sstable.NewReader with cache's reader options but fileNum as the file
+// number of its block cache keys (CacheOpts.FileNum; a DB passes the
+// table's DiskFileNum), so that the tables read through the one handle
+// of cache keep their blocks apart: the cache is keyed by (handle, file
+// number, offset). If NewReader fails the readable is closed, as the
+// file cache does. (OpenPebble2 opens Pebble2FileNum alike, with the
+// handle's file number 1, but leaves the readable open on failure.)
+func OpenPebble2File(prov objstorage2.Provider, fileNum uint64, cache *Pebble2Cache) (*sstable2.Reader, error) {
+	ctx := context.Background()
+	o := cache.ReaderOptions()
+	setUint64(&o.CacheOpts.FileNum, fileNum) // base.DiskFileNum, not importable
+	readable, err := prov.OpenForReading(ctx, pebble2FileTypeTable, o.CacheOpts.FileNum, objstorage2.OpenOptions{MustExist: true})
+	if err != nil {
+		return nil, err
+	}
+	r, err := sstable2.NewReader(ctx, readable, o)
+	if err != nil {
+		readable.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// setUint64 sets *dst, of an unexported-package type over uint64 (such
+// as Pebble's base.DiskFileNum), to n.
+func setUint64[T ~uint64](dst *T, n uint64) { *dst = T(n) }
+
 // remoteObject is a remote.ObjectReader over an io.ReaderAt.
 type remoteObject struct{ r io.ReaderAt }
 
