@@ -1,0 +1,163 @@
+package builder
+
+import (
+	"github.com/sstkit/sstable/filterblock"
+	"github.com/sstkit/sstable/format"
+)
+
+// Default option values.
+const (
+	DefaultBlockSize       = 4096 // bytes
+	DefaultRestartInterval = 16   // entries, in tables of format versions 1 to 3
+	// DefaultRestartIntervalV4 is the default restart interval of format
+	// version 4 data blocks, in entries. Point lookups there go through
+	// the hash index, not the restart points, so fewer of them (4 bytes
+	// each, and a key stored whole) save about 0.2 bytes per entry of
+	// 16-byte keys; a seek scans up to 31 entries past its restart point
+	// instead of 15.
+	DefaultRestartIntervalV4 = 32
+	DefaultBitsPerKey        = 10 // bits per key of the default filter
+
+	// DefaultPartitionThreshold is the default Options.PartitionThreshold,
+	// in bytes: 240 KiB of index block and filter together, so that a
+	// one-level table's index and filter, with its properties and footer,
+	// fit in the 256 KiB tail a reader over an io.ReaderAt reads on open
+	// (reader.DefaultTailSize; the other 16 KiB leave room for the
+	// properties, the footer and the filter section's name). Tables up to
+	// it keep the one-level layout of format Version1 (Version2 with a
+	// hash index), byte for byte as builders before Version3 wrote them;
+	// larger ones are partitioned, with a hash index or without. With
+	// 16-byte keys, 100-byte values, 4 KiB blocks and 10 bits per key that
+	// is about 120k entries: a table of 10k entries (about 20 KiB of index
+	// and filter) is not partitioned, tables of 200k, 1M and 5M entries
+	// (about 0.4, 1.7 and 8.8 MB) are. See Options.PartitionThreshold for
+	// why.
+	DefaultPartitionThreshold = 240 << 10
+	// DefaultPartitionSize is the default Options.PartitionSize, in bytes:
+	// a partition's filter and index together, about 10 KiB and 6 KiB
+	// with 16-byte keys and 10 bits per key.
+	DefaultPartitionSize = 16 << 10
+)
+
+// Options configure a Builder. A nil *Options, or a zero or negative field,
+// means the default: 4096-byte blocks, a restart point every 16 entries,
+// snappy compression and filterblock.Bloom(10).
+type Options struct {
+	// BlockSize is the target size of a data block's contents before
+	// compression, in bytes. A block is cut once it reaches this size, so
+	// a single large entry makes a larger block.
+	BlockSize int
+	// RestartInterval is the number of entries between restart points in
+	// data blocks: 0 means DefaultRestartIntervalV4 (32) in format version
+	// 4, DefaultRestartInterval (16) in the older versions.
+	RestartInterval int
+	// Compression selects data block compression; DefaultCompression means
+	// snappy.
+	Compression format.Compression
+	// CompressionLevel selects the zstd encoder's level when Compression
+	// is ZstdCompression (format.LevelDefault when zero); it is ignored
+	// otherwise. Higher levels build more slowly and give smaller tables;
+	// they decode at about the same speed.
+	CompressionLevel format.CompressionLevel
+	// Filter is the filter policy built over every key of the table.
+	Filter filterblock.Policy
+	// Splitter, when set, splits each key into a prefix and a suffix (see
+	// format.Splitter, and format.Suffix for versioned keys): the filter,
+	// and the hash index if any, are built over the distinct prefixes,
+	// each added once, and the table records the splitter's name
+	// (properties tag 20). Readers then answer MayContainPrefix and
+	// Iterator.SeekPrefixGE from the filter, and with a hash index
+	// SeekPrefixGE goes straight to a prefix's first entry. Add returns an
+	// error wrapping ErrPrefixOrder for keys whose prefixes decrease, and
+	// an error for a Split result outside [0, len(key)]. A reader must
+	// know the splitter (built-in, or in reader.Options.Splitters) to use
+	// the filter and hash index. nil: whole keys, as without this field.
+	Splitter format.Splitter
+	// HashIndex adds a hash index section (format Version2): a slot per
+	// key, found from the key's hash, holding the data block number and
+	// the entry's offset in the block, so that Reader.Get reads one slot
+	// and one entry instead of binary-searching the index block and a
+	// data block. It costs about 1.5 slots of 4 to 8 bytes per entry (the
+	// smallest width holding the block number, the offset and an 8-bit
+	// tag), and prefix compression of keys in data blocks, since every
+	// entry is stored whole: for 1M random 16-byte keys with 100-byte
+	// random values in 4 KiB snappy blocks, 7-byte slots, 10.7 bytes per
+	// entry of hash index and 12.5 bytes per entry (10.5%) more file
+	// (SSTABLE_LONG_TESTS=1 go test ./builder -run TestHashIndexCost -v
+	// measures it). BlockSize must then be at most 1 GiB.
+	//
+	// A table whose index and filter exceed PartitionThreshold is
+	// partitioned all the same (format Version3 with the hash index
+	// section kept, still covering the whole table): a memory-mapped
+	// reader looks keys up through the hash index, a reader over an
+	// io.ReaderAt through one partition and never reads the hash index.
+	HashIndex bool
+	// FormatVersion chooses the table format. 0 (or format.Version4)
+	// writes version 4, the default: the compact hash index that every
+	// Get goes through, about 4.6 bytes per entry (the format package
+	// documentation, "Version 4"), on the one-level layout or, past
+	// PartitionThreshold, on partitions. format.Version1, Version2 or
+	// Version3 write the layouts builders wrote before version 4, byte for
+	// byte: version 1, or version 2 with HashIndex, partitioned into
+	// version 3 past PartitionThreshold. HashIndex alone also asks for
+	// those layouts. Other values, and HashIndex with version 4, make the
+	// first Add or Finish fail.
+	FormatVersion uint32
+	// PartitionThreshold is the size, in bytes, of the index block and
+	// filter together (the index block's contents and the filter's bits,
+	// as one-level tables store them) above which the builder writes
+	// format Version3, a partitioned index and filter (format package
+	// documentation): a reader over object storage then reads one
+	// partition of a few KiB per lookup rather than the whole index and
+	// filter. This is RocksDB's partitioned index and filters
+	// (kTwoLevelIndexSearch with partition_filters) and Pebble's two-level
+	// index.
+	//
+	// 0 means DefaultPartitionThreshold (240 KiB); a negative value never
+	// partitions; a positive value partitions every table whose index and
+	// filter exceed it (1 partitions every non-empty table). The default
+	// is the rule "partition whenever the index and filter do not fit in
+	// the default tail" (reader.DefaultTailSize, 256 KiB, less room for the
+	// properties and footer). A reader over an io.ReaderAt (object
+	// storage, where every ReadAt is a request) reads the tail on open; a
+	// one-level table whose index and filter are in it answers a cold
+	// lookup with one more read (the data block), and one whose index and
+	// filter are not must read them, whole, on its first lookup: 1.7 MB
+	// at 1M entries, 8.8 MB at 5M, in a read of their own. A partitioned
+	// table's top-level index stays in the tail, and a cold lookup reads
+	// one 64 KiB window of partitions and the data block: at most 3 reads
+	// counting the tail for a present key, 2 for an absent one, and at
+	// most 64 KiB beyond the tail and the data block, at every size. In
+	// format version 4 memory-mapped readers pay nothing for it: their Gets
+	// go through the hash index and the whole filter the hash index
+	// section carries (1.25 bytes per key more file). In a version 3 table
+	// the price is theirs: a partitioned table costs their lookups a
+	// binary search of the top-level index and a partition's checks
+	// before the filter (mapped Gets of absent keys measured about 40-60
+	// ns slower on 1M-entry tables). Tables served only from local files
+	// may set a larger threshold (4 << 20 keeps tables of up to about 2M
+	// such entries one-level, without the second filter), or -1 for the
+	// one-level layout at every size; a reader with a larger
+	// Options.TailSize than the default may be given a matching
+	// threshold.
+	//
+	// The partitioned layout is built only with a filter policy whose
+	// generator takes key hashes and builds one filter per call with no
+	// fallback: the default Bloom policies (filterblock.Bloom,
+	// filterblock.BloomFPR). Tables with another policy (the LevelDB
+	// filter; filterblock.BinaryFuse8, whose construction may fail and
+	// fall back to Bloom, which would give a table partitions of two
+	// policies) are written in the one-level layout whatever their size,
+	// as before; Properties().FormatVersion tells which layout a table got.
+	// With HashIndex, the hash index section is written before the
+	// partitions and is not counted against the threshold (format
+	// package documentation, "Partitioned index and filter"). With a
+	// Splitter, each partition's filter holds the prefixes of its keys, a
+	// prefix continuing from the previous partition included.
+	PartitionThreshold int
+	// PartitionSize is the target size, in bytes, of one partition of a
+	// Version3 table: its filter and its index together. A partition is
+	// cut after the data block that makes it reach this size. 0 means
+	// DefaultPartitionSize.
+	PartitionSize int
+}
