@@ -96,16 +96,21 @@ type Builder struct {
 	done bool
 }
 
-// New returns a Builder that writes a table to w. opts may be nil. Invalid
-// options (an unknown Compression, a filter policy name longer than
-// filterblock.MaxNameLen) make the first Add or Finish fail.
-// Writes to w are buffered; w sees the complete table only after Finish.
+// New returns a Builder that writes a table to w. opts may be nil. New
+// checks opts with Options.Validate and, if an option is invalid, writes
+// nothing and returns a Builder whose Add and Finish return that error;
+// call opts.Validate first to learn it before building. Writes to w are
+// buffered; w sees the complete table only after Finish.
 func New(w io.Writer, opts *Options) *Builder {
+	b := &Builder{out: bufio.NewWriterSize(w, 256<<10)}
+	if err := opts.Validate(); err != nil {
+		b.err = err
+		return b
+	}
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	b := &Builder{out: bufio.NewWriterSize(w, 256<<10)}
 	if o.BlockSize <= 0 {
 		o.BlockSize = DefaultBlockSize
 	}
@@ -119,19 +124,12 @@ func New(w io.Writer, opts *Options) *Builder {
 	if o.Filter == nil {
 		o.Filter = filterblock.Bloom(DefaultBitsPerKey)
 	}
+	b.compress = o.Compression
 	switch o.Compression {
-	case format.DefaultCompression, format.SnappyCompression:
+	case format.DefaultCompression:
 		b.compress = format.SnappyCompression
-	case format.NoCompression:
-		b.compress = format.NoCompression
 	case format.ZstdCompression:
-		b.compress = format.ZstdCompression
-		if o.CompressionLevel < format.LevelDefault || o.CompressionLevel > format.LevelBest {
-			b.err = fmt.Errorf("sstable: builder: unknown compression level %v", o.CompressionLevel)
-		}
 		b.level = o.CompressionLevel
-	default:
-		b.err = fmt.Errorf("sstable: builder: unknown compression %v", o.Compression)
 	}
 	b.props.Compression = b.compress
 	b.blockSize = o.BlockSize
@@ -154,41 +152,24 @@ func New(w io.Writer, opts *Options) *Builder {
 		b.bitsPerKey = s.BitsPerKey()
 	}
 	b.props.FormatVersion = format.Version1
-	switch {
-	case o.FormatVersion > format.Version:
-		b.err = fmt.Errorf("sstable: builder: unknown format version %d", o.FormatVersion)
-	case o.HashIndex && o.FormatVersion == format.Version4:
-		b.err = fmt.Errorf("sstable: builder: HashIndex asks for the hash index of format versions 2 and 3, not version 4")
-	case v4:
+	if v4 {
 		b.v4, b.hashIndex = true, true
 		b.data.ShareWithFirst = true
 		b.hidx.FirstKeyShared = true
 		b.props.FormatVersion = format.Version4
 	}
-	if b.v4 && o.BlockSize > maxHashIndexBlockSize {
-		b.err = fmt.Errorf("sstable: builder: block size %d exceeds %d, the largest a hash index allows", o.BlockSize, maxHashIndexBlockSize)
-	}
 	if o.HashIndex {
 		b.hashIndex = true
 		b.data.WholeKeys = true
 		b.props.FormatVersion = format.Version2
-		if o.BlockSize > maxHashIndexBlockSize {
-			b.err = fmt.Errorf("sstable: builder: block size %d exceeds %d, the largest a hash index allows", o.BlockSize, maxHashIndexBlockSize)
-		}
 	}
 	b.props.BlockSize = uint64(o.BlockSize)
 	b.props.RestartInterval = uint64(o.RestartInterval)
 	b.props.FilterPolicy = o.Filter.Name()
-	if len(b.props.FilterPolicy) > filterblock.MaxNameLen {
-		b.err = fmt.Errorf("sstable: builder: filter policy name of %d bytes exceeds %d", len(b.props.FilterPolicy), filterblock.MaxNameLen)
-	}
 	if s, ok := o.Filter.(filterblock.Sized); ok {
 		b.props.FilterBitsPerKey = s.BitsPerKey()
 	}
-	if o.Splitter != nil && b.err == nil {
-		if err := format.CheckSplitter(o.Splitter); err != nil {
-			b.err = fmt.Errorf("sstable: builder: %w", err)
-		}
+	if o.Splitter != nil {
 		b.splitter = o.Splitter
 		b.props.Splitter = o.Splitter.Name()
 	}

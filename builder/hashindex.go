@@ -13,10 +13,6 @@ import (
 // page fault per 4 KiB on first touch.
 var sectionPool sync.Pool // *[]byte
 
-// maxHashIndexBlockSize bounds BlockSize with HashIndex, so that entry
-// offsets fit the 32 bits a slot may give them.
-const maxHashIndexBlockSize = 1 << 30
-
 // startHashIndex lays out the hash index section, if the table has one,
 // on another goroutine, and returns a function that waits for it and
 // returns it (nil without a hash index).

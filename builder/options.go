@@ -1,6 +1,8 @@
 package builder
 
 import (
+	"fmt"
+
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/format"
 )
@@ -56,7 +58,7 @@ type Options struct {
 	Compression format.Compression
 	// CompressionLevel selects the zstd encoder's level when Compression
 	// is ZstdCompression (format.LevelDefault when zero); it is ignored
-	// otherwise. Higher levels build more slowly and give smaller tables;
+	// otherwise, but must still be one of the four levels (Validate). Higher levels build more slowly and give smaller tables;
 	// they decode at about the same speed.
 	CompressionLevel format.CompressionLevel
 	// Filter is the filter policy built over every key of the table.
@@ -84,7 +86,7 @@ type Options struct {
 	// random values in 4 KiB snappy blocks, 7-byte slots, 10.7 bytes per
 	// entry of hash index and 12.5 bytes per entry (10.5%) more file
 	// (SSTABLE_LONG_TESTS=1 go test ./builder -run TestHashIndexCost -v
-	// measures it). BlockSize must then be at most 1 GiB.
+	// measures it).
 	//
 	// A table whose index and filter exceed PartitionThreshold is
 	// partitioned all the same (format Version3 with the hash index
@@ -100,8 +102,8 @@ type Options struct {
 	// Version3 write the layouts builders wrote before version 4, byte for
 	// byte: version 1, or version 2 with HashIndex, partitioned into
 	// version 3 past PartitionThreshold. HashIndex alone also asks for
-	// those layouts. Other values, and HashIndex with version 4, make the
-	// first Add or Finish fail.
+	// those layouts. Other values, and HashIndex with version 4, are
+	// invalid (Validate).
 	FormatVersion uint32
 	// PartitionThreshold is the size, in bytes, of the index block and
 	// filter together (the index block's contents and the filter's bits,
@@ -160,4 +162,90 @@ type Options struct {
 	// cut after the data block that makes it reach this size. 0 means
 	// DefaultPartitionSize.
 	PartitionSize int
+}
+
+// Limits of Options fields, checked by Validate.
+const (
+	// MaxBlockSize is the largest Options.BlockSize, in bytes (1 GiB): a
+	// block's restart array holds 32-bit offsets, and a hash index slot
+	// gives an entry's offset in its block at most 32 bits, so a block
+	// must stay well under 4 GiB even after the entry that ends it.
+	MaxBlockSize = 1 << 30
+	// MaxBitsPerKey is the largest bits per key a filter policy may report
+	// (filterblock.Sized): a Bloom filter at 100 bits per key already
+	// has a false positive rate below 10^-12, and larger values are
+	// mistakes (a size in bytes, or bits for the whole table).
+	MaxBitsPerKey = 1000
+)
+
+// Validate reports whether every option of o is valid, before a build
+// starts: it returns nil, or an error naming the first invalid field, its
+// value and the values allowed. A nil o is valid (every default). Create
+// calls it before creating any file, New before writing anything.
+func (o *Options) Validate() error {
+	if o == nil {
+		return nil
+	}
+	if o.BlockSize > MaxBlockSize {
+		return fmt.Errorf("sstable: builder: Options.BlockSize %d: want at most %d (1 GiB), or 0 for %d", o.BlockSize, MaxBlockSize, DefaultBlockSize)
+	}
+	switch o.Compression {
+	case format.DefaultCompression, format.NoCompression, format.SnappyCompression, format.ZstdCompression:
+	default:
+		return fmt.Errorf("sstable: builder: Options.Compression %v: unknown compression; want format.DefaultCompression (snappy), NoCompression, SnappyCompression or ZstdCompression", o.Compression)
+	}
+	if o.CompressionLevel < format.LevelDefault || o.CompressionLevel > format.LevelBest {
+		return fmt.Errorf("sstable: builder: Options.CompressionLevel %v: unknown compression level; want format.LevelDefault, LevelFastest, LevelBetter or LevelBest", o.CompressionLevel)
+	}
+	if err := checkFilter(o.Filter); err != nil {
+		return err
+	}
+	if o.Splitter != nil {
+		if err := format.CheckSplitter(o.Splitter); err != nil {
+			return fmt.Errorf("sstable: builder: Options.Splitter: %w", err)
+		}
+	}
+	if o.FormatVersion > format.Version {
+		return fmt.Errorf("sstable: builder: Options.FormatVersion %d: want 0 (default), %s", o.FormatVersion, versionList())
+	}
+	if o.HashIndex && o.FormatVersion == format.Version4 {
+		return fmt.Errorf("sstable: builder: Options.HashIndex with Options.FormatVersion 4: HashIndex asks for the hash index of versions 2 and 3; version 4 always has its own (leave HashIndex false, or set FormatVersion 0 to 3)")
+	}
+	return nil
+}
+
+// versionList returns "1, 2, 3 or 4": the format versions a builder writes.
+func versionList() string {
+	var s string
+	for v := format.Version1; v <= format.Version; v++ {
+		switch {
+		case v == format.Version:
+			s += fmt.Sprintf(" or %d", v)
+		case v > format.Version1:
+			s += fmt.Sprintf(", %d", v)
+		default:
+			s += fmt.Sprint(v)
+		}
+	}
+	return s
+}
+
+// checkFilter checks the policy of Options.Filter: its name must fit in a
+// table, and the bits per key it reports must be a number the properties
+// can hold.
+func checkFilter(p filterblock.Policy) error {
+	if p == nil {
+		return nil
+	}
+	name := p.Name()
+	switch {
+	case len(name) > filterblock.MaxNameLen:
+		return fmt.Errorf("sstable: builder: Options.Filter: policy name of %d bytes exceeds %d", len(name), filterblock.MaxNameLen)
+	}
+	if s, ok := p.(filterblock.Sized); ok {
+		if bpk := s.BitsPerKey(); !(bpk >= 0 && bpk <= MaxBitsPerKey) {
+			return fmt.Errorf("sstable: builder: Options.Filter: policy %q reports %v bits per key; want 0 to %d", name, bpk, MaxBitsPerKey)
+		}
+	}
+	return nil
 }
