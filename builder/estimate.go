@@ -32,10 +32,13 @@ func (b *Builder) EstimatedSize() uint64 {
 	if b.data.Entries() > 0 {
 		blocks++
 	}
-	// Filter: bits per key (10 when the policy does not say), lines of 64
-	// bytes, the k byte, name, padding and trailer.
+	// Filter: bits per key (10 when the policy does not say, none with
+	// NoFilter), lines of 64 bytes, the k byte, name, padding and trailer.
 	bpk := b.props.FilterBitsPerKey
-	if bpk <= 0 {
+	switch {
+	case b.props.FilterPolicy == "":
+		bpk = 0
+	case bpk <= 0:
 		bpk = DefaultBitsPerKey
 	}
 	est += (uint64(float64(b.filterKeys)*bpk)+511)/512*64 + 1 + uint64(len(b.props.FilterPolicy)) + 2 + 32 + format.BlockTrailerLen

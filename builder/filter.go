@@ -43,3 +43,25 @@ func (b *Builder) noteGeneratedPolicy() {
 		}
 	}
 }
+
+// NoFilter, as Options.Filter, builds a table without a filter, as a nil
+// filter policy does in LevelDB and Pebble (a nil Options.Filter here
+// means the default filterblock.Bloom(DefaultBitsPerKey), as it always
+// has). The table's filter section holds no policy name and no filter:
+// Properties.FilterPolicy is "" and FilterBitsPerKey 0, readers answer
+// MayContain and MayContainPrefix with true, and Get finds each key
+// through the index or the hash index alone, which saves the filter's
+// bits (about 10 bits per key by default) at the cost of a data block
+// read for every absent key the index does not rule out. Such a table is
+// never partitioned: PartitionThreshold applies to tables with a Bloom
+// filter only.
+var NoFilter filterblock.Policy = noFilter{}
+
+// noFilter is NoFilter's policy: no name, and an empty filter.
+type noFilter struct{}
+
+func (noFilter) Name() string                        { return "" }
+func (noFilter) NewGenerator() filterblock.Generator { return noFilter{} }
+func (noFilter) MayContain(filter, key []byte) bool  { return true }
+func (noFilter) Add(key []byte)                      {}
+func (noFilter) Generate(dst []byte) []byte          { return dst }

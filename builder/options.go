@@ -61,7 +61,13 @@ type Options struct {
 	// otherwise, but must still be one of the four levels (Validate). Higher levels build more slowly and give smaller tables;
 	// they decode at about the same speed.
 	CompressionLevel format.CompressionLevel
-	// Filter is the filter policy built over every key of the table.
+	// Filter is the filter policy built over every key (or, with a
+	// Splitter, every distinct prefix) of the table. nil means
+	// filterblock.Bloom(DefaultBitsPerKey), 10 bits per key; NoFilter
+	// builds a table without a filter. A policy's name must be 1 to
+	// filterblock.MaxNameLen bytes, and a policy that reports its bits
+	// per key (filterblock.Sized) must report 0 to MaxBitsPerKey
+	// (Validate).
 	Filter filterblock.Policy
 	// Splitter, when set, splits each key into a prefix and a suffix (see
 	// format.Splitter, and format.Suffix for versioned keys): the filter,
@@ -231,8 +237,8 @@ func versionList() string {
 }
 
 // checkFilter checks the policy of Options.Filter: its name must fit in a
-// table, and the bits per key it reports must be a number the properties
-// can hold.
+// table and be empty only for NoFilter, and the bits per key it reports
+// must be a number the properties can hold.
 func checkFilter(p filterblock.Policy) error {
 	if p == nil {
 		return nil
@@ -241,6 +247,8 @@ func checkFilter(p filterblock.Policy) error {
 	switch {
 	case len(name) > filterblock.MaxNameLen:
 		return fmt.Errorf("sstable: builder: Options.Filter: policy name of %d bytes exceeds %d", len(name), filterblock.MaxNameLen)
+	case name == "" && p != NoFilter:
+		return fmt.Errorf("sstable: builder: Options.Filter: policy %T has an empty name, which tables reserve for no filter; use builder.NoFilter for a table without one", p)
 	}
 	if s, ok := p.(filterblock.Sized); ok {
 		if bpk := s.BitsPerKey(); !(bpk >= 0 && bpk <= MaxBitsPerKey) {

@@ -38,6 +38,7 @@ var badOptions = []struct {
 	{"block size over 1 GiB", builder.Options{BlockSize: builder.MaxBlockSize + 1}, "Options.BlockSize"},
 	{"block size over 1 GiB, version 1", builder.Options{BlockSize: builder.MaxBlockSize + 1, FormatVersion: format.Version1}, "Options.BlockSize"},
 	{"filter name too long", builder.Options{Filter: namedPolicy{filterblock.Bloom(10), strings.Repeat("n", filterblock.MaxNameLen+1)}}, "Options.Filter"},
+	{"empty filter name", builder.Options{Filter: emptyNamed{filterblock.Bloom(10)}}, "Options.Filter"},
 	{"bits per key NaN", builder.Options{Filter: sizedPolicy{filterblock.Bloom(10), math.NaN()}}, "Options.Filter"},
 	{"bits per key +Inf", builder.Options{Filter: sizedPolicy{filterblock.Bloom(10), math.Inf(1)}}, "Options.Filter"},
 	{"bits per key -1", builder.Options{Filter: sizedPolicy{filterblock.Bloom(10), -1}}, "Options.Filter"},
