@@ -9,8 +9,8 @@ import (
 )
 
 // sectionPool recycles hash index section buffers between builds, as
-// format recycles the hash index writer's chunks: fresh memory costs a
-// page fault per 4 KiB on first touch.
+// internal/codec recycles the hash index writer's chunks: fresh memory
+// costs a page fault per 4 KiB on first touch.
 var sectionPool sync.Pool // *[]byte
 
 // startHashIndex lays out the hash index section, if the table has one,

@@ -25,15 +25,18 @@ const (
 	// one-level table's index and filter, with its properties and footer,
 	// fit in the 256 KiB tail a reader over an io.ReaderAt reads on open
 	// (reader.DefaultTailSize; the other 16 KiB leave room for the
-	// properties, the footer and the filter section's name). Tables up to
-	// it keep the one-level layout of format Version1 (Version2 with a
-	// hash index), byte for byte as builders before Version3 wrote them;
-	// larger ones are partitioned, with a hash index or without. With
-	// 16-byte keys, 100-byte values, 4 KiB blocks and 10 bits per key that
-	// is about 120k entries: a table of 10k entries (about 20 KiB of index
-	// and filter) is not partitioned, tables of 200k, 1M and 5M entries
-	// (about 0.4, 1.7 and 8.8 MB) are. See Options.PartitionThreshold for
-	// why.
+	// properties, the footer and the filter section's name). Tables whose
+	// index and filter fit in it keep the one-level layout (version 4's,
+	// or that of Version1, Version2 with a hash index, byte for byte as
+	// builders before Version3 wrote them); larger ones are partitioned.
+	// The threshold counts bytes, not entries, so where a table crosses
+	// it depends on its keys, its blocks and its filter: with random
+	// 16-byte keys, 100-byte values, 4 KiB blocks and 10 bits per key
+	// (about 1.8 bytes of index and filter per entry) it is crossed at
+	// about 120k-135k entries; a table of 10k entries (about 17 KiB of
+	// index and filter) is not partitioned, tables of 200k, 1M and 5M
+	// entries (about 0.4, 1.7 and 8.8 MB) are; longer keys or more bits
+	// per key cross it sooner. See Options.PartitionThreshold for why.
 	DefaultPartitionThreshold = 240 << 10
 	// DefaultPartitionSize is the default Options.PartitionSize, in bytes:
 	// a partition's filter and index together, about 10 KiB and 6 KiB
@@ -41,25 +44,35 @@ const (
 	DefaultPartitionSize = 16 << 10
 )
 
-// Options configure a Builder. A nil *Options, or a zero or negative field,
-// means the default: 4096-byte blocks, a restart point every 16 entries,
-// snappy compression and filterblock.Bloom(10).
+// Options configure a Builder. A nil *Options, or the zero value, means
+// every default: format version 4, 4096-byte blocks, a restart point
+// every 32 entries (DefaultRestartIntervalV4), snappy compression,
+// filterblock.Bloom(10), and a partitioned index and filter past 240 KiB
+// of them (DefaultPartitionThreshold). Each field's zero value means its
+// default; what a negative value means, and which values are invalid
+// (rejected by Validate, and so by Create and New), is given field by
+// field.
 type Options struct {
 	// BlockSize is the target size of a data block's contents before
 	// compression, in bytes. A block is cut once it reaches this size, so
-	// a single large entry makes a larger block.
+	// a single large entry makes a larger block. 0 or negative means
+	// DefaultBlockSize (4096); more than MaxBlockSize (1 GiB) is invalid.
 	BlockSize int
 	// RestartInterval is the number of entries between restart points in
-	// data blocks: 0 means DefaultRestartIntervalV4 (32) in format version
-	// 4, DefaultRestartInterval (16) in the older versions.
+	// data blocks. 0 or negative means DefaultRestartIntervalV4 (32) in
+	// format version 4, DefaultRestartInterval (16) in versions 1 to 3.
+	// Any positive value is valid; one larger than a block's entries
+	// gives the block a single restart point.
 	RestartInterval int
-	// Compression selects data block compression; DefaultCompression means
-	// snappy.
+	// Compression selects data block compression: DefaultCompression (the
+	// zero value) means SnappyCompression; NoCompression and
+	// ZstdCompression are the others, and any other value is invalid.
 	Compression format.Compression
 	// CompressionLevel selects the zstd encoder's level when Compression
 	// is ZstdCompression (format.LevelDefault when zero); it is ignored
-	// otherwise, but must still be one of the four levels (Validate). Higher levels build more slowly and give smaller tables;
-	// they decode at about the same speed.
+	// otherwise, but must still be one of the four levels (Validate).
+	// Higher levels build more slowly and give smaller tables; they
+	// decode at about the same speed.
 	CompressionLevel format.CompressionLevel
 	// Filter is the filter policy built over every key (or, with a
 	// Splitter, every distinct prefix) of the table. nil means
@@ -80,6 +93,8 @@ type Options struct {
 	// an error for a Split result outside [0, len(key)]. A reader must
 	// know the splitter (built-in, or in reader.Options.Splitters) to use
 	// the filter and hash index. nil: whole keys, as without this field.
+	// A splitter that format.CheckSplitter refuses (an empty or too long
+	// name, format.Suffix of a negative n) is invalid.
 	Splitter format.Splitter
 	// HashIndex adds a hash index section (format Version2): a slot per
 	// key, found from the key's hash, holding the data block number and
@@ -113,11 +128,11 @@ type Options struct {
 	FormatVersion uint32
 	// PartitionThreshold is the size, in bytes, of the index block and
 	// filter together (the index block's contents and the filter's bits,
-	// as one-level tables store them) above which the builder writes
-	// format Version3, a partitioned index and filter (format package
-	// documentation): a reader over object storage then reads one
-	// partition of a few KiB per lookup rather than the whole index and
-	// filter. This is RocksDB's partitioned index and filters
+	// as one-level tables store them) above which the builder partitions
+	// them (format Version3, or Version4 with Properties.Partitioned; the
+	// format package documentation): a reader over object storage then
+	// reads one partition of a few KiB per lookup rather than the whole
+	// index and filter. This is RocksDB's partitioned index and filters
 	// (kTwoLevelIndexSearch with partition_filters) and Pebble's two-level
 	// index.
 	//
@@ -155,8 +170,10 @@ type Options struct {
 	// filterblock.BloomFPR). Tables with another policy (the LevelDB
 	// filter; filterblock.BinaryFuse8, whose construction may fail and
 	// fall back to Bloom, which would give a table partitions of two
-	// policies) are written in the one-level layout whatever their size,
-	// as before; Properties().FormatVersion tells which layout a table got.
+	// policies) and tables without a filter (NoFilter) are written in the
+	// one-level layout whatever their size, as before;
+	// Properties().FormatVersion and Partitioned tell which layout a table
+	// got.
 	// With HashIndex, the hash index section is written before the
 	// partitions and is not counted against the threshold (format
 	// package documentation, "Partitioned index and filter"). With a
@@ -164,9 +181,10 @@ type Options struct {
 	// prefix continuing from the previous partition included.
 	PartitionThreshold int
 	// PartitionSize is the target size, in bytes, of one partition of a
-	// Version3 table: its filter and its index together. A partition is
-	// cut after the data block that makes it reach this size. 0 means
-	// DefaultPartitionSize.
+	// partitioned table (Version3, or Version4 with Properties.Partitioned):
+	// its filter and its index together. A partition is cut after the
+	// data block that makes it reach this size. 0 or negative means
+	// DefaultPartitionSize (16 KiB).
 	PartitionSize int
 }
 

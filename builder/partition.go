@@ -34,7 +34,7 @@ func (b *Builder) cut() {
 	b.partBytes = 0
 }
 
-// writePartitions writes the partitions of a Version3 table, each its
+// writePartitions writes the partitions of a partitioned table, each its
 // keys' filter then its data blocks' index entries (taken from index, the
 // whole index block), and returns the top-level index block: one entry
 // per partition, keyed by its last key, whose value is its
