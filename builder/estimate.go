@@ -13,10 +13,12 @@ import (
 // pending data block (compressed at the ratio seen so far), the hash
 // index, the filter, the index block, the properties and the footer.
 // For tables over 1 MiB it is within 5% of the final size; after a
-// successful Finish it is the exact file size. It allocates nothing.
-func (b *Builder) EstimatedSize() uint64 {
+// successful Finish it is the exact file size. Like file sizes in
+// packages io and os (os.FileInfo.Size, reader.New's size), it is an
+// int64. It allocates nothing.
+func (b *Builder) EstimatedSize() int64 {
 	if b.done {
-		return b.offset
+		return int64(b.offset)
 	}
 	est := b.offset
 	if b.data.Entries() > 0 {
@@ -74,7 +76,7 @@ func (b *Builder) EstimatedSize() uint64 {
 	// properties; then the footer.
 	est += 64 + propsKeyLen(b.props.SmallestKey) + propsKeyLen(b.lastKey) + uint64(len(b.props.FilterPolicy)+len(b.props.Splitter)+b.userSize) + format.BlockTrailerLen
 	est += footer.Size
-	return est
+	return int64(est)
 }
 
 func bitsLen(v uint64) int { return bits.Len64(v) }

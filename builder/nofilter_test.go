@@ -45,7 +45,7 @@ func TestNoFilter(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := b.EstimatedSize(); got != uint64(len(data)) {
+				if got := b.EstimatedSize(); got != int64(len(data)) {
 					t.Fatalf("EstimatedSize %d after Finish, file %d bytes", got, len(data))
 				}
 				// The filter section is a name length, alignment
