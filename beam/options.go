@@ -117,7 +117,7 @@ func (o WriteOptions) builderOptions() (*builder.Options, error) {
 	if bits == 0 {
 		bits = builder.DefaultBitsPerKey
 	}
-	b.Filter = filterblock.Bloom(bits)
+	b.Filter = filterblock.Bloom(float64(bits))
 	return b, nil
 }
 

@@ -1050,23 +1050,6 @@ func TestCreateAbort(t *testing.T) {
 }
 
 func TestCreateFailedFinish(t *testing.T) {
-	t.Run("unknown compression", func(t *testing.T) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "t.sst")
-		b, err := builder.Create(path, &builder.Options{Compression: 7})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Add([]byte("a"), []byte("1")); err == nil {
-			t.Fatal("Add succeeded with an unknown compression")
-		}
-		if err := b.Finish(); err == nil {
-			t.Fatal("Finish succeeded with an unknown compression")
-		}
-		if names := dirNames(t, dir); len(names) != 0 {
-			t.Fatalf("a failed Finish left %q", names)
-		}
-	})
 	t.Run("rename fails", func(t *testing.T) {
 		// The target is a non-empty directory: the rename must fail and
 		// the temporary file must go.

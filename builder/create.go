@@ -34,6 +34,9 @@ func IsTempFile(name string) bool {
 // leaves it as it was. Callers that must not replace a table should check
 // for it first (as "sst build" does without -f).
 //
+// Create checks opts first (Options.Validate) and returns the error for
+// an invalid option without creating any file.
+//
 // Every Builder from Create must end with Finish or Abort: a Builder
 // dropped after an error leaves its temporary file (".NAME.*.sst-tmp",
 // see IsTempFile) behind. Abort removes it, and returns nil after Finish,
@@ -48,6 +51,9 @@ func IsTempFile(name string) bool {
 // The table's mode is 0644 less the process's umask, as for any file the
 // user creates with that mode.
 func Create(path string, opts *Options) (*Builder, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."

@@ -105,7 +105,7 @@ func TestHashIndexCost(t *testing.T) {
 	// of Options.HashIndex, to the digits they give.
 	for _, doc := range []struct{ file, re string }{
 		{"../docs/library.md", `\((\d)-byte slots\) that is ([0-9.]+) bytes per entry of hash index and ([0-9.]+) bytes per entry, ([0-9.]+)%, more file`},
-		{"builder.go", `(\d)-byte slots, ([0-9.]+) bytes per entry of hash index and ([0-9.]+) bytes per entry \(([0-9.]+)%\) more file`},
+		{"options.go", `(\d)-byte slots, ([0-9.]+) bytes per entry of hash index and ([0-9.]+) bytes per entry \(([0-9.]+)%\) more file`},
 	} {
 		src, err := os.ReadFile(doc.file)
 		if err != nil {

@@ -265,36 +265,30 @@ func TestHashIndexEmptyKeyAndValues(t *testing.T) {
 	}
 }
 
-// TestHashIndexBlockSizeLimit: entry offsets must fit 32 bits, so a hash
-// index allows block sizes up to 1 GiB.
-func TestHashIndexBlockSizeLimit(t *testing.T) {
-	for _, bs := range []int{1<<30 + 1, 1 << 40} {
-		var buf bytes.Buffer
-		b := builder.New(&buf, &builder.Options{BlockSize: bs, HashIndex: true})
-		err := b.Add([]byte("a"), []byte("1"))
-		if err == nil || !strings.Contains(err.Error(), "block size") {
-			t.Fatalf("BlockSize %d with HashIndex: Add gave %v, want a block size error", bs, err)
-		}
-		if err := b.Finish(); err == nil {
-			t.Fatalf("BlockSize %d with HashIndex: Finish succeeded", bs)
-		}
-		if buf.Len() != 0 {
-			t.Fatalf("BlockSize %d with HashIndex: wrote %d bytes", bs, buf.Len())
-		}
-		// An empty build fails too.
-		b = builder.New(&buf, &builder.Options{BlockSize: bs, HashIndex: true})
-		if err := b.Finish(); err == nil || buf.Len() != 0 {
-			t.Fatalf("BlockSize %d with HashIndex, no entries: Finish gave %v, wrote %d bytes", bs, err, buf.Len())
-		}
-		// Version 4's hash index has the same bound.
-		b = builder.New(&buf, &builder.Options{BlockSize: bs})
-		if err := b.Add([]byte("a"), []byte("1")); err == nil || buf.Len() != 0 {
-			t.Fatalf("BlockSize %d, version 4: Add gave %v, wrote %d bytes", bs, err, buf.Len())
-		}
-		// Without a hash index (version 1) the size is fine.
-		data, _ := buildPairs(t, []pair{{"a", "1"}}, &builder.Options{BlockSize: bs, FormatVersion: format.Version1})
-		if got, _ := readBack(t, data); len(got) != 1 {
-			t.Fatalf("BlockSize %d without HashIndex: %q", bs, got)
+// TestBlockSizeLimit: block sizes are at most builder.MaxBlockSize (1
+// GiB) in every format version, since restart offsets and hash index
+// slots hold 32-bit offsets in a block; a larger one fails before
+// anything is written.
+func TestBlockSizeLimit(t *testing.T) {
+	for _, bs := range []int{builder.MaxBlockSize + 1, 1 << 40} {
+		for _, l := range layouts {
+			var buf bytes.Buffer
+			b := builder.New(&buf, l.opts(builder.Options{BlockSize: bs}))
+			err := b.Add([]byte("a"), []byte("1"))
+			if err == nil || !strings.Contains(err.Error(), "Options.BlockSize") {
+				t.Fatalf("%s, BlockSize %d: Add gave %v, want a BlockSize error", l.name, bs, err)
+			}
+			if err := b.Finish(); err == nil {
+				t.Fatalf("%s, BlockSize %d: Finish succeeded", l.name, bs)
+			}
+			if buf.Len() != 0 {
+				t.Fatalf("%s, BlockSize %d: wrote %d bytes", l.name, bs, buf.Len())
+			}
+			// An empty build fails too.
+			b = builder.New(&buf, l.opts(builder.Options{BlockSize: bs}))
+			if err := b.Finish(); err == nil || buf.Len() != 0 {
+				t.Fatalf("%s, BlockSize %d, no entries: Finish gave %v, wrote %d bytes", l.name, bs, err, buf.Len())
+			}
 		}
 	}
 	// 1 GiB itself is allowed.

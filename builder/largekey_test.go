@@ -112,7 +112,7 @@ func TestLargeKeyStoredOnce(t *testing.T) {
 				if bp.SmallestKeyOmitted != sp.SmallestKeyOmitted || bp.LargestKeyOmitted != sp.LargestKeyOmitted {
 					t.Errorf("builder's omitted lengths %d/%d, stored %d/%d", bp.SmallestKeyOmitted, bp.LargestKeyOmitted, sp.SmallestKeyOmitted, sp.LargestKeyOmitted)
 				}
-				if est := b.EstimatedSize(); est != uint64(len(data)) {
+				if est := b.EstimatedSize(); est != int64(len(data)) {
 					t.Errorf("EstimatedSize %d after Finish, file %d", est, len(data))
 				}
 			})

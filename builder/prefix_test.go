@@ -133,7 +133,7 @@ func TestEstimatedSize(t *testing.T) {
 		t.Run(fmt.Sprintf("%+v", opts), func(t *testing.T) {
 			var buf bytes.Buffer
 			b := builder.New(&buf, &opts)
-			var ests []uint64
+			var ests []int64
 			rng := rand.New(rand.NewPCG(1, 2))
 			val := make([]byte, 100)
 			for i := range 40000 {
@@ -152,7 +152,7 @@ func TestEstimatedSize(t *testing.T) {
 			if err := b.Finish(); err != nil {
 				t.Fatal(err)
 			}
-			size := uint64(buf.Len())
+			size := int64(buf.Len())
 			if got := b.EstimatedSize(); got != size {
 				t.Fatalf("EstimatedSize after Finish = %d, table is %d bytes", got, size)
 			}

@@ -15,7 +15,13 @@ const lineBytes = 64
 
 // Bloom returns the default filter policy: a cache-local (blocked) Bloom
 // filter at bitsPerKey bits per key, in the manner of RocksDB's
-// FastLocalBloom (util/bloom_impl.h). Values < 1 mean 10.
+// FastLocalBloom (util/bloom_impl.h). bitsPerKey may be fractional, as
+// BloomFPR chooses it; values below 1, and NaN, mean 10. Builders record
+// it in the table's properties to 1/1000 bit (Properties.FilterBitsPerKey)
+// and refuse more than builder.MaxBitsPerKey; readers need neither, since
+// a filter stores its k and its length gives its lines. Bloom took an int
+// before: for every integer, the policy, k and the filters it builds are
+// unchanged.
 //
 // Each key is hashed once with XXH64 (github.com/cespare/xxhash/v2). The
 // high 32 bits pick one 64-byte line (Lemire's multiply-shift range
@@ -26,18 +32,19 @@ const lineBytes = 64
 // hash halves stand in for k independent hashes. All k probes cost at most
 // one cache miss. Additive double hashing inside 32 bits (a + i·b) was
 // measured at 1.05% FPR against 0.957% in theory at 10 bits per key; the
-// multiplicative form matches theory. k minimises the cache-local false
-// positive rate at bitsPerKey (7 at 10 bits per key, near bitsPerKey·ln 2).
+// multiplicative form matches theory. k, from 1 to 16, minimises the
+// cache-local false positive rate CacheLocalFPR at bitsPerKey (7 at 10
+// bits per key, near bitsPerKey·ln 2).
 //
-// Filter layout: ceil(n·bitsPerKey/512) lines of 64 bytes, then one byte
-// holding k. A filter with no lines matches nothing; a malformed filter
-// (wrong length, k of 0 or > 30) matches everything.
-func Bloom(bitsPerKey int) Policy {
-	if bitsPerKey < 1 {
+// Filter layout: for n keys, ceil(round(n·bitsPerKey)/512) lines of 64
+// bytes (at least one when n > 0), then one byte holding k. A filter with
+// no lines matches nothing; a malformed filter (wrong length, k of 0 or
+// > 30) matches everything.
+func Bloom(bitsPerKey float64) Policy {
+	if !(bitsPerKey >= 1) { // NaN too
 		bitsPerKey = 10
 	}
-	b := float64(bitsPerKey)
-	return &bloomPolicy{bitsPerKey: b, k: bestCacheLocalK(b)}
+	return &bloomPolicy{bitsPerKey: bitsPerKey, k: bestCacheLocalK(bitsPerKey)}
 }
 
 // remix is the 32-bit golden-ratio multiplier (Knuth's multiplicative
@@ -193,15 +200,21 @@ func (g *bloomGenerator) Generate(dst []byte) []byte {
 	return append(dst, byte(k))
 }
 
-// BloomFPR returns the default cache-local policy sized for a target false
-// positive rate p instead of bits per key. It starts from the standard
-// Bloom sizing of seed 000 and of Bloom's paper, m/n = -ln p / (ln 2)² bits
-// per key with k = (m/n)·ln 2, then raises the bits per key (in steps of
-// 1/1000 bit, the precision stored in properties) until the cache-local
-// rate CacheLocalFPR, at its best k, is at most p: confining the probes to
-// one 64-byte line costs about 15% more false positives at 10 bits per
-// key. p outside (0, 0.5] is clamped to that range.
+// BloomFPR returns the default cache-local policy (Bloom) sized for a
+// target false positive rate p instead of bits per key. It starts from
+// the classic Bloom filter sizing (Bloom 1970; Broder and Mitzenmacher,
+// 2004): m/n = -ln p / (ln 2)² bits per key, with k = (m/n)·ln 2 probes.
+// That sizing assumes probes spread over the whole filter; confining them
+// to one 64-byte line costs about 15% more false positives at 10 bits per
+// key. So BloomFPR then raises the bits per key, by bisection to 1/1000
+// bit (the precision properties store), until CacheLocalFPR at its best k
+// is at most p, and returns Bloom at that size: p = 0.01 gives 9.9 bits
+// per key, where the classic sizing says 9.59. p outside (0, 0.5] is
+// clamped to [1e-9, 0.5]; NaN means Bloom(10), as in Bloom.
 func BloomFPR(p float64) Policy {
+	if math.IsNaN(p) {
+		return Bloom(10)
+	}
 	p = math.Min(math.Max(p, 1e-9), 0.5)
 	b := -math.Log(p) / (math.Ln2 * math.Ln2)
 	lo, hi := math.Max(1, b), b*2+8

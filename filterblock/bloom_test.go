@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -35,14 +36,18 @@ func build(p filterblock.Policy, keys [][]byte) []byte {
 
 // wantLen is the documented filter size: ceil(n·bitsPerKey/512) lines of
 // 64 bytes, then the k byte.
-func wantLen(n, bitsPerKey int) int { return (n*bitsPerKey+511)/512*64 + 1 }
+// wantLen is the documented filter length for n keys: whole lines of 512
+// bits holding round(n·bitsPerKey) bits, then the k byte.
+func wantLen(n int, bitsPerKey float64) int {
+	return (int(math.Round(float64(n)*bitsPerKey))+511)/512*64 + 1
+}
 
 // refFilter builds a filter from the description in Bloom's documentation,
 // independently of the generator: XXH64 per key, the high 32 bits pick the
 // line by multiply-shift, the low 32 bits a give probe bits a_i >> 23 with
 // a_(i+1) = a_i · 0x9e3779b9.
-func refFilter(keys [][]byte, bitsPerKey, k int) []byte {
-	lines := uint64((len(keys)*bitsPerKey + 511) / 512)
+func refFilter(keys [][]byte, bitsPerKey float64, k int) []byte {
+	lines := uint64((int(math.Round(float64(len(keys))*bitsPerKey)) + 511) / 512)
 	f := make([]byte, lines*64+1)
 	for _, key := range keys {
 		h := xxhash.Sum64(key)
@@ -60,7 +65,7 @@ func refFilter(keys [][]byte, bitsPerKey, k int) []byte {
 
 func TestNoFalseNegatives(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		bits := rapid.IntRange(1, 30).Draw(t, "bitsPerKey")
+		bits := rapid.Float64Range(1, 30).Draw(t, "bitsPerKey") // fractional too
 		keys := rapid.SliceOfN(rapid.SliceOfN(rapid.Byte(), 0, 40), 0, 500).Draw(t, "keys")
 		p := filterblock.Bloom(bits)
 		// Add reuses one buffer: the generator must not keep the key bytes.
@@ -75,14 +80,14 @@ func TestNoFalseNegatives(t *testing.T) {
 		}
 		f := g.Generate(nil)
 		if len(keys) > 0 && len(f) != wantLen(len(keys), bits) {
-			t.Fatalf("%d keys at %d bits/key: filter is %d bytes, want %d", len(keys), bits, len(f), wantLen(len(keys), bits))
+			t.Fatalf("%d keys at %g bits/key: filter is %d bytes, want %d", len(keys), bits, len(f), wantLen(len(keys), bits))
 		}
 		if int(f[len(f)-1]) != probes(t, p) {
 			t.Fatalf("k byte %d, policy k %d", f[len(f)-1], probes(t, p))
 		}
 		for _, k := range keys {
 			if !p.MayContain(f, k) || !filterblock.BloomMayContain(f, k) {
-				t.Fatalf("false negative for %q (%d keys, %d bits/key)", k, len(keys), bits)
+				t.Fatalf("false negative for %q (%d keys, %g bits/key)", k, len(keys), bits)
 			}
 		}
 	})
@@ -92,7 +97,7 @@ func TestNoFalseNegatives(t *testing.T) {
 // layout, bit for bit, and checks that MayContain tests exactly those bits.
 func TestLayoutMatchesSpec(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		bits := rapid.IntRange(1, 30).Draw(t, "bitsPerKey")
+		bits := rapid.Float64Range(1, 30).Draw(t, "bitsPerKey") // fractional too
 		keys := rapid.SliceOfN(rapid.SliceOfN(rapid.Byte(), 0, 20), 1, 300).Draw(t, "keys")
 		p := filterblock.Bloom(bits)
 		want := refFilter(keys, bits, probes(t, p))
@@ -127,7 +132,7 @@ func TestLayoutMatchesSpec(t *testing.T) {
 func TestEmptyFilter(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
 	for _, bits := range []int{1, 10, 30} {
-		p := filterblock.Bloom(bits)
+		p := filterblock.Bloom(float64(bits))
 		f := p.NewGenerator().Generate(nil)
 		if len(f) != 1 || int(f[0]) != probes(t, p) {
 			t.Fatalf("empty filter at %d bits/key = %x, want just the k byte", bits, f)
@@ -244,10 +249,10 @@ func TestPolicy(t *testing.T) {
 	if s, ok := p.(filterblock.Sized); !ok || s.BitsPerKey() != 12 {
 		t.Fatalf("Bloom(12) is not Sized at 12 bits/key")
 	}
-	for _, bits := range []int{0, -1, -100} {
+	for _, bits := range []float64{0, -1, -100, 0.999, math.NaN()} {
 		p := filterblock.Bloom(bits)
 		if p.(filterblock.Sized).BitsPerKey() != 10 || probes(t, p) != probes(t, filterblock.Bloom(10)) {
-			t.Errorf("Bloom(%d) is not the 10 bits/key default", bits)
+			t.Errorf("Bloom(%g) is not the 10 bits/key default", bits)
 		}
 	}
 	if s := fmt.Sprint(filterblock.Bloom(10)); !strings.Contains(s, filterblock.BloomName) || !strings.Contains(s, "k=7") {
@@ -263,7 +268,7 @@ func TestProbeCount(t *testing.T) {
 		t.Errorf("k at 10 bits/key = %d, want 7", k)
 	}
 	for bits := 1; bits <= 40; bits++ {
-		k := probes(t, filterblock.Bloom(bits))
+		k := probes(t, filterblock.Bloom(float64(bits)))
 		if k < 1 || k > 30 {
 			t.Fatalf("k = %d at %d bits/key is outside 1..30", k, bits)
 		}
@@ -305,7 +310,7 @@ func TestBloomProberAgrees(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var filter []byte
 		if rapid.Bool().Draw(t, "built") {
-			g := filterblock.Bloom(rapid.IntRange(1, 20).Draw(t, "bitsPerKey")).NewGenerator().(filterblock.HashAdder)
+			g := filterblock.Bloom(rapid.Float64Range(1, 20).Draw(t, "bitsPerKey")).NewGenerator().(filterblock.HashAdder)
 			for _, h := range rapid.SliceOfN(rapid.Uint64(), 0, 300).Draw(t, "keys") {
 				g.AddHash(h)
 			}
@@ -320,4 +325,33 @@ func TestBloomProberAgrees(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestBloomFractional: Bloom takes fractional bits per key, as BloomFPR
+// chooses them, and BloomFPR's policy is Bloom at the size it chose.
+func TestBloomFractional(t *testing.T) {
+	fpr := filterblock.BloomFPR(0.01)
+	bpk := fpr.(filterblock.Sized).BitsPerKey()
+	if bpk < 9.85 || bpk > 9.95 || bpk == math.Trunc(bpk) {
+		t.Fatalf("BloomFPR(0.01) at %g bits/key, want about 9.9 as documented", bpk)
+	}
+	p := filterblock.Bloom(bpk)
+	if got := p.(filterblock.Sized).BitsPerKey(); got != bpk || probes(t, p) != probes(t, fpr) {
+		t.Fatalf("Bloom(%g): %g bits/key, k=%d; BloomFPR's k=%d", bpk, got, probes(t, p), probes(t, fpr))
+	}
+	keys := make([][]byte, 5000)
+	for i := range keys {
+		keys[i] = binary.BigEndian.AppendUint64(nil, uint64(i)*7919)
+	}
+	f := build(p, keys)
+	if !bytes.Equal(f, build(fpr, keys)) || len(f) != wantLen(len(keys), bpk) {
+		t.Fatalf("Bloom(%g) and BloomFPR(0.01) filters differ, or %d bytes, want %d", bpk, len(f), wantLen(len(keys), bpk))
+	}
+	// Between two integer sizes, the filter is sized between them.
+	if lo, hi := len(build(filterblock.Bloom(9), keys)), len(build(filterblock.Bloom(10), keys)); len(f) <= lo || len(f) > hi {
+		t.Fatalf("filter at %g bits/key is %d bytes; at 9 and 10 bits/key %d and %d", bpk, len(f), lo, hi)
+	}
+	if s := filterblock.BloomFPR(math.NaN()).(filterblock.Sized).BitsPerKey(); s != 10 {
+		t.Fatalf("BloomFPR(NaN) at %g bits/key, want 10", s)
+	}
 }

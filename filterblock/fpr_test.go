@@ -63,7 +63,7 @@ var families = []keyFamily{
 // too, with the policy's k.
 func measureFPR(t *testing.T, fam keyFamily, bitsPerKey, n, m int) (fpr float64, k int) {
 	t.Helper()
-	p := filterblock.Bloom(bitsPerKey)
+	p := filterblock.Bloom(float64(bitsPerKey))
 	g := p.NewGenerator()
 	buf := make([]byte, 0, 128)
 	for i := 0; i < n; i++ {
@@ -126,7 +126,7 @@ func TestFPRSweep(t *testing.T) {
 	const n = 200_000
 	for _, bits := range []int{6, 8, 10, 12, 16, 20} {
 		t.Run(fmt.Sprint(bits), func(t *testing.T) {
-			k := probes(t, filterblock.Bloom(bits))
+			k := probes(t, filterblock.Bloom(float64(bits)))
 			theory := filterblock.CacheLocalFPR(float64(bits), k)
 			m := max(1_000_000, int(1500/theory))
 			fpr, _ := measureFPR(t, families[0], bits, n, m)

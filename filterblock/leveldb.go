@@ -18,6 +18,11 @@ const LevelDBName = "leveldb.BuiltinBloomFilter2"
 // byte holding k. A filter shorter than 2 bytes matches nothing; one whose
 // k byte exceeds 30 matches everything (LevelDB reserves those encodings).
 //
+// bitsPerKey is an int, as LevelDB's NewBloomFilterPolicy(int
+// bits_per_key) takes it (include/leveldb/filter_policy.h): LevelDB sizes
+// a filter as n × bits_per_key bits in integer arithmetic, so a fractional
+// value would build filters LevelDB never writes. Bloom takes a float64.
+//
 // It is provided for compatibility and comparison: its hash has no final
 // avalanche, so keys differing only in their last bytes get correlated
 // probes and a much higher false positive rate than Bloom's.

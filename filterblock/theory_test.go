@@ -56,7 +56,7 @@ func TestCacheLocalFPRShape(t *testing.T) {
 	// blocking can come out marginally ahead, so this is not checked for
 	// every k.)
 	for bits := 1; bits <= 40; bits++ {
-		k := probes(t, filterblock.Bloom(bits))
+		k := probes(t, filterblock.Bloom(float64(bits)))
 		cl, std := filterblock.CacheLocalFPR(float64(bits), k), filterblock.StandardFPR(float64(bits), k)
 		if cl < std*(1-1e-9) {
 			t.Errorf("%d bits/key, k=%d: CacheLocalFPR %g below StandardFPR %g", bits, k, cl, std)

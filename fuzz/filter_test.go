@@ -49,7 +49,7 @@ func FuzzFilter(f *testing.F) {
 		// No false negatives from a filter built over the keys, at
 		// several sizes, by the three policies.
 		for i, bits := range []int{0, 1, 10, 23, 0, 1, 10, 23, 0} {
-			p := filterblock.Bloom(bits)
+			p := filterblock.Bloom(float64(bits))
 			if i >= 4 {
 				p = filterblock.LevelDBBloom(bits)
 			}

@@ -70,7 +70,7 @@ func decodeRoundTrip(data []byte) roundTripInput {
 	}
 	b := next()
 	in.opts.Compression = []format.Compression{format.DefaultCompression, format.NoCompression, format.SnappyCompression, format.ZstdCompression}[b&3]
-	in.opts.Filter = filterblock.Bloom(int(b >> 2 & 15))
+	in.opts.Filter = filterblock.Bloom(float64(b >> 2 & 15))
 	if b>>2&15 == 15 {
 		in.opts.Filter = filterblock.BinaryFuse8()
 	}

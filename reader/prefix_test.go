@@ -266,7 +266,7 @@ func prefixesAndBounds(t *rapid.T, dir string, parted bool) {
 		if p := b.Properties(); p.FormatVersion != wantVersion(opts, len(keys)) || p.Partitioned != (p.FormatVersion == format.Version4 && wantPartitioned(opts, len(keys))) {
 			t.Fatalf("format version %d (partitioned %v), want %d", p.FormatVersion, p.Partitioned, wantVersion(opts, len(keys)))
 		}
-		if got := b.EstimatedSize(); got != uint64(buf.Len()) {
+		if got := b.EstimatedSize(); got != int64(buf.Len()) {
 			t.Fatalf("EstimatedSize after Finish = %d, table is %d bytes", got, buf.Len())
 		}
 		data := buf.Bytes()

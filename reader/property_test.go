@@ -101,7 +101,7 @@ func genFilter(t *rapid.T) (policy filterblock.Policy, ropts *reader.Options, kn
 	switch rapid.IntRange(0, 3).Draw(t, "filterKind") {
 	case 0:
 		n := rapid.IntRange(1, 20).Draw(t, "bitsPerKey")
-		return filterblock.Bloom(n), ropts, true, float64(n)
+		return filterblock.Bloom(float64(n)), ropts, true, float64(n)
 	case 1:
 		n := rapid.IntRange(1, 20).Draw(t, "levelDBBitsPerKey")
 		return filterblock.LevelDBBloom(n), ropts, true, float64(n)

@@ -287,7 +287,7 @@ func (m *smMachine) build(t *rapid.T) {
 	}
 	switch kind {
 	case 0:
-		policy = filterblock.Bloom(rapid.IntRange(1, 20).Draw(t, "bloomBits"))
+		policy = filterblock.Bloom(float64(rapid.IntRange(1, 20).Draw(t, "bloomBits")))
 	case 1:
 		policy = filterblock.LevelDBBloom(rapid.IntRange(1, 20).Draw(t, "levelDBBits"))
 	case 2:

@@ -59,7 +59,7 @@ type benchPolicy struct {
 }
 
 var benchPolicies = []benchPolicy{
-	{"bloom", filterblock.Bloom, filterblock.CacheLocalFPR, false},
+	{"bloom", func(b int) filterblock.Policy { return filterblock.Bloom(float64(b)) }, filterblock.CacheLocalFPR, false},
 	{"leveldb", filterblock.LevelDBBloom, filterblock.StandardFPR, false},
 	// BinaryFuse8: 8-bit fingerprints, so 2^-8 false positives
 	// whatever the size (Graf and Lemire, 2022); 3 fingerprints per probe.

@@ -86,7 +86,7 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	}
 	opts := &builder.Options{
 		BlockSize:     *blockSize,
-		Filter:        filterblock.Bloom(*bitsPerKey),
+		Filter:        filterblock.Bloom(float64(*bitsPerKey)),
 		HashIndex:     *hashIndex,
 		FormatVersion: uint32(*formatVersion),
 	}

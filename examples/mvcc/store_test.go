@@ -383,7 +383,7 @@ func (s *Store) Compact(force bool) (bool, error) {
 			w.b.Abort()
 			return false, err
 		}
-		if w.b.EstimatedSize() >= s.maxTable {
+		if w.b.EstimatedSize() >= int64(s.maxTable) {
 			t, err := w.finish()
 			if err != nil {
 				return false, err
