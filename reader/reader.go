@@ -39,7 +39,9 @@ package reader
 // source_readat.go with source_tail.go, readahead.go and
 // partitions_readat.go; index.go, index_parted.go (with the two-level
 // iterator), index_hash.go, index_compact.go, partitions.go; filter.go; open.go
-// (chooseLayers); get.go (the lookups), iterator.go, verify.go.
+// (chooseLayers); get.go (the lookups); iterator.go (the iterator and
+// its steps), iterator_seek.go (its seeks), iterator_bounds.go (its
+// bounds); verify.go.
 
 import (
 	"bytes"
