@@ -298,15 +298,22 @@ func (it *Iterator) Value() []byte {
 	return it.s.data.Value()
 }
 
-// Err returns the error that stopped the iteration, if any: a corruption
-// (wrapping format.ErrCorrupt) or ErrClosed.
-func (it *Iterator) Err() error { return it.err }
+// Err returns the error that stopped the iteration, if any: a
+// *format.CorruptError (wrapping format.ErrCorrupt), a failed read, or
+// an error wrapping ErrClosed, naming the table as the Reader's errors
+// do; the same error on every call, and from Close.
+func (it *Iterator) Err() error {
+	if it.err != nil {
+		it.err = it.r.named(it.err) // once: named leaves a named error as it is
+	}
+	return it.err
+}
 
 // Close releases the iterator and its hold on the reader. It returns the
 // iteration error, if any. Closing twice is harmless.
 func (it *Iterator) Close() error {
 	if it.closed {
-		return it.err
+		return it.Err()
 	}
 	it.closed = true
 	it.loaded = false
@@ -319,7 +326,7 @@ func (it *Iterator) Close() error {
 		it.r.src.endScan()
 	}
 	it.r.release()
-	return it.err
+	return it.Err()
 }
 
 // endGuard, deferred with protect's result, is recoverFault and

@@ -58,7 +58,9 @@ import (
 	"github.com/sstkit/sstable/format"
 )
 
-// ErrNotFound is wrapped by the error Get returns for an absent key.
+// ErrNotFound is the error Get returns for an absent key: the sentinel
+// itself, never wrapped nor named, so that a miss allocates nothing and
+// err == ErrNotFound holds (errors.Is works too).
 var ErrNotFound = errors.New("sstable: key not found")
 
 // ErrClosed is wrapped by the errors of calls made after Close.
@@ -126,6 +128,13 @@ type Options struct {
 	// the reader holds is in Cache (within its capacity) or in the small
 	// per-reader state described in the package documentation.
 	NoMmap bool
+
+	// Name names the table in the errors of a Reader made by New, as the
+	// path does for Open: every error New and the Reader return, except
+	// ErrNotFound, then reads "Name: ...", and each *format.CorruptError
+	// among them has File set to Name. "" names nothing. Open ignores
+	// Name: its errors name the path it was given.
+	Name string
 }
 
 // Reader reads one table. All methods are safe for concurrent use. After
@@ -134,6 +143,9 @@ type Options struct {
 // MayContainPrefix return true. An Iterator opened before Close keeps
 // working until it is closed: it holds the file (and its mapping) open,
 // as a call in flight does.
+//
+// Every error a Reader returns names its table, from Open or New on,
+// except ErrNotFound: see the package documentation's Errors section.
 type Reader struct {
 	// The layers (see the package documentation), chosen by open.
 	src       source
@@ -149,11 +161,12 @@ type Reader struct {
 	// (fault.go). Only the hottest ones test it; the others always guard.
 	guarded bool
 
-	size    int64
-	name    string // the path given to Open, for messages; "" from New
-	footer  footer.Footer
-	props   format.Properties
-	dataEnd uint64 // end of the data blocks: the hash index's or filter section's offset
+	size      int64
+	name      string // the path given to Open, or Options.Name for New: see named
+	errClosed error  // ErrClosed, named: the error of calls after Close
+	footer    footer.Footer
+	props     format.Properties
+	dataEnd   uint64 // end of the data blocks: the hash index's or filter section's offset
 
 	policy   filterblock.Policy // nil when the table's policy (or splitter) is unknown
 	bloom    bool               // policy is the built-in Bloom
@@ -169,8 +182,9 @@ type Reader struct {
 // (golang.org/x/sys/unix.Mmap) and falls back to ReadAt where mapping is
 // unavailable. Open reads only the footer and properties (with NoMmap, the
 // file's tail, as New does); the index and filter are checked on first
-// use. Errors for damaged or foreign files wrap
-// format.ErrCorrupt.
+// use. Errors for damaged or foreign files wrap format.ErrCorrupt. Its
+// errors, and those of the Reader, name path ("PATH: ..."; File of a
+// *format.CorruptError).
 func Open(path string, opts *Options) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -195,10 +209,11 @@ func Open(path string, opts *Options) (*Reader, error) {
 	if src == nil {
 		src = &readAtSource{ra: f, file: f, size: size}
 	}
-	r := &Reader{src: src, size: size, name: path}
+	r := &Reader{src: src, size: size}
+	r.setName(path)
 	if err := r.open(opts); err != nil {
 		r.free()
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, r.named(err)
 	}
 	return r, nil
 }
@@ -229,6 +244,8 @@ func Open(path string, opts *Options) (*Reader, error) {
 // as the source's errors and never remembered: a later call reads again.
 // Errors for damaged or foreign data wrap format.ErrCorrupt; a nil src or
 // a negative size is a bad argument, reported as such (not ErrCorrupt).
+// With opts.Name set, New's errors and the Reader's name the table as
+// Open's name its path.
 //
 // The Reader never closes src: Close releases the reader's hold on it,
 // and the caller closes src (an *os.File, a network object) once done.
@@ -243,9 +260,14 @@ func New(src io.ReaderAt, size int64, opts *Options) (*Reader, error) {
 		return nil, fmt.Errorf("sstable: reader.New: negative size %d", size)
 	}
 	r := &Reader{src: &readAtSource{ra: src, size: size}, size: size}
+	var name string
+	if opts != nil {
+		name = opts.Name
+	}
+	r.setName(name)
 	if err := r.open(opts); err != nil {
 		r.free()
-		return nil, err
+		return nil, r.named(err)
 	}
 	return r, nil
 }

@@ -30,4 +30,24 @@
 // The source of New is never closed by the Reader, and must stay readable
 // until Close returns and every Iterator opened before Close is closed
 // (see New).
+//
+// # Errors
+//
+// Every error a Reader returns, from Open or New on, names its table,
+// so that a store with many tables need not wrap each call: the path
+// given to Open, or Options.Name for New (without a name, the messages
+// are as below without the "NAME: "). That holds for Get, GetAppend,
+// Has, Verify, an Iterator's Err and Close, and the errors of calls
+// after Close:
+//
+//   - damage is a *format.CorruptError with File set to the name, read
+//     as "NAME: sstable: corrupt SECTION at offset N: what"; errors.Is(err,
+//     format.ErrCorrupt) and errors.As(err, &ce) hold;
+//   - a failed read of New's source, and ErrClosed, are wrapped as
+//     "NAME: ...": errors.Is sees the cause;
+//   - ErrNotFound alone is the bare sentinel: a miss names nothing and
+//     allocates nothing.
+//
+// MayContain and MayContainPrefix return no error: damage they meet
+// answers true, and the lookup that follows reports it.
 package reader
