@@ -8,7 +8,7 @@ import (
 )
 
 // Iterator walks a table's entries in key order, forwards or backwards,
-// within the bounds it was created with (IterOptions). It is not safe for
+// within its bounds (IterOptions, changed by SetBounds). It is not safe for
 // concurrent use; use one per goroutine. A move from an unpositioned or
 // exhausted iterator (Next, Prev) returns false and leaves it so; seek
 // again (SeekGE, SeekLT, First, Last) to go on.
@@ -25,8 +25,8 @@ import (
 type Iterator struct {
 	r      *Reader
 	s      scratch
-	lower  []byte // inclusive bound; nil for none
-	upper  []byte // exclusive bound; nil for none
+	lower  []byte // inclusive bound; nil for none; else lowerBuf's bytes
+	upper  []byte // exclusive bound; nil for none; else upperBuf's bytes
 	loaded bool   // s.data holds the block of the current index entry, on an entry within bounds
 	mapped bool   // s.data's block is read in place from the file mapping
 	scan   bool   // First or Last started a full scan: see source.beginScan
@@ -48,6 +48,10 @@ type Iterator struct {
 	// copied holds a raw block of the mapping that a forward walk moved
 	// onto (see loadBlock); reused from block to block.
 	copied []byte
+
+	// The bounds' copies (NewIter, SetBounds), kept while a bound is nil
+	// so that per-query bounds reuse them.
+	lowerBuf, upperBuf []byte
 }
 
 // syncIndex positions s.index on the entry of the block a hashed
@@ -78,12 +82,8 @@ func (r *Reader) NewIterator() *Iterator { return r.NewIter(nil) }
 func (r *Reader) NewIter(o *IterOptions) *Iterator {
 	it := &Iterator{r: r}
 	if o != nil {
-		if o.LowerBound != nil {
-			it.lower = append([]byte{}, o.LowerBound...)
-		}
-		if o.UpperBound != nil {
-			it.upper = append([]byte{}, o.UpperBound...)
-		}
+		it.lower = setBound(&it.lowerBuf, o.LowerBound)
+		it.upper = setBound(&it.upperBuf, o.UpperBound)
 	}
 	if !r.acquire() {
 		it.err, it.closed = ErrClosed, true

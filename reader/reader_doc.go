@@ -3,7 +3,7 @@
 // The slices a Reader hands out live for different times:
 //
 //   - Iterator.Key: valid until the iterator's next move (First, Last,
-//     Next, Prev, SeekGE, SeekLT, SeekPrefixGE) or Close. The bytes may then change into
+//     Next, Prev, SeekGE, SeekLT, SeekPrefixGE), SetBounds or Close. The bytes may then change into
 //     another key, silently; copy a key you keep (bytes.Clone).
 //   - Iterator.Value: valid until the next move or Close, like Key. It may
 //     alias the read-only memory mapping or the reader's decoded blocks:
