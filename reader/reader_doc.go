@@ -10,6 +10,8 @@
 //     never write to it, and copy it to keep it. Reading it after the file
 //     was truncated can fault the process; Get, which copies under
 //     protection, cannot.
+//   - The key and value a range over Reader.All or Iterator.All yields:
+//     valid only until the loop's next iteration, like Key and Value.
 //   - Get: a new slice owned by the caller, valid for ever, even after
 //     Close.
 //   - GetAppend(dst, key): dst with the value appended, owned by the
