@@ -239,10 +239,11 @@ func TestUnknownSplitter(t *testing.T) {
 	}
 }
 
-// TestZeroAllocs checks that Has, MayContainPrefix, SeekPrefixGE, SeekLT
-// and a bounded Next allocate nothing, on mapped and unmapped readers of
-// every table kind: version 1, 2 (hash index) and 3 (partitioned, in
-// partitions of about 1 KiB, so that the moves cross partitions).
+// TestZeroAllocs checks that Has, MayContainPrefix, SeekPrefixGE,
+// SeekPrefixLT, SeekLT and a bounded Next allocate nothing, on mapped and
+// unmapped readers of every table kind: version 1, 2 (hash index) and 3
+// (partitioned, in partitions of about 1 KiB, so that the moves cross
+// partitions).
 func TestZeroAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -272,6 +273,9 @@ func TestZeroAllocs(t *testing.T) {
 					present := []byte(es[1234].Key)
 					prefix := present[:len(present)-8]
 					absent := []byte("user999999")
+					above := append(bytes.Clone(prefix), "\xff\xff\xff\xff\xff\xff\xff\xff\xff"...) // above the prefix's versions
+					absentIn := []byte("user000700\x00")                                            // within the bounds, between present prefixes
+					absentAbove := append(bytes.Clone(absentIn), "\xff\xff\xff\xff\xff\xff\xff\xff\xff"...)
 					it := r.NewIter(&reader.IterOptions{LowerBound: []byte("user000100"), UpperBound: []byte("user001900")})
 					defer it.Close()
 					it.First()
@@ -287,6 +291,16 @@ func TestZeroAllocs(t *testing.T) {
 							}
 						},
 						"SeekPrefixGE absent": func() { it.SeekPrefixGE(absent, absent) },
+						"SeekPrefixLT present": func() {
+							if !it.SeekPrefixLT(prefix, above) {
+								t.Fatal(it.Err())
+							}
+						},
+						"SeekPrefixLT absent": func() {
+							if it.SeekPrefixLT(absentIn, absentAbove) {
+								t.Fatalf("SeekPrefixLT found absent %q", absentIn)
+							}
+						},
 						"MayContainPrefix": func() {
 							if !r.MayContainPrefix(prefix) {
 								t.Fatal("MayContainPrefix = false for a present prefix")

@@ -18,7 +18,10 @@ import (
 // iterator exhausted, where they would move to a key without the prefix,
 // so that a loop over a key's versions stops at its last one (without
 // reading the next data block). First, Last, SeekGE and SeekLT end the
-// mode; another SeekPrefixGE starts it with its own prefix.
+// mode; another SeekPrefixGE starts it with its own prefix. SeekPrefixLT
+// starts it too, from the last key below a bound: with suffixes that sort
+// ascending by version (big-endian timestamps), it reads the newest
+// version at or below a timestamp (ExampleIterator_SeekPrefixLT).
 //
 // An open Iterator keeps working after Reader.Close, and keeps the
 // reader's file open and mapped, until the Iterator is closed.
@@ -52,6 +55,9 @@ type Iterator struct {
 	// The bounds' copies (NewIter, SetBounds), kept while a bound is nil
 	// so that per-query bounds reuse them.
 	lowerBuf, upperBuf []byte
+
+	// end holds SeekPrefixLT's seek key past its prefix (prefixEnd).
+	end []byte
 }
 
 // syncIndex positions s.index on the entry of the block a hashed

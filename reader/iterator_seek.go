@@ -143,6 +143,105 @@ func (it *Iterator) SeekPrefixGE(prefix, key []byte) (ok bool) {
 	return ok
 }
 
+// SeekPrefixLT moves to the last entry whose key is < key and whose
+// prefix is prefix (and within the bounds); false if there is none or on
+// error. It is SeekPrefixGE's mirror, for keys whose suffixes sort
+// ascending by version, such as a big-endian timestamp after the user
+// key: the newest version of user key p at or below timestamp ts is
+//
+//	it.SeekPrefixLT(p, binary.BigEndian.AppendUint64(p, ts+1))
+//
+// (ExampleIterator_SeekPrefixLT; for ts = math.MaxUint64, any key above
+// the prefix's keys, such as p followed by nine 0xff bytes). key is an
+// exclusive bound and need not have the prefix: one above every key with
+// the prefix finds the prefix's last key, one at or below prefix finds
+// none.
+//
+// In a table built with a splitter (builder.Options.Splitter) the reader
+// knows, the filter is probed with prefix first: when it rules the prefix
+// out, SeekPrefixLT returns false without reading a data block. Otherwise
+// it works as SeekLT followed by a check of the found key's prefix, and
+// a backward step from a block stops, unread, where the index says the
+// blocks before lie below the prefix. The iterator is unpositioned when
+// it returns false.
+//
+// When it returns true, the iterator is in prefix iteration mode (see
+// Iterator): Prev walks the prefix's older versions and Next its newer
+// ones, within the bounds, and both return false past the prefix's
+// keys. The iterator copies prefix; it allocates nothing once its copy
+// has room for prefix.
+func (it *Iterator) SeekPrefixLT(prefix, key []byte) (ok bool) {
+	r := it.r
+	it.inPrefix = false
+	if !it.usable() {
+		return false
+	}
+	defer it.endGuard(&ok, protect())
+	if bytes.Compare(key, prefix) <= 0 || r.splitter != nil && !r.prefixMayBeIn(prefix) {
+		it.loaded = false // every key with the prefix is >= prefix, or none is in the table
+		return false
+	}
+	if !bytes.HasPrefix(key, prefix) {
+		// key > prefix without starting with it is above every key with
+		// the prefix; seek from their end, so that a step back lands on
+		// the prefix's last key and not on a key between them and key.
+		if end := it.prefixEnd(prefix); end != nil {
+			key = end
+		}
+	}
+	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
+		key = it.upper
+	}
+	// In prefix iteration mode from the start, so that backward leaves
+	// unread the blocks whose separators lie below the prefix.
+	it.inPrefix = true
+	it.prefix = append(it.prefix[:0], prefix...)
+	ok = it.seekLT(key)
+	// Keys sort by prefix, but a key shorter than format.Suffix's n is its
+	// own prefix, so the last key < key may have a larger prefix than
+	// prefix (SeekPrefixGE's case, mirrored). Step back over them.
+	for ok && r.splitter != nil {
+		k := it.s.data.Key()
+		if bytes.Compare(k[:r.split(k)], prefix) <= 0 {
+			break
+		}
+		it.s.data.Prev()
+		ok = it.backward()
+	}
+	ok = it.checkLower(ok) // the lower bound, and the prefix
+	it.inPrefix = ok
+	return ok
+}
+
+// prefixMayBeIn probes the filter for prefix, in a table whose splitter
+// the reader knows, under the caller's fault guard: false means no key
+// has the prefix.
+func (r *Reader) prefixMayBeIn(prefix []byte) bool {
+	h := codec.KeyHash(prefix)
+	if f := r.held; f != nil && f.ready.Load() {
+		return f.mayContain(prefix, h)
+	}
+	return r.filter.mayContain(prefix, h)
+}
+
+// prefixEnd returns the least key above every key that starts with
+// prefix, in a buffer the iterator reuses: prefix without its trailing
+// 0xff bytes, its last byte incremented. It returns nil when prefix is
+// empty or all 0xff, for which no key is above the prefix's keys without
+// starting with it (SeekPrefixLT never asks then).
+func (it *Iterator) prefixEnd(prefix []byte) []byte {
+	n := len(prefix)
+	for n > 0 && prefix[n-1] == 0xff {
+		n--
+	}
+	if n == 0 {
+		return nil
+	}
+	it.end = append(it.end[:0], prefix[:n]...)
+	it.end[n-1]++
+	return it.end
+}
+
 // seekGE moves to the first entry >= key, ignoring the lower bound.
 func (it *Iterator) seekGE(key []byte) bool {
 	it.lazyIndex = 0

@@ -3,8 +3,9 @@
 // The slices a Reader hands out live for different times:
 //
 //   - Iterator.Key: valid until the iterator's next move (First, Last,
-//     Next, Prev, SeekGE, SeekLT, SeekPrefixGE), SetBounds or Close. The bytes may then change into
-//     another key, silently; copy a key you keep (bytes.Clone).
+//     Next, Prev, SeekGE, SeekLT, SeekPrefixGE, SeekPrefixLT), SetBounds
+//     or Close. The bytes may then change into another key, silently;
+//     copy a key you keep (bytes.Clone).
 //   - Iterator.Value: valid until the next move or Close, like Key. It may
 //     alias the read-only memory mapping or the reader's decoded blocks:
 //     never write to it, and copy it to keep it. Reading it after the file

@@ -849,7 +849,9 @@ func (m *smMachine) seekPrefix(t *rapid.T) {
 	// that repositions (First, Last, SeekGE, SeekLT) ends the mode, and
 	// another SeekPrefixGE starts it again.
 	for range rapid.IntRange(0, 12).Draw(t, "prefixSteps") {
-		switch rapid.IntRange(0, 9).Draw(t, "prefixStep") {
+		switch rapid.IntRange(-1, 9).Draw(t, "prefixStep") {
+		case -1:
+			s.seekPrefixLT(m.drawPrefixLT(t, "prefixLT"))
 		case 0:
 			s.first()
 		case 1:
@@ -880,6 +882,35 @@ func (s *smIter) seekPrefixGE(prefix, k string, want int) {
 	}
 	s.pos, s.valid = want, want >= 0 && s.inBounds(s.m.keys[want])
 	s.expect("SeekPrefixGE("+strconv.Quote(prefix)+", "+strconv.Quote(k)+")", s.it.SeekPrefixGE([]byte(prefix), []byte(k)))
+}
+
+// seekPrefixLT is SeekPrefixLT in the model: the last key < k with the
+// prefix, within the bounds; it starts prefix iteration mode.
+func (s *smIter) seekPrefixLT(prefix, k string) {
+	s.inPrefix, s.prefix = true, prefix
+	s.pos, s.valid = -1, false
+	for i := len(s.m.keys) - 1; i >= 0; i-- {
+		if mk := s.m.keys[i]; mk < k && s.m.hasPrefix(mk, prefix) && s.inBounds(mk) {
+			s.pos, s.valid = i, true
+			break
+		}
+	}
+	s.expect("SeekPrefixLT("+strconv.Quote(prefix)+", "+strconv.Quote(k)+")", s.it.SeekPrefixLT([]byte(prefix), []byte(k)))
+}
+
+// drawPrefixLT draws SeekPrefixLT's arguments: a key's prefix, and as the
+// bound the key itself, the key followed by 0xff bytes (above its
+// prefix's keys of that length), or another key, which may lie anywhere.
+func (m *smMachine) drawPrefixLT(t *rapid.T, label string) (prefix, k string) {
+	k = m.drawKey(t, label+"Key")
+	prefix = m.prefixOf(k)
+	switch rapid.IntRange(0, 2).Draw(t, label+"Bound") {
+	case 1:
+		k += "\xff\xff\xff"
+	case 2:
+		k = m.drawKey(t, label+"Bound")
+	}
+	return prefix, k
 }
 
 // hasPrefix reports whether key k has prefix prefix as the reader sees it:
@@ -913,7 +944,9 @@ func (m *smMachine) setBounds(t *rapid.T) {
 			s.setBounds(m.drawBounds(t, "set"))
 		}
 		for range rapid.IntRange(0, 10).Draw(t, "boundsSteps") {
-			switch rapid.IntRange(0, 9).Draw(t, "boundsStep") {
+			switch rapid.IntRange(-1, 9).Draw(t, "boundsStep") {
+			case -1:
+				s.seekPrefixLT(m.drawPrefixLT(t, "boundsPrefixLT"))
 			case 0:
 				s.first()
 			case 1:
