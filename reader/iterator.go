@@ -21,7 +21,7 @@ import (
 // mode; another SeekPrefixGE starts it with its own prefix. SeekPrefixLT
 // starts it too, from the last key below a bound: with suffixes that sort
 // ascending by version (big-endian timestamps), it reads the newest
-// version at or below a timestamp (ExampleIterator_SeekPrefixLT).
+// version at or below a timestamp (see SeekPrefixLT's example).
 //
 // An open Iterator keeps working after Reader.Close, and keeps the
 // reader's file open and mapped, until the Iterator is closed.

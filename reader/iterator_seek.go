@@ -151,7 +151,7 @@ func (it *Iterator) SeekPrefixGE(prefix, key []byte) (ok bool) {
 //
 //	it.SeekPrefixLT(p, binary.BigEndian.AppendUint64(p, ts+1))
 //
-// (ExampleIterator_SeekPrefixLT; for ts = math.MaxUint64, any key above
+// (see the example; for ts = math.MaxUint64, any key above
 // the prefix's keys, such as p followed by nine 0xff bytes). key is an
 // exclusive bound and need not have the prefix: one above every key with
 // the prefix finds the prefix's last key, one at or below prefix finds
