@@ -159,11 +159,10 @@ func (it *Iterator) SeekPrefixGE(prefix, key []byte) (ok bool) {
 //
 // In a table built with a splitter (builder.Options.Splitter) the reader
 // knows, the filter is probed with prefix first: when it rules the prefix
-// out, SeekPrefixLT returns false without reading a data block. Otherwise
-// it works as SeekLT followed by a check of the found key's prefix, and
-// a backward step from a block stops, unread, where the index says the
-// blocks before lie below the prefix. The iterator is unpositioned when
-// it returns false.
+// out, SeekPrefixLT returns false without reading a data block. Then it
+// seeks as SeekLT does and checks the found key's prefix, reading no
+// block that the index shows to lie wholly below the prefix. The
+// iterator is unpositioned when it returns false.
 //
 // When it returns true, the iterator is in prefix iteration mode (see
 // Iterator): Prev walks the prefix's older versions and Next its newer
