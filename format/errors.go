@@ -32,11 +32,22 @@ type CorruptError struct {
 	Section string // which part of the file, one of the Section* names
 	Offset  int64  // byte offset in the file where the bad bytes start
 	Msg     string // what is wrong
+
+	// File names the table: package reader sets it, on every
+	// CorruptError a Reader returns, to the path given to reader.Open
+	// or to reader.Options.Name for reader.New; "" when the table has
+	// no name. Corruptf leaves it "".
+	File string
 }
 
-// Error formats the error as "sstable: corrupt <section> at offset N: msg".
+// Error formats the error as "sstable: corrupt <section> at offset N: msg",
+// preceded by "<file>: " when File is set.
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("sstable: corrupt %s at offset %d: %s", e.Section, e.Offset, e.Msg)
+	msg := fmt.Sprintf("sstable: corrupt %s at offset %d: %s", e.Section, e.Offset, e.Msg)
+	if e.File != "" {
+		return e.File + ": " + msg
+	}
+	return msg
 }
 
 // Unwrap returns ErrCorrupt, so errors.Is(err, ErrCorrupt) holds.

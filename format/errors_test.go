@@ -30,6 +30,19 @@ func TestCorruptf(t *testing.T) {
 	}
 }
 
+// TestCorruptErrorFile checks that a named CorruptError puts the file
+// first, as "path: sstable: ...", and keeps its identity.
+func TestCorruptErrorFile(t *testing.T) {
+	err := &format.CorruptError{Section: format.SectionIndex, Offset: 7, Msg: "bad", File: "/d/000042.sst"}
+	if got, want := err.Error(), "/d/000042.sst: sstable: corrupt index block at offset 7: bad"; got != want {
+		t.Fatalf("Error() = %q, want %q", got, want)
+	}
+	var ce *format.CorruptError
+	if !errors.Is(err, format.ErrCorrupt) || !errors.As(fmt.Errorf("x: %w", err), &ce) || ce.File != "/d/000042.sst" {
+		t.Fatalf("named corruption error lost its identity: %v", ce)
+	}
+}
+
 func TestSectionNames(t *testing.T) {
 	for got, want := range map[string]string{
 		format.SectionFile:       "file",

@@ -1,9 +1,12 @@
 package reader_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/sstkit/sstable/builder"
@@ -236,10 +239,11 @@ func TestUnknownSplitter(t *testing.T) {
 	}
 }
 
-// TestZeroAllocs checks that Has, MayContainPrefix, SeekPrefixGE, SeekLT
-// and a bounded Next allocate nothing, on mapped and unmapped readers of
-// every table kind: version 1, 2 (hash index) and 3 (partitioned, in
-// partitions of about 1 KiB, so that the moves cross partitions).
+// TestZeroAllocs checks that Has, MayContainPrefix, SeekPrefixGE,
+// SeekPrefixLT, SeekLT and a bounded Next allocate nothing, on mapped and
+// unmapped readers of every table kind: version 1, 2 (hash index) and 3
+// (partitioned, in partitions of about 1 KiB, so that the moves cross
+// partitions).
 func TestZeroAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -269,6 +273,9 @@ func TestZeroAllocs(t *testing.T) {
 					present := []byte(es[1234].Key)
 					prefix := present[:len(present)-8]
 					absent := []byte("user999999")
+					above := append(bytes.Clone(prefix), "\xff\xff\xff\xff\xff\xff\xff\xff\xff"...) // above the prefix's versions
+					absentIn := []byte("user000700\x00")                                            // within the bounds, between present prefixes
+					absentAbove := append(bytes.Clone(absentIn), "\xff\xff\xff\xff\xff\xff\xff\xff\xff"...)
 					it := r.NewIter(&reader.IterOptions{LowerBound: []byte("user000100"), UpperBound: []byte("user001900")})
 					defer it.Close()
 					it.First()
@@ -284,6 +291,16 @@ func TestZeroAllocs(t *testing.T) {
 							}
 						},
 						"SeekPrefixGE absent": func() { it.SeekPrefixGE(absent, absent) },
+						"SeekPrefixLT present": func() {
+							if !it.SeekPrefixLT(prefix, above) {
+								t.Fatal(it.Err())
+							}
+						},
+						"SeekPrefixLT absent": func() {
+							if it.SeekPrefixLT(absentIn, absentAbove) {
+								t.Fatalf("SeekPrefixLT found absent %q", absentIn)
+							}
+						},
 						"MayContainPrefix": func() {
 							if !r.MayContainPrefix(prefix) {
 								t.Fatal("MayContainPrefix = false for a present prefix")
@@ -312,5 +329,189 @@ func TestZeroAllocs(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// boundsKinds are the table layouts the SetBounds tests read: format
+// versions 1, 2 and 4, and partitioned tables (versions 3 and 4) in
+// small partitions, all with the versioned keys' splitter.
+var boundsKinds = []struct {
+	name string
+	opts builder.Options
+}{
+	{"v1", builder.Options{FormatVersion: format.Version1}},
+	{"v2", builder.Options{HashIndex: true}},
+	{"v4", builder.Options{}},
+	{"v3", builder.Options{FormatVersion: format.Version1, PartitionThreshold: 1, PartitionSize: 512}},
+	{"v4-partitioned", builder.Options{PartitionThreshold: 1, PartitionSize: 512}},
+}
+
+// TestSetBoundsMatchesNewIter runs per-query bounds through one iterator
+// with SetBounds and checks each query's scans, both ways, and seeks
+// against a new iterator with the same bounds (NewIter), on every table
+// layout, mapped and not.
+func TestSetBoundsMatchesNewIter(t *testing.T) {
+	es := gappedEntries(1500)
+	rng := rand.New(rand.NewPCG(1, 2))
+	key := func() []byte {
+		switch rng.IntN(8) {
+		case 0:
+			return nil
+		case 1:
+			return []byte{}
+		}
+		return fmt.Appendf(nil, "key%06d", rng.IntN(7*len(es)+10)) // present one time in 7
+	}
+	collect := func(it *reader.Iterator, forward bool) []string {
+		var out []string
+		ok := it.First()
+		if !forward {
+			ok = it.Last()
+		}
+		for ; ok; ok = map[bool]func() bool{true: it.Next, false: it.Prev}[forward]() {
+			out = append(out, string(it.Key()))
+		}
+		return out
+	}
+	for _, k := range boundsKinds {
+		opts := k.opts
+		opts.BlockSize, opts.Compression = 256, format.SnappyCompression
+		data, _ := build(t, es, &opts)
+		t.Run(k.name, func(t *testing.T) {
+			sources(t, data, cacheOpts(t, 64<<10), func(t *testing.T, r *reader.Reader) {
+				it := r.NewIter(&reader.IterOptions{LowerBound: []byte("key000100")})
+				defer it.Close()
+				for q := range 300 {
+					lower, upper := key(), key()
+					if q%3 == 0 && lower != nil && upper != nil && bytes.Compare(lower, upper) > 0 {
+						lower, upper = upper, lower
+					}
+					it.SetBounds(lower, upper)
+					if it.Valid() || it.Next() || it.Prev() {
+						t.Fatalf("SetBounds(%q, %q) left the iterator positioned", lower, upper)
+					}
+					fresh := r.NewIter(&reader.IterOptions{LowerBound: lower, UpperBound: upper})
+					for _, forward := range []bool{true, false} {
+						got, want := collect(it, forward), collect(fresh, forward)
+						if !slices.Equal(got, want) {
+							t.Fatalf("bounds [%q, %q), forward %v: SetBounds gave %d keys %q..., NewIter %d", lower, upper, forward, len(got), got[:min(3, len(got))], len(want))
+						}
+					}
+					seek := key()
+					if ok, want := it.SeekGE(seek), fresh.SeekGE(seek); ok != want || !bytes.Equal(it.Key(), fresh.Key()) {
+						t.Fatalf("bounds [%q, %q): SeekGE(%q) = %v at %q, NewIter's %v at %q", lower, upper, seek, ok, it.Key(), want, fresh.Key())
+					}
+					if ok, want := it.SeekLT(seek), fresh.SeekLT(seek); ok != want || !bytes.Equal(it.Key(), fresh.Key()) {
+						t.Fatalf("bounds [%q, %q): SeekLT(%q) = %v at %q, NewIter's %v at %q", lower, upper, seek, ok, it.Key(), want, fresh.Key())
+					}
+					if err := fresh.Close(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := it.Err(); err != nil {
+					t.Fatal(err)
+				}
+			})
+		})
+	}
+}
+
+// TestSetBoundsAllocs checks that a per-query cycle of SetBounds, a seek
+// and a few steps allocates nothing once the bound buffers have grown, on
+// every table layout, mapped and not: the MVCC read that a new iterator
+// per query made about twice as slow.
+func TestSetBoundsAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	var es []entry
+	for u := range 1000 {
+		for v := range 1 + u%3 {
+			k := binary.BigEndian.AppendUint64(fmt.Appendf(nil, "user%06d", u), ^uint64(3-v))
+			es = append(es, entry{string(k), "some value"})
+		}
+	}
+	for _, k := range boundsKinds {
+		opts := k.opts
+		opts.Splitter = format.Suffix(8)
+		data, _ := build(t, es, &opts)
+		t.Run(k.name, func(t *testing.T) {
+			sources(t, data, nil, func(t *testing.T, r *reader.Reader) {
+				it := r.NewIterator()
+				defer it.Close()
+				// The bounds are new slices each time, as a caller's
+				// per-query bounds are; made up front, as fmt allocates.
+				users := make([][]byte, 1001)
+				for u := range users {
+					users[u] = fmt.Appendf(nil, "user%06d", u)
+				}
+				u := 0
+				cycle := func() {
+					u = (u + 337) % 1000
+					lower, upper := users[u], users[u+1]
+					it.SetBounds(lower, upper)
+					n := 0
+					for ok := it.SeekGE(lower); ok; ok = it.Next() {
+						n++
+					}
+					if n != 1+u%3 || it.Err() != nil {
+						t.Fatalf("user%06d: %d versions, %v", u, n, it.Err())
+					}
+				}
+				cycle()
+				if n := testing.AllocsPerRun(200, cycle); n != 0 {
+					t.Errorf("SetBounds + SeekGE + Next: %v allocations per query", n)
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkBoundedQuery measures an MVCC read with per-query bounds, a
+// user key's versions in [user, user+1): through one iterator whose
+// bounds SetBounds changes, and through a new iterator per query (the
+// only way before SetBounds). Compare the two within one run.
+func BenchmarkBoundedQuery(b *testing.B) {
+	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression} {
+		b.Run(c.String(), func(b *testing.B) {
+			r, err := reader.Open(versionedTable(b, c, false), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			rng := rand.New(rand.NewPCG(5, 6))
+			const n = 4096
+			lowers, uppers := make([][]byte, n), make([][]byte, n)
+			for i := range n {
+				u := 2 * uint64(rng.IntN(benchPrefixes))
+				lowers[i] = fmt.Appendf(nil, "user:%012d", u)
+				uppers[i] = fmt.Appendf(nil, "user:%012d", u+1)
+			}
+			query := func(b *testing.B, it *reader.Iterator, i int) {
+				ok := it.SeekGE(lowers[i%n])
+				for ; ok; ok = it.Next() {
+				}
+				if err := it.Err(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.Run("SetBounds", func(b *testing.B) {
+				b.ReportAllocs()
+				it := r.NewIterator()
+				defer it.Close()
+				for i := 0; b.Loop(); i++ {
+					it.SetBounds(lowers[i%n], uppers[i%n])
+					query(b, it, i)
+				}
+			})
+			b.Run("NewIter", func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					it := r.NewIter(&reader.IterOptions{LowerBound: lowers[i%n], UpperBound: uppers[i%n]})
+					query(b, it, i)
+					it.Close()
+				}
+			})
+		})
 	}
 }

@@ -113,11 +113,12 @@ func (r *Reader) endGuardedMayContain(ok *bool, old bool) {
 
 // Get returns a copy of the value stored under key. It consults the
 // filter first, then the index (the index block, the key's partition or
-// the hash index) and one data block. An absent key gives an error
-// wrapping ErrNotFound; a closed reader one wrapping ErrClosed; damaged
-// bytes one wrapping format.ErrCorrupt. A key stored with a nil or empty
-// value gives an empty, non-nil slice: the format does not tell them
-// apart.
+// the hash index) and one data block. An absent key gives ErrNotFound
+// itself; a closed reader an error wrapping ErrClosed; damaged bytes a
+// *format.CorruptError (wrapping format.ErrCorrupt); a failed read the
+// source's error, wrapped. All but ErrNotFound name the table (see
+// Reader). A key stored with a nil or empty value gives an empty, non-nil
+// slice: the format does not tell them apart.
 func (r *Reader) Get(key []byte) ([]byte, error) {
 	v, err := r.GetAppend(nil, key)
 	if err == nil && v == nil {
@@ -137,16 +138,19 @@ func (r *Reader) GetAppend(dst, key []byte) (out []byte, err error) {
 		// Ruled out without pinning the reader: the filter is on the
 		// heap. Checked after the probe, closed tells a closed reader.
 		if r.closed.Load() {
-			return dst, ErrClosed
+			return dst, r.errClosed
 		}
 		return dst, ErrNotFound
 	}
 	if !r.acquire() {
-		return dst, ErrClosed
+		return dst, r.errClosed
 	}
 	if !r.guarded {
 		out, err = r.getAppend(dst, key, fk, h, false)
 		r.release()
+		if err != nil && err != ErrNotFound {
+			err = r.named(err)
+		}
 		return out, err
 	}
 	defer r.endGuardedGet(dst, &out, &err, protect())
@@ -155,19 +159,18 @@ func (r *Reader) GetAppend(dst, key []byte) (out []byte, err error) {
 
 // Has reports whether key is in the table. It takes Get's path (filter,
 // then index and data block) without copying the value, and allocates
-// nothing. An absent key gives (false, nil); a closed reader an error
-// wrapping ErrClosed; damaged bytes one wrapping format.ErrCorrupt.
+// nothing. An absent key gives (false, nil); other errors are Get's.
 func (r *Reader) Has(key []byte) (found bool, err error) {
 	fk := key[:r.split(key)]
 	h := codec.KeyHash(fk)
 	if f := r.held; f != nil && f.ready.Load() && !f.mayContain(fk, h) {
 		if r.closed.Load() {
-			return false, ErrClosed
+			return false, r.errClosed
 		}
 		return false, nil
 	}
 	if !r.acquire() {
-		return false, ErrClosed
+		return false, r.errClosed
 	}
 	if !r.guarded {
 		_, err = r.getAppend(nil, key, fk, h, true)
@@ -181,7 +184,7 @@ func (r *Reader) Has(key []byte) (found bool, err error) {
 	if err == ErrNotFound {
 		return false, nil
 	}
-	return false, err
+	return false, r.named(err)
 }
 
 // hasGuarded is Has's lookup in a mapped file, under the fault guard.
@@ -199,6 +202,9 @@ func (r *Reader) hasGuarded(key, fk []byte, h uint64) (err error) {
 func (r *Reader) endGuardedGet(dst []byte, out *[]byte, err *error, old bool) {
 	if v := recover(); v != nil {
 		*out, *err = dst, r.src.faultError(v)
+	}
+	if *err != nil && *err != ErrNotFound {
+		*err = r.named(*err)
 	}
 	restoreFault(old)
 	r.release()

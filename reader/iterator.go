@@ -5,22 +5,10 @@ import (
 
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/internal/blockcache"
-	"github.com/sstkit/sstable/internal/codec"
 )
 
-// IterOptions configure an Iterator (Reader.NewIter). As in Pebble, the
-// lower bound is inclusive and the upper bound exclusive: the iterator
-// shows only keys k with LowerBound <= k < UpperBound in bytes.Compare
-// order. A nil bound is no bound; an empty, non-nil LowerBound admits
-// every key, an empty, non-nil UpperBound none. NewIter copies the
-// bounds.
-type IterOptions struct {
-	LowerBound []byte // inclusive; nil: from the first key
-	UpperBound []byte // exclusive; nil: to the last key
-}
-
 // Iterator walks a table's entries in key order, forwards or backwards,
-// within the bounds it was created with (IterOptions). It is not safe for
+// within its bounds (IterOptions, changed by SetBounds). It is not safe for
 // concurrent use; use one per goroutine. A move from an unpositioned or
 // exhausted iterator (Next, Prev) returns false and leaves it so; seek
 // again (SeekGE, SeekLT, First, Last) to go on.
@@ -30,15 +18,18 @@ type IterOptions struct {
 // iterator exhausted, where they would move to a key without the prefix,
 // so that a loop over a key's versions stops at its last one (without
 // reading the next data block). First, Last, SeekGE and SeekLT end the
-// mode; another SeekPrefixGE starts it with its own prefix.
+// mode; another SeekPrefixGE starts it with its own prefix. SeekPrefixLT
+// starts it too, from the last key below a bound: with suffixes that sort
+// ascending by version (big-endian timestamps), it reads the newest
+// version at or below a timestamp (see SeekPrefixLT's example).
 //
 // An open Iterator keeps working after Reader.Close, and keeps the
 // reader's file open and mapped, until the Iterator is closed.
 type Iterator struct {
 	r      *Reader
 	s      scratch
-	lower  []byte // inclusive bound; nil for none
-	upper  []byte // exclusive bound; nil for none
+	lower  []byte // inclusive bound; nil for none; else lowerBuf's bytes
+	upper  []byte // exclusive bound; nil for none; else upperBuf's bytes
 	loaded bool   // s.data holds the block of the current index entry, on an entry within bounds
 	mapped bool   // s.data's block is read in place from the file mapping
 	scan   bool   // First or Last started a full scan: see source.beginScan
@@ -60,6 +51,13 @@ type Iterator struct {
 	// copied holds a raw block of the mapping that a forward walk moved
 	// onto (see loadBlock); reused from block to block.
 	copied []byte
+
+	// The bounds' copies (NewIter, SetBounds), kept while a bound is nil
+	// so that per-query bounds reuse them.
+	lowerBuf, upperBuf []byte
+
+	// end holds SeekPrefixLT's seek key past its prefix (prefixEnd).
+	end []byte
 }
 
 // syncIndex positions s.index on the entry of the block a hashed
@@ -90,12 +88,8 @@ func (r *Reader) NewIterator() *Iterator { return r.NewIter(nil) }
 func (r *Reader) NewIter(o *IterOptions) *Iterator {
 	it := &Iterator{r: r}
 	if o != nil {
-		if o.LowerBound != nil {
-			it.lower = append([]byte{}, o.LowerBound...)
-		}
-		if o.UpperBound != nil {
-			it.upper = append([]byte{}, o.UpperBound...)
-		}
+		it.lower = setBound(&it.lowerBuf, o.LowerBound)
+		it.upper = setBound(&it.upperBuf, o.UpperBound)
 	}
 	if !r.acquire() {
 		it.err, it.closed = ErrClosed, true
@@ -229,252 +223,6 @@ func (it *Iterator) stop() {
 
 func (it *Iterator) usable() bool { return it.err == nil && !it.closed }
 
-// First moves to the first entry within the bounds (at or after
-// LowerBound); false if there is none or on error.
-func (it *Iterator) First() (ok bool) {
-	defer restoreFault(protect())
-	defer it.recoverFault(&ok)
-	it.inPrefix = false
-	if it.lower != nil {
-		return it.checkUpper(it.seekGE(it.lower))
-	}
-	it.startScan()
-	it.lazyIndex = 0
-	if !it.usable() || !it.s.index.First() || !it.loadBlock(true) {
-		it.stop()
-		return false
-	}
-	it.s.data.First()
-	return it.checkUpper(it.forward())
-}
-
-// Last moves to the last entry within the bounds (before UpperBound);
-// false if there is none or on error.
-func (it *Iterator) Last() (ok bool) {
-	defer restoreFault(protect())
-	defer it.recoverFault(&ok)
-	it.inPrefix = false
-	if it.upper != nil {
-		return it.checkLower(it.seekLT(it.upper))
-	}
-	it.startScan()
-	it.lazyIndex = 0
-	if !it.usable() || !it.s.index.Last() || !it.loadBlock(false) {
-		it.stop()
-		return false
-	}
-	it.s.data.Last()
-	return it.checkLower(it.backward())
-}
-
-// SeekGE moves to the first entry whose key is >= key (and >= LowerBound,
-// < UpperBound); false if there is none or on error.
-func (it *Iterator) SeekGE(key []byte) (ok bool) {
-	defer restoreFault(protect())
-	defer it.recoverFault(&ok)
-	it.inPrefix = false
-	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
-		key = it.lower
-	}
-	return it.checkUpper(it.seekGE(key))
-}
-
-// SeekLT moves to the last entry whose key is < key (and < UpperBound,
-// >= LowerBound); false if there is none or on error. Like SeekGE it
-// allocates nothing.
-func (it *Iterator) SeekLT(key []byte) (ok bool) {
-	defer restoreFault(protect())
-	defer it.recoverFault(&ok)
-	it.inPrefix = false
-	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
-		key = it.upper
-	}
-	return it.checkLower(it.seekLT(key))
-}
-
-// SeekPrefixGE moves to the first entry whose key is >= key and whose
-// prefix is prefix (and within the bounds); false if there is none or on
-// error. As with Pebble's SeekPrefixGE, key should have the prefix
-// (key[:Split(key)] == prefix); a key below prefix seeks from prefix.
-//
-// In a table built with a splitter (builder.Options.Splitter) the reader
-// knows, the filter is probed with prefix first: when it rules the prefix
-// out, SeekPrefixGE returns false without reading a data block. With a
-// hash index as well, a present prefix's slot leads straight to its first
-// entry, without searching the index block; in a memory-mapped
-// partitioned table (format.Version3) with a hash index, the slots alone
-// rule an absent prefix out (a slot whose tag matches by chance costs a
-// data block's entry, as a filter's false positive would), without the
-// filter. In other tables it works as
-// SeekGE followed by a check that the key found starts with prefix
-// (bytes.HasPrefix). The iterator is exhausted, not positioned, when it
-// returns false; Next then returns false, and the next key with another
-// prefix is not shown.
-//
-// When it returns true, the iterator is in prefix iteration mode (see
-// Iterator): Next and Prev walk the prefix's keys, within the bounds, and
-// return false past them, so that
-//
-//	for ok := it.SeekPrefixGE(p, k); ok; ok = it.Next() { ... }
-//
-// sees the keys >= k with prefix p and stops. The iterator copies prefix.
-// It allocates nothing once its copy has room for prefix.
-func (it *Iterator) SeekPrefixGE(prefix, key []byte) (ok bool) {
-	r := it.r
-	it.inPrefix = false
-	if !it.usable() {
-		return false
-	}
-	defer it.endGuard(&ok, protect())
-	if bytes.Compare(key, prefix) < 0 {
-		key = prefix // every key with the prefix is >= it
-	}
-	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
-		key = it.lower
-	}
-	// An index with a faster way (a hash index over prefixes) probes
-	// the filter itself; others are served by the filter and SeekGE.
-	ok, handled := r.index.seekPrefix(it, prefix, key)
-	if !handled && r.splitter != nil && !r.filter.mayContain(prefix, codec.KeyHash(prefix)) {
-		it.loaded = false
-		return false
-	}
-	if !handled {
-		ok = it.seekGE(key)
-		// Keys sort by prefix (the builder refuses others), but a key
-		// shorter than format.Suffix's n is its own prefix, so the first
-		// key >= key may have a smaller prefix than key's (FuzzPrefix
-		// found one: prefix "\x00" ahead of "\x00\x04"). Step over them.
-		for ok && r.splitter != nil {
-			k := it.s.data.Key()
-			if bytes.Compare(k[:r.split(k)], prefix) >= 0 {
-				break
-			}
-			ok = it.Next()
-		}
-	}
-	if ok && !hasPrefix(r.splitter, it.s.data.Key(), prefix) {
-		it.loaded = false
-		return false
-	}
-	if ok = it.checkUpper(ok); ok {
-		it.inPrefix = true
-		it.prefix = append(it.prefix[:0], prefix...)
-	}
-	return ok
-}
-
-// seekGE moves to the first entry >= key, ignoring the lower bound.
-func (it *Iterator) seekGE(key []byte) bool {
-	it.lazyIndex = 0
-	if !it.usable() || !it.s.index.SeekGE(key) || !it.loadBlock(false) {
-		it.stop()
-		return false
-	}
-	it.s.data.SeekGE(key)
-	return it.forward()
-}
-
-// seekLT moves to the last entry < key, ignoring the upper bound.
-func (it *Iterator) seekLT(key []byte) bool {
-	it.lazyIndex = 0
-	if !it.usable() {
-		it.loaded = false
-		return false
-	}
-	// The block whose separator is the first >= key holds the first key
-	// >= key, if any; the entry before that is the answer, in this block
-	// or an earlier one. Past every separator, the answer is the last key.
-	if !it.s.index.SeekGE(key) {
-		if err := it.s.index.Err(); err != nil {
-			it.err = err
-			it.loaded = false
-			return false
-		}
-		if !it.s.index.Last() || !it.loadBlock(false) {
-			it.stop()
-			return false
-		}
-		it.s.data.Last()
-		return it.backward()
-	}
-	if !it.loadBlock(false) {
-		return false
-	}
-	if it.s.data.SeekGE(key) {
-		it.s.data.Prev()
-	} else if it.s.data.Err() == nil {
-		it.s.data.Last() // every key of the block is < key
-	}
-	return it.backward()
-}
-
-// loadHashedBlock loads data block i, at the handle the hash index x
-// gives, into s.data, leaving s.index to be positioned when a move leaves
-// the block.
-//
-// off is the entry's offset in the block. A raw, checked block of a
-// mapped file, or a cached block, is set up from the end of its entries
-// recorded when it was first checked or cached, without reading its
-// restart array; the cached block's entry is prefetched.
-func (it *Iterator) loadHashedBlock(x *codec.HashIndex, i int, off uint64) bool {
-	it.loaded = false
-	h := x.BlockHandle(i)
-	contents, end, err := it.r.src.blockForEntry(&it.s, i, h, off)
-	if err == nil {
-		if end >= 0 {
-			err = it.s.data.InitEntries(format.SectionDataBlock, int64(h.Offset), contents, end)
-		} else {
-			err = it.s.data.Init(format.SectionDataBlock, int64(h.Offset), contents)
-		}
-	}
-	if err != nil {
-		it.err = err
-		return false
-	}
-	it.loaded = true
-	it.mapped = it.r.src.inPlace(contents)
-	it.lazyIndex = i + 1
-	return true
-}
-
-// releaseHashIndex releases the hash index pinned by seekPrefixHashed.
-func (it *Iterator) releaseHashIndex() {
-	it.s.hidxPin.Release()
-	it.s.hidxPin = blockcache.Handle{}
-	it.s.hidx = codec.HashIndex{}
-}
-
-// checkUpper ends a forward move that reached the upper bound or, in
-// prefix iteration mode, left the prefix.
-func (it *Iterator) checkUpper(ok bool) bool {
-	if ok && it.upper != nil && bytes.Compare(it.s.data.Key(), it.upper) >= 0 {
-		ok = false
-	}
-	if ok && it.inPrefix && !hasPrefix(it.r.splitter, it.s.data.Key(), it.prefix) {
-		ok = false
-	}
-	if !ok {
-		it.loaded = false
-	}
-	return ok
-}
-
-// checkLower ends a backward move that went below the lower bound or, in
-// prefix iteration mode, left the prefix.
-func (it *Iterator) checkLower(ok bool) bool {
-	if ok && it.lower != nil && bytes.Compare(it.s.data.Key(), it.lower) < 0 {
-		ok = false
-	}
-	if ok && it.inPrefix && !hasPrefix(it.r.splitter, it.s.data.Key(), it.prefix) {
-		ok = false
-	}
-	if !ok {
-		it.loaded = false
-	}
-	return ok
-}
-
 // Next moves to the following entry; false past the last entry (in prefix
 // iteration mode, past the prefix's last key) or on error. Calling Next on
 // an unpositioned or exhausted iterator returns false.
@@ -556,15 +304,22 @@ func (it *Iterator) Value() []byte {
 	return it.s.data.Value()
 }
 
-// Err returns the error that stopped the iteration, if any: a corruption
-// (wrapping format.ErrCorrupt) or ErrClosed.
-func (it *Iterator) Err() error { return it.err }
+// Err returns the error that stopped the iteration, if any: a
+// *format.CorruptError (wrapping format.ErrCorrupt), a failed read, or
+// an error wrapping ErrClosed, naming the table as the Reader's errors
+// do; the same error on every call, and from Close.
+func (it *Iterator) Err() error {
+	if it.err != nil {
+		it.err = it.r.named(it.err) // once: named leaves a named error as it is
+	}
+	return it.err
+}
 
 // Close releases the iterator and its hold on the reader. It returns the
 // iteration error, if any. Closing twice is harmless.
 func (it *Iterator) Close() error {
 	if it.closed {
-		return it.err
+		return it.Err()
 	}
 	it.closed = true
 	it.loaded = false
@@ -577,7 +332,7 @@ func (it *Iterator) Close() error {
 		it.r.src.endScan()
 	}
 	it.r.release()
-	return it.err
+	return it.Err()
 }
 
 // endGuard, deferred with protect's result, is recoverFault and

@@ -3,43 +3,74 @@
 // memory-mapped read-only where the platform allows it; New reads through
 // any io.ReaderAt instead. A Reader is safe for concurrent use.
 //
-// # Layers
+// # How a table is read
 //
-// Inside, a Reader is three layers, each chosen once when the table is
-// opened (in Reader.chooseLayers, the one place that looks at the format
-// version, the policy and the byte source), and composed by Get, Has,
-// MayContain, Iterator and Verify:
+// A lookup passes through three stages, each arranged once, when the table
+// is opened, for its format version, its filter and splitter, and the way
+// its bytes arrive:
 //
-//   - the source (the source interface) says where the bytes come from:
-//     given a block handle, the checked block and the pin that keeps it
-//     alive. mmapSource reads a memory mapping in place; readAtSource
-//     reads through an io.ReaderAt, with the kept tail, read-ahead and
+//   - The filter says whether a key (or, in a table built with a
+//     splitter, its prefix) can be in the table. Get, Has, MayContain and
+//     the prefix seeks ask it first (in a memory-mapped partitioned table
+//     with a hash index, Get asks the hash index's slots instead), so an
+//     absent key costs a hash and a probe of a cache line or two, and no
+//     data block. A one-level table
+//     has one filter; a partitioned table has one per partition, read
+//     with it. A memory-mapped reader of a format version 4 table copies
+//     its whole filter to the Go heap on its first Get (see Memory), after
+//     which ruling a key out touches neither the file nor the cache. A
+//     table whose filter policy or splitter the reader does not know
+//     (Options.Filters, Options.Splitters) is read without its filter.
+//   - The index says which data block holds a key: a binary search of the
+//     index block, or in a partitioned table of the key's index partition,
+//     found through the top-level index. A table with a hash index
+//     (format versions 2 and 4) takes one probe from the key to its entry
+//     instead; over a ReaderAt only when the sections after the data
+//     blocks fit in Options.TailSize, and never for a partitioned table.
+//     Iterators walk the index block by block.
+//   - The bytes come from the file mapping (Open) or through ReadAt (New,
+//     Options.NoMmap). A mapped file's raw blocks are read in place, with
+//     no copy and no cache space, and its compressed blocks are decoded
+//     into the cache. A reader without a mapping reads the file's tail
+//     when it is opened, then each block the first time a call needs it,
+//     into the cache, where later calls find it while it stays; a scan
+//     reads ahead in windows from MinReadahead to MaxReadahead bytes.
+//     Every block's checksum is checked when it is first read.
+//
+// A Get is one pass through the three: a filter probe, an index search
+// or hash probe, and one data block. The Memory section says what each
+// stage holds.
+package reader
+
+// The stages are the reader's three layers, each an interface with one
+// implementation per kind, chosen in one place (Reader.chooseLayers, in
+// open.go) and composed by Get, Has, MayContain, Iterator and Verify:
+//
+//   - source (source.go): given a block handle, the checked block and
+//     the pin that keeps it alive. mmapSource (source_mmap.go) reads the
+//     mapping in place; readAtSource (source_readat.go, with
+//     source_tail.go, readahead.go and partitions_readat.go) reads
+//     through an io.ReaderAt, with the kept tail, read-ahead and
 //     partition windows and the shared cache.
-//   - the index (the index interface) says which data block, and where in
-//     it, holds a key, and walks the blocks for iterators: blockIndex (one
-//     index block), partedIndex (index partitions under a top-level
-//     index), hashedIndex (version 2's hash index straight to the entry)
-//     and compactIndex (version 4's: a slot names the block and the
-//     entry's offset, which decodes with the block's first key).
-//   - the filter (the filter interface) says whether a key or prefix can
-//     be in the table: noFilter, wholeFilter (one filter section),
+//   - index (index.go): which data block, and where in it, holds a key;
+//     walks the blocks for iterators. blockIndex (one index block),
+//     partedIndex (index_parted.go, partitions.go: index partitions under
+//     a top-level index, with the two-level iterator), hashedIndex
+//     (index_hash.go: version 2's hash index straight to the entry) and
+//     compactIndex (index_compact.go: version 4's slot names the block
+//     and the entry's offset, which decodes with the block's first key).
+//   - filter (filter.go): noFilter, wholeFilter (one filter section),
 //     partedFilter (a filter per partition) and heldFilter (a version 4
 //     table's whole filter, copied to the heap by a mapped reader's first
 //     Get and from then on probed before the reader is pinned).
 //
-// A Get reads top to bottom: the filter, then the index, which asks the
-// source for the block. Another index kind is one more type implementing
-// index, built by chooseLayers for the format version or feature that
-// calls for it; a new byte source is one more type implementing source,
-// built by a constructor like New. Neither touches the other layers.
-package reader
-
-// Where the layers live, for maintainers: source.go (the source
-// interface, sections, the decoded-block cache), source_mmap.go,
-// source_readat.go with source_tail.go, readahead.go and
-// partitions_readat.go; index.go, index_parted.go (with the two-level
-// iterator), index_hash.go, index_compact.go, partitions.go; filter.go; open.go
-// (chooseLayers); get.go (the lookups), iterator.go, verify.go.
+// A new index kind is one more type implementing index, built by
+// chooseLayers for the format version or feature that calls for it; a
+// new byte source is one more type implementing source, built by a
+// constructor like New. Neither touches the other layers. The calls live
+// in get.go (lookups), iterator.go (the iterator and its steps),
+// iterator_seek.go (its seeks), iterator_bounds.go (its bounds), all.go
+// (range-over-func), verify.go and errors.go (the errors' names).
 
 import (
 	"bytes"
@@ -56,7 +87,9 @@ import (
 	"github.com/sstkit/sstable/format"
 )
 
-// ErrNotFound is wrapped by the error Get returns for an absent key.
+// ErrNotFound is the error Get returns for an absent key: the sentinel
+// itself, never wrapped nor named, so that a miss allocates nothing and
+// err == ErrNotFound holds (errors.Is works too).
 var ErrNotFound = errors.New("sstable: key not found")
 
 // ErrClosed is wrapped by the errors of calls made after Close.
@@ -124,6 +157,13 @@ type Options struct {
 	// the reader holds is in Cache (within its capacity) or in the small
 	// per-reader state described in the package documentation.
 	NoMmap bool
+
+	// Name names the table in the errors of a Reader made by New, as the
+	// path does for Open: every error New and the Reader return, except
+	// ErrNotFound, then reads "Name: ...", and each *format.CorruptError
+	// among them has File set to Name. "" names nothing. Open ignores
+	// Name: its errors name the path it was given.
+	Name string
 }
 
 // Reader reads one table. All methods are safe for concurrent use. After
@@ -132,6 +172,9 @@ type Options struct {
 // MayContainPrefix return true. An Iterator opened before Close keeps
 // working until it is closed: it holds the file (and its mapping) open,
 // as a call in flight does.
+//
+// Every error a Reader returns names its table, from Open or New on,
+// except ErrNotFound: see the package documentation's Errors section.
 type Reader struct {
 	// The layers (see the package documentation), chosen by open.
 	src       source
@@ -147,11 +190,12 @@ type Reader struct {
 	// (fault.go). Only the hottest ones test it; the others always guard.
 	guarded bool
 
-	size    int64
-	name    string // the path given to Open, for messages; "" from New
-	footer  footer.Footer
-	props   format.Properties
-	dataEnd uint64 // end of the data blocks: the hash index's or filter section's offset
+	size      int64
+	name      string // the path given to Open, or Options.Name for New: see named
+	errClosed error  // ErrClosed, named: the error of calls after Close
+	footer    footer.Footer
+	props     format.Properties
+	dataEnd   uint64 // end of the data blocks: the hash index's or filter section's offset
 
 	policy   filterblock.Policy // nil when the table's policy (or splitter) is unknown
 	bloom    bool               // policy is the built-in Bloom
@@ -167,8 +211,9 @@ type Reader struct {
 // (golang.org/x/sys/unix.Mmap) and falls back to ReadAt where mapping is
 // unavailable. Open reads only the footer and properties (with NoMmap, the
 // file's tail, as New does); the index and filter are checked on first
-// use. Errors for damaged or foreign files wrap
-// format.ErrCorrupt.
+// use. Errors for damaged or foreign files wrap format.ErrCorrupt. Its
+// errors, and those of the Reader, name path ("PATH: ..."; File of a
+// *format.CorruptError).
 func Open(path string, opts *Options) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -193,10 +238,11 @@ func Open(path string, opts *Options) (*Reader, error) {
 	if src == nil {
 		src = &readAtSource{ra: f, file: f, size: size}
 	}
-	r := &Reader{src: src, size: size, name: path}
+	r := &Reader{src: src, size: size}
+	r.setName(path)
 	if err := r.open(opts); err != nil {
 		r.free()
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, r.named(err)
 	}
 	return r, nil
 }
@@ -227,6 +273,8 @@ func Open(path string, opts *Options) (*Reader, error) {
 // as the source's errors and never remembered: a later call reads again.
 // Errors for damaged or foreign data wrap format.ErrCorrupt; a nil src or
 // a negative size is a bad argument, reported as such (not ErrCorrupt).
+// With opts.Name set, New's errors and the Reader's name the table as
+// Open's name its path.
 //
 // The Reader never closes src: Close releases the reader's hold on it,
 // and the caller closes src (an *os.File, a network object) once done.
@@ -241,9 +289,14 @@ func New(src io.ReaderAt, size int64, opts *Options) (*Reader, error) {
 		return nil, fmt.Errorf("sstable: reader.New: negative size %d", size)
 	}
 	r := &Reader{src: &readAtSource{ra: src, size: size}, size: size}
+	var name string
+	if opts != nil {
+		name = opts.Name
+	}
+	r.setName(name)
 	if err := r.open(opts); err != nil {
 		r.free()
-		return nil, err
+		return nil, r.named(err)
 	}
 	return r, nil
 }

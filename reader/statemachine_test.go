@@ -117,6 +117,7 @@ func runStateMachine(t *testing.T, parted bool) {
 			"seeklt":     m.seekLT,
 			"seekprefix": m.seekPrefix,
 			"bounded":    m.bounded,
+			"setbounds":  m.setBounds,
 		})
 	})
 }
@@ -544,15 +545,49 @@ func (m *smMachine) mayContain(t *rapid.T) {
 // from an unpositioned or exhausted iterator returns false and leaves it so.
 // After SeekPrefixGE (inPrefix), Next and Prev stop where they would leave
 // the prefix, and leave the iterator exhausted; the other positioning
-// methods end prefix iteration mode.
+// methods end prefix iteration mode. Every move stays within the bounds
+// (lower inclusive, upper exclusive; nil for none), which SetBounds
+// changes, leaving the iterator unpositioned.
 type smIter struct {
-	t        *rapid.T
-	m        *smMachine
-	it       *reader.Iterator
-	pos      int
-	valid    bool
-	inPrefix bool
-	prefix   string
+	t            *rapid.T
+	m            *smMachine
+	it           *reader.Iterator
+	pos          int
+	valid        bool
+	inPrefix     bool
+	prefix       string
+	lower, upper *string
+}
+
+// inBounds reports whether k lies within the model's bounds.
+func (s *smIter) inBounds(k string) bool {
+	return (s.lower == nil || k >= *s.lower) && (s.upper == nil || k < *s.upper)
+}
+
+// setBounds is SetBounds in the model. It then overwrites the caller's
+// slices, which SetBounds must have copied.
+func (s *smIter) setBounds(lower, upper []byte) {
+	s.lower, s.upper = nil, nil
+	if lower != nil {
+		l := string(lower)
+		s.lower = &l
+	}
+	if upper != nil {
+		u := string(upper)
+		s.upper = &u
+	}
+	op := fmt.Sprintf("SetBounds(%q, %q)", lower, upper)
+	s.it.SetBounds(lower, upper)
+	for i := range lower {
+		lower[i] = 0xff
+	}
+	for i := range upper {
+		upper[i] = 0x00
+	}
+	s.inPrefix, s.valid = false, false
+	s.expect(op, false)
+	s.expect("Next after SetBounds", s.it.Next())
+	s.expect("Prev after SetBounds", s.it.Prev())
 }
 
 func (m *smMachine) newIter(t *rapid.T) *smIter {
@@ -590,27 +625,38 @@ func (s *smIter) expect(op string, ok bool) {
 
 func (s *smIter) first() {
 	s.inPrefix = false
-	s.pos, s.valid = 0, len(s.m.keys) > 0
+	s.pos = 0
+	if s.lower != nil {
+		s.pos = sort.SearchStrings(s.m.keys, *s.lower)
+	}
+	s.valid = s.pos < len(s.m.keys) && s.inBounds(s.m.keys[s.pos])
 	s.expect("First", s.it.First())
 }
 
 func (s *smIter) last() {
 	s.inPrefix = false
-	s.pos, s.valid = len(s.m.keys)-1, len(s.m.keys) > 0
+	s.pos = len(s.m.keys) - 1
+	if s.upper != nil {
+		s.pos = sort.SearchStrings(s.m.keys, *s.upper) - 1
+	}
+	s.valid = s.pos >= 0 && s.inBounds(s.m.keys[s.pos])
 	s.expect("Last", s.it.Last())
 }
 
 func (s *smIter) seekGE(k string) {
 	s.inPrefix = false
 	s.pos = sort.SearchStrings(s.m.keys, k)
-	s.valid = s.pos < len(s.m.keys)
+	if s.lower != nil && k < *s.lower {
+		s.pos = sort.SearchStrings(s.m.keys, *s.lower)
+	}
+	s.valid = s.pos < len(s.m.keys) && s.inBounds(s.m.keys[s.pos])
 	s.expect("SeekGE("+strconv.Quote(k)+")", s.it.SeekGE([]byte(k)))
 }
 
 func (s *smIter) next() {
 	if s.valid {
 		s.pos++
-		s.valid = s.pos < len(s.m.keys) && s.inMode(s.m.keys[s.pos])
+		s.valid = s.pos < len(s.m.keys) && s.inMode(s.m.keys[s.pos]) && s.inBounds(s.m.keys[s.pos])
 	}
 	s.expect("Next", s.it.Next())
 }
@@ -618,7 +664,7 @@ func (s *smIter) next() {
 func (s *smIter) prev() {
 	if s.valid {
 		s.pos--
-		s.valid = s.pos >= 0 && s.inMode(s.m.keys[s.pos])
+		s.valid = s.pos >= 0 && s.inMode(s.m.keys[s.pos]) && s.inBounds(s.m.keys[s.pos])
 	}
 	s.expect("Prev", s.it.Prev())
 }
@@ -627,7 +673,10 @@ func (s *smIter) prev() {
 func (s *smIter) seekLT(k string) {
 	s.inPrefix = false
 	s.pos = sort.SearchStrings(s.m.keys, k) - 1
-	s.valid = s.pos >= 0
+	if s.upper != nil && k > *s.upper {
+		s.pos = sort.SearchStrings(s.m.keys, *s.upper) - 1
+	}
+	s.valid = s.pos >= 0 && s.inBounds(s.m.keys[s.pos])
 	s.expect("SeekLT("+strconv.Quote(k)+")", s.it.SeekLT([]byte(k)))
 }
 
@@ -800,7 +849,9 @@ func (m *smMachine) seekPrefix(t *rapid.T) {
 	// that repositions (First, Last, SeekGE, SeekLT) ends the mode, and
 	// another SeekPrefixGE starts it again.
 	for range rapid.IntRange(0, 12).Draw(t, "prefixSteps") {
-		switch rapid.IntRange(0, 9).Draw(t, "prefixStep") {
+		switch rapid.IntRange(-1, 9).Draw(t, "prefixStep") {
+		case -1:
+			s.seekPrefixLT(m.drawPrefixLT(t, "prefixLT"))
 		case 0:
 			s.first()
 		case 1:
@@ -822,12 +873,44 @@ func (m *smMachine) seekPrefix(t *rapid.T) {
 }
 
 // seekPrefixGE is SeekPrefixGE in the model, want the position of the
-// first key >= k with the prefix (-1 for none); it starts prefix
-// iteration mode.
+// first key >= k with the prefix (-1 for none), ignoring the bounds; it
+// starts prefix iteration mode.
 func (s *smIter) seekPrefixGE(prefix, k string, want int) {
 	s.inPrefix, s.prefix = true, prefix
-	s.pos, s.valid = want, want >= 0
+	if s.lower != nil && want >= 0 && s.m.keys[want] < *s.lower {
+		want = s.m.firstWithPrefix(*s.lower, prefix)
+	}
+	s.pos, s.valid = want, want >= 0 && s.inBounds(s.m.keys[want])
 	s.expect("SeekPrefixGE("+strconv.Quote(prefix)+", "+strconv.Quote(k)+")", s.it.SeekPrefixGE([]byte(prefix), []byte(k)))
+}
+
+// seekPrefixLT is SeekPrefixLT in the model: the last key < k with the
+// prefix, within the bounds; it starts prefix iteration mode.
+func (s *smIter) seekPrefixLT(prefix, k string) {
+	s.inPrefix, s.prefix = true, prefix
+	s.pos, s.valid = -1, false
+	for i := len(s.m.keys) - 1; i >= 0; i-- {
+		if mk := s.m.keys[i]; mk < k && s.m.hasPrefix(mk, prefix) && s.inBounds(mk) {
+			s.pos, s.valid = i, true
+			break
+		}
+	}
+	s.expect("SeekPrefixLT("+strconv.Quote(prefix)+", "+strconv.Quote(k)+")", s.it.SeekPrefixLT([]byte(prefix), []byte(k)))
+}
+
+// drawPrefixLT draws SeekPrefixLT's arguments: a key's prefix, and as the
+// bound the key itself, the key followed by 0xff bytes (above its
+// prefix's keys of that length), or another key, which may lie anywhere.
+func (m *smMachine) drawPrefixLT(t *rapid.T, label string) (prefix, k string) {
+	k = m.drawKey(t, label+"Key")
+	prefix = m.prefixOf(k)
+	switch rapid.IntRange(0, 2).Draw(t, label+"Bound") {
+	case 1:
+		k += "\xff\xff\xff"
+	case 2:
+		k = m.drawKey(t, label+"Bound")
+	}
+	return prefix, k
 }
 
 // hasPrefix reports whether key k has prefix prefix as the reader sees it:
@@ -838,6 +921,66 @@ func (m *smMachine) hasPrefix(k, prefix string) bool {
 		return false
 	}
 	return m.split == nil || !m.splitOK || m.prefixOf(k) == prefix
+}
+
+// setBounds takes one iterator (with bounds from NewIter or not) through
+// rounds of SetBounds, each followed by random moves checked against the
+// model within the new bounds.
+func (m *smMachine) setBounds(t *rapid.T) {
+	m.needReader(t)
+	lower, upper := m.drawBounds(t, "new")
+	s := &smIter{t: t, m: m, it: m.r.NewIter(&reader.IterOptions{LowerBound: lower, UpperBound: upper})}
+	defer s.close()
+	if lower != nil {
+		l := string(lower)
+		s.lower = &l
+	}
+	if upper != nil {
+		u := string(upper)
+		s.upper = &u
+	}
+	for round := range rapid.IntRange(1, 4).Draw(t, "boundsRounds") {
+		if round > 0 || rapid.Bool().Draw(t, "setFirst") {
+			s.setBounds(m.drawBounds(t, "set"))
+		}
+		for range rapid.IntRange(0, 10).Draw(t, "boundsSteps") {
+			switch rapid.IntRange(-1, 9).Draw(t, "boundsStep") {
+			case -1:
+				s.seekPrefixLT(m.drawPrefixLT(t, "boundsPrefixLT"))
+			case 0:
+				s.first()
+			case 1:
+				s.last()
+			case 2:
+				s.seekGE(m.drawKey(t, "boundsSeekGE"))
+			case 3:
+				s.seekLT(m.drawKey(t, "boundsSeekLT"))
+			case 4:
+				k := m.drawKey(t, "boundsPrefix")
+				prefix := m.prefixOf(k)
+				s.seekPrefixGE(prefix, k, m.firstWithPrefix(k, prefix))
+			case 5, 6, 7:
+				s.next()
+			default:
+				s.prev()
+			}
+		}
+	}
+}
+
+// drawBounds draws bounds for an iterator: each nil, empty, a present key
+// or an absent one, in either order.
+func (m *smMachine) drawBounds(t *rapid.T, label string) (lower, upper []byte) {
+	draw := func(which string) []byte {
+		switch rapid.IntRange(0, 5).Draw(t, label+which+"Kind") {
+		case 0, 1:
+			return nil
+		case 2:
+			return []byte{}
+		}
+		return []byte(m.drawKey(t, label+which))
+	}
+	return draw("Lower"), draw("Upper")
 }
 
 // bounded scans within random bounds both ways and seeks inside them.

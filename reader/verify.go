@@ -26,12 +26,19 @@ import (
 // Version3 table it checks every partition's checksums, that each
 // partition's top-level key is its last key, and that each partition's
 // filter matches every key (or prefix) of the partition. It returns
-// the first problem found, wrapping format.ErrCorrupt, or ErrClosed.
-func (r *Reader) Verify() (err error) {
+// the first problem found, wrapping format.ErrCorrupt, or an error
+// wrapping ErrClosed (or a failed read), naming the table as the
+// Reader's errors do.
+func (r *Reader) Verify() error {
 	if !r.acquire() {
-		return ErrClosed
+		return r.errClosed
 	}
 	defer r.release()
+	return r.named(r.verifyGuarded())
+}
+
+// verifyGuarded is verify under the fault guard.
+func (r *Reader) verifyGuarded() (err error) {
 	defer restoreFault(protect())
 	defer r.recoverFault(&err)
 	r.src.beginScan()

@@ -18,7 +18,10 @@
 // Builder.EstimatedSize.
 //
 // Scans take user-key bounds [lower, upper) and turn them into iterator
-// bounds (reader.IterOptions) over the encoded keys, merging tables.
+// bounds over the encoded keys, merging tables: each table keeps a scan
+// iterator whose bounds Iterator.SetBounds changes per scan, so a scan
+// makes no iterator. Whole-table reads range over Reader.All. Errors
+// from the reader name the table's file already.
 //
 // TestStoreMachine checks the store against a map with rapid: puts,
 // deletes, flushes to new tables, compactions, gets and bounded scans.
@@ -97,6 +100,7 @@ type memEntry struct {
 type table struct {
 	r          *reader.Reader
 	it         *reader.Iterator // for point lookups; the store is single-goroutine
+	scan       *reader.Iterator // for Scan, under per-scan bounds (SetBounds)
 	tombstones uint64
 	path       string
 }
@@ -242,7 +246,7 @@ func openTable(path string) (*table, error) {
 		r.Close()
 		return nil, fmt.Errorf("mvcc: %s: no %s property", path, tombstonesProp)
 	}
-	return &table{r: r, it: r.NewIter(nil), tombstones: n, path: path}, nil
+	return &table{r: r, it: r.NewIter(nil), scan: r.NewIter(nil), tombstones: n, path: path}, nil
 }
 
 // TombstoneRatio returns the tables' tombstones over their entries, from
@@ -263,7 +267,7 @@ func (s *Store) TombstoneRatio() float64 {
 func (s *Store) Close() error {
 	var errs []error
 	for _, t := range s.tables {
-		errs = append(errs, t.it.Close(), t.r.Close())
+		errs = append(errs, t.it.Close(), t.scan.Close(), t.r.Close())
 	}
 	s.tables = nil
 	return errors.Join(errs...)
@@ -278,12 +282,12 @@ type KV struct{ Key, Value string }
 // with version MaxUint64 (the first stored key of lower), and upper's
 // encoding likewise.
 func (s *Store) Scan(lower, upper []byte) ([]KV, error) {
-	var o reader.IterOptions
+	var lo, hi []byte // nil: unbounded
 	if lower != nil {
-		o.LowerBound = storedKey(nil, lower, ^uint64(0))
+		lo = storedKey(nil, lower, ^uint64(0))
 	}
 	if upper != nil {
-		o.UpperBound = storedKey(nil, upper, ^uint64(0))
+		hi = storedKey(nil, upper, ^uint64(0))
 	}
 	// One source per table, and the memtable as a sorted slice.
 	type source struct {
@@ -291,14 +295,9 @@ func (s *Store) Scan(lower, upper []byte) ([]KV, error) {
 		ok bool
 	}
 	var srcs []*source
-	defer func() {
-		for _, src := range srcs {
-			src.it.Close()
-		}
-	}()
 	for _, t := range s.tables {
-		it := t.r.NewIter(&o)
-		srcs = append(srcs, &source{it: it, ok: it.First()})
+		t.scan.SetBounds(lo, hi) // unpositioned until First
+		srcs = append(srcs, &source{it: t.scan, ok: t.scan.First()})
 	}
 	var mem []memKV
 	for k, vs := range s.mem {
@@ -406,7 +405,7 @@ func (s *Store) Compact(force bool) (bool, error) {
 	// inputs are closed and removed.
 	var errs []error
 	for _, t := range old {
-		errs = append(errs, t.it.Close(), t.r.Close(), os.Remove(t.path))
+		errs = append(errs, t.it.Close(), t.scan.Close(), t.r.Close(), os.Remove(t.path))
 	}
 	return true, errors.Join(errs...)
 }
@@ -422,17 +421,16 @@ type newest struct {
 // tombstones included, in key order.
 func (s *Store) scanNewest() ([]newest, error) {
 	byUser := map[string]newest{}
+	var err error
 	for _, t := range s.tables {
-		it := t.r.NewIter(nil)
-		for ok := it.First(); ok; ok = it.Next() {
-			user := string(it.Key()[:len(it.Key())-8])
-			if old, seen := byUser[user]; seen && version(old.key) > version(it.Key()) {
+		for k, v := range t.r.All(&err) {
+			user := string(k[:len(k)-8])
+			if old, seen := byUser[user]; seen && version(old.key) > version(k) {
 				continue
 			}
-			v := it.Value()
-			byUser[user] = newest{bytes.Clone(it.Key()), v[0], bytes.Clone(v[1:])}
+			byUser[user] = newest{bytes.Clone(k), v[0], bytes.Clone(v[1:])} // k and v live for one iteration
 		}
-		if err := it.Close(); err != nil {
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -518,13 +516,13 @@ func (m *storeMachine) Scan(t *rapid.T) {
 func (m *storeMachine) Check(t *rapid.T) {
 	for _, tb := range m.s.tables {
 		var dead uint64
-		it := tb.r.NewIter(nil)
-		for ok := it.First(); ok; ok = it.Next() {
-			if it.Value()[0] == kindDelete {
+		var err error
+		for _, v := range tb.r.All(&err) {
+			if v[0] == kindDelete {
 				dead++
 			}
 		}
-		if err := it.Close(); err != nil {
+		if err != nil {
 			t.Fatal(err)
 		}
 		if dead != tb.tombstones {
