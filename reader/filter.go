@@ -145,14 +145,20 @@ func (f *partedFilter) mayContain(fk []byte, h uint64) bool {
 	return ok
 }
 
-// heldFilter is a copy, on the Go heap, of a version 4 table's whole
-// filter, which a memory-mapped reader makes on its first Get or Has
+// heldFilter is a copy, in the reader's cache, of a version 4 table's
+// whole filter, which a memory-mapped reader makes on its first Get or Has
 // (fill; not on open, so that a reader that only scans, as a compaction's
-// does, never makes it): the garbage collector keeps it alive and no file
-// fault can reach it, so from then on Get, Has and MayContain probe it
-// before they pin the reader or guard against faults, and an absent key
-// costs a hash and one probe. It costs the filter's size on the heap:
-// 1.25 bytes per key at 10 bits per key.
+// does, never makes it). No file fault can reach it, and the cache keeps
+// it (Table.Hold: counted in the budget, never evicted) until the reader's
+// Close, after which the memory stays readable; so from then on Get, Has
+// and MayContain probe it before they pin the reader or guard against
+// faults, and an absent key costs a hash and one probe. A probe that races
+// Close may read reused memory: an absent answer is checked against
+// closed, a present one pins the reader, which fails. It costs the
+// filter's size in the cache: 1.25 bytes per key at 10 bits per key. When
+// the cache cannot hold it (a filter larger than a shard), the reader makes
+// no copy and probes the mapped filter, pinned and guarded, as a reader
+// that never made one.
 type heldFilter struct {
 	policy filterblock.Policy
 	bloom  bool         // policy is the built-in Bloom
@@ -162,6 +168,7 @@ type heldFilter struct {
 	ready atomic.Bool // the fields below are set
 
 	bits   []byte
+	pin    blockcache.Handle       // bits' memory, held in the cache until the reader's Close
 	prober filterblock.BloomProber // bits, decoded once, when bloom
 
 	// slots is the table's hash index, decoded and kept (it lies in the
@@ -193,7 +200,17 @@ func (f *heldFilter) fill(r *Reader) bool {
 		default:
 			bits = x.Filter()
 		}
-		f.bits = bytes.Clone(bits)
+		m, ok := r.src.(*mmapSource)
+		if !ok || m.sections == nil {
+			return
+		}
+		held, ok := m.sections.Hold(len(bits))
+		if !ok {
+			return // the cache cannot take it: probe the mapped filter instead
+		}
+		f.pin = held
+		f.bits = held.Bytes()
+		copy(f.bits, bits)
 		if f.bloom {
 			f.prober = filterblock.NewBloomProber(f.bits)
 		}
@@ -225,3 +242,11 @@ func (f *heldFilter) mayContainGet(fk []byte, h uint64) bool {
 // check: the copy is made from checked bytes; the section it comes from
 // is checked by its own layer.
 func (f *heldFilter) check() error { return nil }
+
+// releasePin gives the copy's memory back to the cache, at Close (closed
+// is set: a probe racing it answers ErrClosed). It waits for a fill in
+// progress, so that no copy is made after it.
+func (f *heldFilter) releasePin() {
+	f.once.Do(func() {})
+	f.pin.Release()
+}

@@ -391,7 +391,12 @@ func (r *Reader) free() {
 
 // drop drops the source's blocks from the cache, once.
 func (r *Reader) drop() {
-	r.dropOnce.Do(r.src.drop)
+	r.dropOnce.Do(func() {
+		r.src.drop()
+		if r.held != nil {
+			r.held.releasePin()
+		}
+	})
 }
 
 // Close releases the reader and drops its blocks from the cache (blocks

@@ -44,11 +44,16 @@
 //
 // A memory-mapped reader of a format version 4 table copies the table's
 // whole filter (the filter section of a one-level table; the copy in the
-// hash index section of a partitioned one) onto the Go heap on its first
+// hash index section of a partitioned one) into its cache on its first
 // Get or Has (a reader that only scans makes none): 1.25 bytes per key
-// at 10 bits per key (1.2 MiB at 1M keys), so that Get, Has and MayContain rule an absent key out without pinning
-// the reader or reading the mapping. Readers without a mapping make no
-// such copy.
+// at 10 bits per key (1.2 MiB at 1M keys), so that Get, Has and
+// MayContain rule an absent key out without pinning the reader or reading
+// the mapping. The copy counts against the cache's capacity (cache.Stats
+// Held and Size), is never evicted, and is released at Close, so the
+// cache's budget bounds it, not the Go heap. When the cache cannot take
+// it (a filter larger than one shard, Capacity/16 for caches of 64 MiB and
+// more), the reader makes no copy and probes the mapped filter in place.
+// Readers without a mapping make no such copy.
 //
 // A Get or an iterator pins each cached block it reads until it is done
 // with it (for an iterator, until it moves to another block or is

@@ -43,6 +43,7 @@ type Stats struct {
 	Hits      int64 // Table.Get calls that found their block
 	Misses    int64 // Table.Reserve calls: blocks that had to be read
 	Evictions int64 // blocks evicted to make room
+	Held      int64 // bytes of Size (whole chunks, as Size counts them) set aside by Table.Hold (readers' filter copies), pinned until released
 }
 
 // Cache is a byte-budgeted cache of blocks shared by many Tables. It is
@@ -60,6 +61,9 @@ type Cache struct {
 	tables int        // users with a Table open (see Table.NewSibling)
 	closed bool
 	nextID atomic.Uint64
+
+	held     atomic.Int64 // bytes set aside by Hold and not yet released
+	everHeld atomic.Bool  // Hold has set memory aside: Close keeps the mapping readable
 }
 
 // MaxCapacity is the largest budget a Cache takes, in bytes (256 GiB):
@@ -127,6 +131,7 @@ func (c *Cache) Stats() Stats {
 		st.Hits += s.hits.Load()
 		st.Misses += s.misses.Load()
 	}
+	st.Held = c.held.Load()
 	return st
 }
 
@@ -166,7 +171,14 @@ func (c *Cache) Close() error {
 	}
 	c.closed = true
 	if c.offHeap {
-		munmap(c.mem)
+		if c.everHeld.Load() {
+			// A reader probes its held filter before it pins itself: one
+			// racing its Close may still read here. Its pages go back to
+			// the kernel; the address range stays, reading as zeros.
+			keepReadable(c.mem)
+		} else {
+			munmap(c.mem)
+		}
 	}
 	c.mem = nil
 	return nil
@@ -254,6 +266,7 @@ const (
 	qSmall           // S3-FIFO's small queue
 	qMain            // S3-FIFO's main queue
 	qDetached        // dropped by the cache while pinned: freed on the last Release
+	qHeld            // set aside by Hold: never listed, freed on its Release
 )
 
 // Slot words of Table.slots: 0 when empty; for a cached block, the entry
@@ -404,6 +417,40 @@ func (t *Table) Reserve(i, n int) (Handle, bool) {
 	e.freq.Store(0)
 	e.refs.Store(1) // the caller's pin
 	s.mu.Unlock()
+	off := uintptr(e.chunk) * ChunkSize
+	if hp := t.c.huge; hp != nil {
+		hp.reserved(int(off), n)
+	}
+	return Handle{e: e, b: t.c.mem[off : off+uintptr(n) : off+uintptr(n)]}, true
+}
+
+// Hold sets aside n bytes of the budget for a user's own long-lived data
+// (a reader's copy of its table's filter), pinned until the Handle's
+// Release: counted in Stats.Size and Stats.Held, never evicted, never seen
+// by Get. It evicts blocks to make room, and reports false when it cannot
+// (n is larger than a shard, or the blocks there are pinned). The memory
+// stays readable, though not the holder's, after the Release and even
+// after the Cache's Close (the mapping is then kept, its pages returned to
+// the kernel), so that a reader racing its own Close can read it without
+// faulting.
+func (t *Table) Hold(n int) (Handle, bool) {
+	s := t.c.shardOf(t.id, -1)
+	if n <= 0 || n > s.nchunks*ChunkSize || t.closed.Load() {
+		return Handle{}, false
+	}
+	k := (n + ChunkSize - 1) / ChunkSize
+	s.mu.Lock()
+	e, ok := s.alloc(k)
+	if !ok {
+		s.mu.Unlock()
+		return Handle{}, false
+	}
+	e.table, e.slot, e.n, e.aux, e.queue = t, -1, uint32(n), 0, qHeld
+	e.freq.Store(0)
+	e.refs.Store(1) // the holder's pin, its only reference
+	s.mu.Unlock()
+	t.c.everHeld.Store(true)
+	t.c.held.Add(int64(k * ChunkSize))
 	off := uintptr(e.chunk) * ChunkSize
 	if hp := t.c.huge; hp != nil {
 		hp.reserved(int(off), n)

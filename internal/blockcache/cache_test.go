@@ -577,3 +577,39 @@ func TestSiblingsCountOnce(t *testing.T) {
 		t.Fatalf("NewSibling on a closed Cache: %v, want ErrClosed", err)
 	}
 }
+
+// TestHold: held bytes count in Size and Held, are never evicted however
+// many blocks pass through, and go back at Release; Get never sees them.
+func TestHold(t *testing.T) {
+	c := newCache(1 << 20)
+	tb, _ := c.NewTable(4096)
+	h, ok := tb.Hold(100 << 10)
+	if !ok {
+		t.Fatal("Hold(100 KiB) in a 1 MiB cache failed")
+	}
+	for i := range h.Bytes() {
+		h.Bytes()[i] = byte(i)
+	}
+	if st := c.Stats(); st.Held != 100<<10 || st.Size < st.Held {
+		t.Fatalf("after Hold: %+v", st)
+	}
+	for i := range 4096 { // 16 MiB of blocks through a 1 MiB cache
+		put(tb, i, 4096, uint32(i))
+	}
+	for i, b := range h.Bytes() {
+		if b != byte(i) {
+			t.Fatalf("held byte %d is %d after thrashing, want %d", i, b, byte(i))
+		}
+	}
+	if _, ok := tb.Hold(2 << 20); ok {
+		t.Fatal("Hold of more than a shard succeeded")
+	}
+	h.Release()
+	if st := c.Stats(); st.Held != 0 {
+		t.Fatalf("after Release: Held %d", st.Held)
+	}
+	tb.Close()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

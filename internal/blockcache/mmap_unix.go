@@ -36,6 +36,16 @@ func munmap(b []byte) {
 	}
 }
 
+// keepReadable returns b's pages to the kernel and leaves b mapped,
+// read-only, reading as zeros: address space, not memory, is what a closed
+// cache then keeps.
+// Should either call fail, b is still mapped: reads cannot fault, though
+// the pages may stay.
+func keepReadable(b []byte) {
+	_ = unix.Madvise(b, unix.MADV_DONTNEED)
+	_ = unix.Mprotect(b, unix.PROT_READ)
+}
+
 // maxSpareBytes bounds the memory of closed caches kept mapped for reuse.
 const maxSpareBytes = 1 << 30
 

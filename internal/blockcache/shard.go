@@ -165,6 +165,9 @@ func (s *shard) freeUnlisted(e *entry) {
 func (s *shard) release(e *entry) (at, n int) {
 	at = int(e.chunk) - s.base
 	n = (int(e.n) + ChunkSize - 1) / ChunkSize
+	if e.queue == qHeld {
+		s.c.held.Add(-int64(n * ChunkSize))
+	}
 	if poison {
 		mem := s.c.mem[int(e.chunk)*ChunkSize : (int(e.chunk)+n)*ChunkSize]
 		for i := range mem {
