@@ -286,10 +286,19 @@ func checkHashIndexWriter(t *testing.T, data []byte, h uint64) {
 }
 
 // checkEntryAt reads contents as data block contents with codec.EntryAt
-// at every offset codec.BlockIter reaches (and a few others): an entry
-// EntryAt decodes must be the iterator's, and it must refuse entries that
-// share key bytes with their predecessor.
-func checkEntryAt(t *testing.T, contents []byte) {
+// and codec.EntryParts at every offset codec.BlockIter reaches (and a few
+// others). An entry EntryAt decodes must be the iterator's, and it must
+// refuse entries that share key bytes with their predecessor. EntryParts,
+// version 4's decoder, reads an entry's shared bytes from the block's
+// first key, not from the previous entry as the iterator does: it must
+// give the iterator's value and key suffix, and the first key's shared
+// bytes as the head, so that it agrees with the iterator exactly where
+// the block is what a version 4 writer makes (the entry's shared bytes
+// are the first key's), which is what Verify checks; and it may fail only
+// where the iterator's entry shares more bytes than the first key has. It
+// returns the number of entries on which EntryParts and the iterator
+// agree.
+func checkEntryAt(t *testing.T, contents []byte) (agreed int) {
 	// Arbitrary offsets: errors only, never a panic or slices out of the
 	// entries.
 	end, endErr := codec.EntriesEnd(contents, 0)
@@ -318,26 +327,57 @@ func checkEntryAt(t *testing.T, contents []byte) {
 	}
 	var it codec.BlockIter
 	if it.Init(format.SectionDataBlock, 0, contents) != nil {
-		return
+		return 0
 	}
+	if endErr != nil {
+		t.Fatalf("BlockIter.Init accepts a block whose restart count EntriesEnd refuses: %v", endErr)
+	}
+	entries := contents[:end]
+	var first []byte // the block's first key, as the iterator decodes it
 	n := 0
 	for ok := it.First(); ok && n < len(contents); ok = it.Next() {
-		n++
 		off := it.Offset()
+		if off < 0 || off >= end {
+			t.Fatalf("BlockIter at offset %d of %d bytes of entries", off, end)
+		}
+		key, value := it.Key(), it.Value()
+		if n == 0 {
+			first = bytes.Clone(key)
+		}
+		n++
+		// The iterator decoded the entry's header, so its shared length
+		// is a well-formed uvarint no longer than the previous key.
+		shared, _ := binary.Uvarint(entries[off:])
+		head, tail, v, err := codec.EntryParts(entries, 0, uint32(off))
+		switch {
+		case err != nil:
+			wantErr(t, "EntryParts", err, format.ErrCorrupt)
+			if shared <= uint64(len(first)) {
+				t.Fatalf("EntryParts(%d) fails on an entry BlockIter decodes as %q=%q, sharing %d bytes of a %d-byte first key: %v", off, key, value, shared, len(first), err)
+			}
+		case shared > uint64(len(first)):
+			t.Fatalf("EntryParts(%d) accepts an entry sharing %d bytes of a %d-byte first key", off, shared, len(first))
+		case !bytes.Equal(v, value) || !bytes.Equal(tail, key[shared:]) || !bytes.Equal(head, first[:shared]):
+			t.Fatalf("entry at offset %d sharing %d bytes: EntryParts gives %q+%q=%q, BlockIter %q=%q (first key %q)", off, shared, head, tail, v, key, value, first)
+		case bytes.Equal(first[:shared], key[:shared]):
+			agreed++ // head+tail is the iterator's key
+		}
+
 		k, v, err := codec.EntryAt(contents, 0, uint32(off))
 		if err != nil {
-			// A prefix-compressed entry, which a hash index cannot
-			// name; one whose first byte says shared = 0 is whole.
+			// A prefix-compressed entry, which a version 2 hash index
+			// cannot name; one with shared = 0 is whole.
 			wantErr(t, "EntryAt", err, format.ErrCorrupt)
-			if contents[off] == 0 {
-				t.Fatalf("EntryAt(%d) of a whole entry BlockIter decodes as %q=%q: %v", off, it.Key(), it.Value(), err)
+			if shared == 0 {
+				t.Fatalf("EntryAt(%d) of a whole entry BlockIter decodes as %q=%q: %v", off, key, value, err)
 			}
 			continue
 		}
-		if !bytes.Equal(k, it.Key()) || !bytes.Equal(v, it.Value()) {
-			t.Fatalf("entry at offset %d: EntryAt gives %q=%q, BlockIter %q=%q", off, k, v, it.Key(), it.Value())
+		if !bytes.Equal(k, key) || !bytes.Equal(v, value) {
+			t.Fatalf("entry at offset %d: EntryAt gives %q=%q, BlockIter %q=%q", off, k, v, key, value)
 		}
 	}
+	return agreed
 }
 
 // within reports whether b is empty or lies inside s.

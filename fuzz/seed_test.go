@@ -197,12 +197,18 @@ type tableParts struct {
 	footer       footer.Footer
 	footerBytes  []byte
 	filterOff    uint64
-	filter       []byte   // filter section contents
-	index        []byte   // index block contents
+	filter       []byte   // filter section contents (one-level tables)
+	index        []byte   // index block contents, or a partitioned table's top-level index
 	indexOff     uint64   //
 	props        []byte   // properties block contents
 	dataBlocks   [][]byte // decoded data block contents
 	snappyBlocks [][]byte // stored bytes of the snappy-compressed data blocks
+
+	// A partitioned table's (version 3, or 4 with Properties.Partitioned)
+	// index partitions and filter partitions, and the values of its
+	// top-level index (partition handles).
+	indexParts, filterParts [][]byte
+	partHandles             [][]byte
 
 	// The hash index section contents of a version 2 table, its file
 	// offset, and what DecodeHashIndex is given with it.
@@ -225,29 +231,57 @@ func splitTable(file []byte) (p tableParts, ok bool) {
 	}
 	p.footer = f
 	p.filterOff, p.indexOff = f.Filter.Offset, f.Index.Offset
-	p.filter = contentsAt(file, f.Filter, 1<<20)
 	p.index = contentsAt(file, f.Index, 1<<20)
 	p.props = contentsAt(file, f.Properties, 1<<20)
+	partitioned := f.Version == format.Version3
 	if props, err := codec.DecodeProperties(p.props, int64(f.Properties.Offset)); err == nil && p.props != nil {
 		p.dataSize, p.numDataBlocks = props.DataSize, props.NumDataBlocks
+		partitioned = partitioned || props.Partitioned
 		if h, ok := hashIndexHandle(props); ok {
 			p.hashIndex, p.hashIndexOff = contentsAt(file, h, 1<<20), h.Offset
 		}
 	}
+	if !partitioned {
+		p.filter = contentsAt(file, f.Filter, 1<<20)
+	}
+	addBlocks := func(index []byte) {
+		var it codec.BlockIter
+		if it.Init(format.SectionIndex, 0, index) != nil {
+			return
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			h, n := codec.DecodeHandle(it.Value())
+			if n <= 0 || h.End() > f.Filter.Offset || h.End() < h.Offset {
+				continue
+			}
+			if stored, typ, err := codec.CheckBlock(format.SectionDataBlock, int64(h.Offset), file[h.Offset:h.End()]); err == nil && typ == format.BlockTypeSnappy {
+				p.snappyBlocks = append(p.snappyBlocks, stored)
+			}
+			if c := contentsAt(file, h, 1<<20); c != nil {
+				p.dataBlocks = append(p.dataBlocks, c)
+			}
+		}
+	}
+	if !partitioned {
+		addBlocks(p.index)
+		return p, true
+	}
 	var it codec.BlockIter
-	if it.Init(format.SectionIndex, int64(f.Index.Offset), p.index) != nil {
+	if it.Init(format.SectionTopIndex, 0, p.index) != nil {
 		return p, true
 	}
 	for ok := it.First(); ok; ok = it.Next() {
-		h, n := codec.DecodeHandle(it.Value())
-		if n <= 0 || h.End() > f.Filter.Offset || h.End() < h.Offset {
+		p.partHandles = append(p.partHandles, it.Value())
+		ph, ok := codec.DecodePartitionHandle(it.Value())
+		if !ok || ph.End() < ph.Offset || ph.End() > f.Index.Offset {
 			continue
 		}
-		if stored, typ, err := codec.CheckBlock(format.SectionDataBlock, int64(h.Offset), file[h.Offset:h.End()]); err == nil && typ == format.BlockTypeSnappy {
-			p.snappyBlocks = append(p.snappyBlocks, stored)
+		if c := contentsAt(file, ph.Filter(), 1<<20); c != nil {
+			p.filterParts = append(p.filterParts, c)
 		}
-		if c := contentsAt(file, h, 1<<20); c != nil {
-			p.dataBlocks = append(p.dataBlocks, c)
+		if c := contentsAt(file, ph.Index(), 1<<20); c != nil {
+			p.indexParts = append(p.indexParts, c)
+			addBlocks(c)
 		}
 	}
 	return p, true

@@ -224,6 +224,9 @@ func dataBlocks(t tb, data []byte) []blockInfo {
 			}
 			indexes = append(indexes, ph.Index())
 		}
+		if err := top.Err(); err != nil {
+			t.Fatalf("top-level index: %v", err)
+		}
 	}
 	var out []blockInfo
 	for _, ih := range indexes {
@@ -252,6 +255,9 @@ func dataBlocks(t tb, data []byte) []blockInfo {
 			for ok := d.First(); ok; ok = d.Next() {
 				bi.Keys = append(bi.Keys, string(d.Key()))
 				bi.Offsets = append(bi.Offsets, d.Offset())
+			}
+			if err := d.Err(); err != nil {
+				t.Fatalf("data block at %d: %v", h.Offset, err)
 			}
 			out = append(out, bi)
 		}
