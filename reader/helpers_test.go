@@ -284,7 +284,8 @@ func wantCorrupt(t tb, err error, size int, want ...string) *format.CorruptError
 		t.Fatalf("error %q does not wrap a *format.CorruptError", err)
 	}
 	switch ce.Section {
-	case format.SectionFile, format.SectionFooter, format.SectionIndex, format.SectionDataBlock, format.SectionFilter, format.SectionProperties, format.SectionHashIndex:
+	case format.SectionFile, format.SectionFooter, format.SectionIndex, format.SectionDataBlock, format.SectionFilter, format.SectionProperties, format.SectionHashIndex,
+		format.SectionTopIndex, format.SectionIndexPartition, format.SectionFilterPartition:
 	default:
 		t.Fatalf("error %q: unknown section %q", err, ce.Section)
 	}
