@@ -72,11 +72,15 @@
 //     errors wrapping format.ErrCorrupt or reader.ErrNotFound; and a table
 //     that passes Verify must behave like the sorted map its forward scan
 //     describes.
-//   - FuzzRoundTrip: the bytes decode into builder options (format version
-//     2, with a hash index, format version 3, partitioned in partitions of
-//     64 to 256 bytes, with a hash index or without, zstd and the binary
-//     fuse filter among them) and a sorted key/value set; the table built
-//     from them must read back exactly.
+//   - FuzzRoundTrip: the bytes decode into builder options (format
+//     version 1, 2 with a hash index, 3 partitioned in partitions of 64 to
+//     256 bytes with a hash index or without, and 4, the default,
+//     one-level or partitioned; zstd and the binary fuse filter among
+//     them) and a sorted key/value set; the table built from them must
+//     read back exactly, and its properties must be those its inputs and
+//     bytes give: counts and raw sizes from the entries added, section
+//     sizes from the footer and index blocks by the layout of format's
+//     doc, adding up to the file size.
 //   - FuzzPrefix: a table built as FuzzRoundTrip's (format versions 1, 2
 //     and 3, the last with a hash index or without, and 4, one-level and
 //     partitioned) with a format.Suffix splitter, or none, and user properties:
