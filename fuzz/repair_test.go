@@ -91,7 +91,7 @@ func TestRepairReachesDecoders(t *testing.T) {
 		r.Close()
 		end := p.DataSize + p.HashIndexSize
 		if !p.Partitioned && ft.Version != format.Version3 {
-			end = ft.Filter.End() + format.BlockTrailerLen
+			end = ft.Filter.End() // trailer included
 		}
 		step := seedStride
 		if strings.HasPrefix(st.name, "golden/") {
