@@ -15,6 +15,7 @@ import (
 
 	"github.com/sstkit/sstable/builder"
 	"github.com/sstkit/sstable/bulk"
+	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/reader"
 )
@@ -59,7 +60,9 @@ func readTables(t tb, tables []bulk.TableInfo) []kv {
 		if err := r.Verify(); err != nil {
 			t.Fatalf("verify %s: %v", ti.Path, err)
 		}
-		r.Close()
+		if err := r.Close(); err != nil {
+			t.Fatalf("close %s: %v", ti.Path, err)
+		}
 		if n != ti.Entries || !bytes.Equal(first, ti.Smallest) || !bytes.Equal(last, ti.Largest) {
 			t.Fatalf("%s holds %d entries %q..%q, info says %d %q..%q", ti.Path, n, first, last, ti.Entries, ti.Smallest, ti.Largest)
 		}
@@ -248,7 +251,9 @@ func TestAbort(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "out")
 	tmp := filepath.Join(base, "tmp")
-	os.Mkdir(tmp, 0o777)
+	if err := os.Mkdir(tmp, 0o777); err != nil {
+		t.Fatal(err)
+	}
 	w, err := bulk.NewWriter(dir, &bulk.Options{MemoryBudget: 4 << 10, TempDir: tmp})
 	if err != nil {
 		t.Fatal(err)
@@ -309,7 +314,9 @@ func TestFinishTwiceAndEmpty(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "file")
-	os.WriteFile(file, nil, 0o666)
+	if err := os.WriteFile(file, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		dir  string
 		opts *bulk.Options
@@ -331,8 +338,13 @@ func TestBadInput(t *testing.T) {
 	}
 	// A directory holding an earlier build is refused.
 	out := filepath.Join(dir, "out")
-	w, _ := bulk.NewWriter(out, nil)
-	w.Add([]byte("k"), nil)
+	w, err := bulk.NewWriter(out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add([]byte("k"), nil); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := w.Finish(); err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +355,9 @@ func TestBadInput(t *testing.T) {
 	for _, data := range []string{"", "{", `{"version":2}`, `{"version":1,"tables":[{"path":"a","smallest":"Yg==","largest":"YQ==","entries":1,"size":1}]}`,
 		`{"version":1,"tables":[{"path":"../a","smallest":"YQ==","largest":"YQ==","entries":1,"size":1}]}`} {
 		p := filepath.Join(dir, "m.json")
-		os.WriteFile(p, []byte(data), 0o666)
+		if err := os.WriteFile(p, []byte(data), 0o666); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := bulk.ReadManifest(p); err == nil {
 			t.Errorf("ReadManifest(%q) succeeded", data)
 		}
@@ -403,44 +417,124 @@ func TestOneEntryPerTable(t *testing.T) {
 	checkOutput(t, dir, tables, in)
 }
 
+// gatePolicy is Bloom(10) under a name of its own, whose generator for
+// the stop-th table a writer writes (1-based) stops at that table's first
+// key until release is closed, having closed reached: a hook in Finish's
+// merge, the one place where a Writer runs a caller's code, so that a
+// test can act while the merge is surely under way.
+type gatePolicy struct {
+	filterblock.Policy
+	stop             int
+	tables           *int
+	reached, release chan struct{}
+}
+
+func (p gatePolicy) Name() string { return "bulk_test.gate" }
+
+func (p gatePolicy) NewGenerator() filterblock.Generator {
+	*p.tables++
+	g := &gateGenerator{Generator: p.Policy.NewGenerator()}
+	if *p.tables == p.stop {
+		g.reached, g.release = p.reached, p.release
+	}
+	return g
+}
+
+type gateGenerator struct {
+	filterblock.Generator
+	reached, release chan struct{}
+}
+
+func (g *gateGenerator) Add(key []byte) {
+	if g.reached != nil {
+		close(g.reached)
+		g.reached = nil
+		<-g.release
+	}
+	g.Generator.Add(key)
+}
+
 // TestAbortDuringFinish calls Abort from another goroutine while Finish
-// merges: Finish either completes (Abort came too late and does nothing)
-// or fails with ErrAborted having removed everything.
+// merges spilled runs into tables: while it writes the first table, and
+// while it writes the third, the first two finished and in place under
+// their final names. Finish is held at the table's first key (gatePolicy)
+// until Abort has returned, so the abort surely lands in the merge, and
+// then the one outcome is ErrAborted with nothing left behind: no table,
+// no temporary file, no manifest, no run.
 func TestAbortDuringFinish(t *testing.T) {
-	for _, delay := range []time.Duration{0, time.Millisecond, 5 * time.Millisecond} {
-		base := t.TempDir()
-		dir := filepath.Join(base, "out")
-		w, err := bulk.NewWriter(dir, &bulk.Options{MemoryBudget: 64 << 10, TargetTableSize: 64 << 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range 20000 {
-			if err := w.Add(fmt.Appendf(nil, "%08x", uint32(i)*2654435761), []byte("some value bytes")); err != nil {
+	const guard = 2 * time.Minute // a failing test's bound, not a measurement
+	for _, stop := range []int{1, 3} {
+		t.Run(fmt.Sprintf("table%d", stop), func(t *testing.T) {
+			base := t.TempDir()
+			dir, tmp := filepath.Join(base, "out"), filepath.Join(base, "tmp")
+			if err := os.Mkdir(tmp, 0o777); err != nil {
 				t.Fatal(err)
 			}
-		}
-		done := make(chan error, 1)
-		go func() {
-			_, err := w.Finish()
-			done <- err
-		}()
-		time.Sleep(delay)
-		if err := w.Abort(); err != nil {
-			t.Fatal(err)
-		}
-		err = <-done
-		switch {
-		case err == nil:
-			if len(dirNames(t, dir)) == 0 {
-				t.Fatal("Finish succeeded but left no tables")
+			var tables int
+			gate := gatePolicy{Policy: filterblock.Bloom(10), stop: stop, tables: &tables, reached: make(chan struct{}), release: make(chan struct{})}
+			w, err := bulk.NewWriter(dir, &bulk.Options{MemoryBudget: 64 << 10, TargetTableSize: 64 << 10, TempDir: tmp, Builder: &builder.Options{Filter: gate}})
+			if err != nil {
+				t.Fatal(err)
 			}
-		case errors.Is(err, bulk.ErrAborted):
+			for i := range 20000 {
+				if err := w.Add(fmt.Appendf(nil, "%08x", uint32(i)*2654435761), []byte("some value bytes")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if w.Stats().Runs == 0 {
+				t.Fatal("no spills: Finish would not merge")
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := w.Finish()
+				done <- err
+			}()
+			select {
+			case <-gate.reached:
+			case err := <-done:
+				t.Fatalf("Finish returned %v before writing table %d", err, stop)
+			case <-time.After(guard):
+				t.Fatalf("Finish did not reach table %d within %v", stop, guard)
+			}
+			// Held at the first key of table stop: the tables before it
+			// are in place, and it is being written to a temporary file.
+			if s := w.Stats(); s.Phase != bulk.PhaseMerging || s.Tables != int64(stop-1) {
+				t.Fatalf("held in phase %v with %d tables finished, want merging with %d", s.Phase, s.Tables, stop-1)
+			}
+			var finished, temp int
+			for _, name := range dirNames(t, dir) {
+				switch {
+				case builder.IsTempFile(name):
+					temp++
+				case strings.HasSuffix(name, ".sst"):
+					finished++
+				}
+			}
+			if finished != stop-1 || temp != 1 {
+				t.Fatalf("while table %d is written: %d tables and %d temporary files in %q", stop, finished, temp, dirNames(t, dir))
+			}
+			if err := w.Abort(); err != nil {
+				t.Fatalf("Abort while Finish merges: %v", err)
+			}
+			close(gate.release)
+			select {
+			case err = <-done:
+			case <-time.After(guard):
+				t.Fatalf("Finish did not return within %v of the abort", guard)
+			}
+			if !errors.Is(err, bulk.ErrAborted) {
+				t.Fatalf("Finish aborted while merging: %v, want ErrAborted", err)
+			}
 			if names := dirNames(t, dir); len(names) != 0 {
-				t.Fatalf("aborted Finish left %q", names)
+				t.Fatalf("aborted Finish left %q in the output directory", names)
 			}
-		default:
-			t.Fatalf("Finish: %v", err)
-		}
+			if names := dirNames(t, tmp); len(names) != 0 {
+				t.Fatalf("aborted Finish left %q in TempDir", names)
+			}
+			if s := w.Stats(); s.Phase != bulk.PhaseDone {
+				t.Fatalf("phase %v after the aborted Finish", s.Phase)
+			}
+		})
 	}
 }
 

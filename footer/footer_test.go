@@ -6,6 +6,8 @@ import (
 	"errors"
 	"hash/crc32"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,6 +16,7 @@ import (
 
 	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // sample is a footer that fits a 10000-byte file.
@@ -74,7 +77,7 @@ func TestRoundTripRapid(t *testing.T) {
 			off := rapid.Uint64Range(0, end-format.BlockTrailerLen).Draw(t, name+"Offset")
 			return format.BlockHandle{Offset: off, Length: end - format.BlockTrailerLen - off}
 		}
-		version := rapid.SampledFrom([]uint32{format.Version1, format.Version2}).Draw(t, "version")
+		version := rapid.SampledFrom([]uint32{format.Version1, format.Version2, format.Version3, format.Version4}).Draw(t, "version")
 		f := footer.Footer{Index: handle("index"), Filter: handle("filter"), Properties: handle("properties"), Version: version}
 		prefix := rapid.SliceOfN(rapid.Byte(), 0, 10).Draw(t, "prefix")
 		enc := f.Append(bytes.Clone(prefix))
@@ -103,10 +106,17 @@ func TestLayout(t *testing.T) {
 	if v := le.Uint32(buf[48:]); v != 1 {
 		t.Errorf("version field = %d, want 1", v)
 	}
-	v2 := sample
-	v2.Version = format.Version2
-	if v := le.Uint32(encode(v2)[48:]); v != 2 {
-		t.Errorf("version field of a version 2 footer = %d, want 2", v)
+	for _, version := range []uint32{format.Version2, format.Version3, format.Version4} {
+		f := sample
+		f.Version = version
+		enc := encode(f)
+		if v := le.Uint32(enc[48:]); v != version {
+			t.Errorf("version field of a version %d footer = %d", version, v)
+		}
+		// Only the version field and the checksum over it differ.
+		if !bytes.Equal(enc[:48], buf[:48]) || !bytes.Equal(enc[56:], buf[56:]) {
+			t.Errorf("version %d footer differs from version 1's outside the version and checksum", version)
+		}
 	}
 	crc := crc32.Checksum(buf[:52], crc32.MakeTable(crc32.Castagnoli))
 	if got, want := le.Uint32(buf[52:]), (crc>>15|crc<<17)+0xa282ead8; got != want {
@@ -229,4 +239,49 @@ func TestFileTooSmall(t *testing.T) {
 	// A file of exactly the footer cannot hold the blocks its handles name.
 	_, err := footer.Decode(buf, footer.Size)
 	checkErr(t, err, format.SectionFooter, 0, "index block handle")
+}
+
+// TestGoldenFooters decodes the footer of every golden table, of format
+// versions 1 to 4: the version must be the one the properties record,
+// and the handles must follow the layout of package format's doc, the
+// same in every version: the filter section (in a partitioned table, the
+// span of the partitions) ends where the index block (the top-level
+// index) starts, which ends where the properties start, which end at the
+// footer; and the filter section starts at the data size plus the hash
+// index size.
+func TestGoldenFooters(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "testdata", "golden", "*.sst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint32]bool{}
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := int64(len(data))
+		f, err := footer.Decode(data[size-footer.Size:], size)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		pb := data[f.Properties.Offset : f.Properties.Offset+f.Properties.Length]
+		p, err := codec.DecodeProperties(pb, int64(f.Properties.Offset))
+		if err != nil {
+			t.Fatalf("%s: properties: %v", path, err)
+		}
+		if f.Version != p.FormatVersion {
+			t.Errorf("%s: footer version %d, properties say %d", path, f.Version, p.FormatVersion)
+		}
+		if f.Filter.End() != f.Index.Offset || f.Index.End() != f.Properties.Offset || f.Properties.End() != uint64(size-footer.Size) || f.Filter.Offset != p.DataSize+p.HashIndexSize {
+			t.Errorf("%s (version %d): filter %+v, index %+v, properties %+v, footer at %d, data size %d, hash index size %d: the sections do not follow each other",
+				path, f.Version, f.Filter, f.Index, f.Properties, size-footer.Size, p.DataSize, p.HashIndexSize)
+		}
+		seen[f.Version] = true
+	}
+	for v := format.Version1; v <= format.Version; v++ {
+		if !seen[v] {
+			t.Errorf("no golden table of format version %d", v)
+		}
+	}
 }

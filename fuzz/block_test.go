@@ -20,6 +20,9 @@ func addBlockSeeds(f *testing.F, withData, withIndex, withSnappy bool) {
 		if withIndex && p.index != nil {
 			f.Add(p.index)
 		}
+		if withIndex && len(p.indexParts) > 0 {
+			f.Add(p.indexParts[0])
+		}
 		if withData {
 			for i, b := range p.dataBlocks {
 				if i < 3 || i == len(p.dataBlocks)-1 {
@@ -55,13 +58,52 @@ type blockEntry struct {
 
 // FuzzBlock decodes arbitrary bytes as block contents. BlockIter takes the
 // contents directly, so this is the path on which a block whose checksum
-// passes but whose bytes are garbage reaches the entry decoder.
+// passes but whose bytes are garbage reaches the entry decoder. The
+// single-entry decoders of hashed lookups, EntryAt (version 2) and
+// EntryParts (version 4), are compared with the iterator on every entry
+// (checkEntryAt); its seeds hold the data blocks of every format version.
 func FuzzBlock(f *testing.F) {
 	addBlockSeeds(f, true, true, true)
 	f.Fuzz(func(t *testing.T, contents []byte) {
 		checkBlock(t, format.SectionDataBlock, contents)
+		checkEntryAt(t, contents)
 		checkStoredBlock(t, contents)
 	})
+}
+
+// TestEntryPartsSeedBlocks checks that on the data blocks of every
+// version 4 seed table, which share prefixes with their first key,
+// EntryParts agrees with BlockIter on every entry: checkEntryAt's
+// comparison runs there, not only on fuzzed bytes.
+func TestEntryPartsSeedBlocks(t *testing.T) {
+	tables, blocks := 0, 0
+	for _, p := range seedParts(t) {
+		if p.footer.Version != format.Version4 || len(p.dataBlocks) == 0 {
+			continue
+		}
+		tables++
+		for i, b := range p.dataBlocks {
+			var it codec.BlockIter
+			if err := it.Init(format.SectionDataBlock, 0, b); err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for ok := it.First(); ok; ok = it.Next() {
+				n++
+			}
+			if it.Err() != nil || n == 0 {
+				t.Fatalf("data block %d: %d entries, %v", i, n, it.Err())
+			}
+			if agreed := checkEntryAt(t, b); agreed != n {
+				t.Fatalf("data block %d of a version 4 table: EntryParts agrees with BlockIter on %d of %d entries", i, agreed, n)
+			}
+			blocks++
+		}
+	}
+	if tables < 10 {
+		t.Fatalf("%d version 4 seed tables with data blocks, want at least 10", tables)
+	}
+	t.Logf("%d data blocks of %d version 4 tables", blocks, tables)
 }
 
 // checkBlock runs every BlockIter operation over contents and returns the
@@ -281,7 +323,10 @@ func checkZstdBlock(t *testing.T, stored []byte) {
 var zstdRef, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
 
 // FuzzIndex decodes arbitrary bytes as an index block: every entry's value
-// must be a block handle or be rejected by DecodeHandle.
+// must be a block handle or be rejected by DecodeHandle, and a partition
+// handle (the value of a top-level index entry) or be rejected by
+// DecodePartitionHandle, which also gets the bytes whole. The seeds hold
+// index blocks, top-level indexes and index partitions.
 func FuzzIndex(f *testing.F) {
 	addBlockSeeds(f, false, true, false)
 	for _, h := range []format.BlockHandle{{}, {Offset: 1 << 40, Length: 1<<64 - 1}} {
@@ -290,8 +335,16 @@ func FuzzIndex(f *testing.F) {
 		w.Add([]byte("k"), codec.AppendHandle(nil, h))
 		f.Add(bytes.Clone(w.Finish()))
 	}
+	for _, p := range seedParts(f) {
+		if len(p.partHandles) > 0 {
+			f.Add(bytes.Clone(p.partHandles[0]))
+		}
+	}
+	f.Add(codec.AppendPartitionHandle(nil, codec.PartitionHandle{Offset: 1<<62 - 1, FilterLen: 1<<62 - 1, IndexLen: 1<<62 - 1, FirstBlock: 1<<64 - 1}))
+	f.Add(codec.AppendPartitionHandle(nil, codec.PartitionHandle{Offset: 1 << 62}))
 	f.Fuzz(func(t *testing.T, contents []byte) {
 		checkHandle(t, contents)
+		checkPartitionHandle(t, contents)
 		fwd := checkBlock(t, format.SectionIndex, contents)
 		var it codec.BlockIter
 		if it.Init(format.SectionIndex, 0, contents) != nil {
@@ -306,12 +359,51 @@ func FuzzIndex(f *testing.F) {
 				t.Fatalf("RestartIndex %d (%v) outside [0, %d)", i, atRestart, it.NumRestarts())
 			}
 			checkHandle(t, it.Value())
+			checkPartitionHandle(t, it.Value())
 		}
 		wantErr(t, "index scan", it.Err(), format.ErrCorrupt)
 		if it.Err() == nil && n != len(fwd) {
 			t.Fatalf("second scan saw %d entries, first %d", n, len(fwd))
 		}
 	})
+}
+
+// checkPartitionHandle decodes src as a partition handle and checks the
+// answer against the specification (four uvarints filling src, offset
+// and lengths below 2^62 so that no end wraps), and that an accepted
+// handle re-encodes to what decodes to it.
+func checkPartitionHandle(t *testing.T, src []byte) {
+	p, ok := codec.DecodePartitionHandle(src)
+	var v [4]uint64
+	rest, want := src, true
+	for i := range v {
+		x, n := binary.Uvarint(rest)
+		if n <= 0 {
+			want = false
+			break
+		}
+		v[i], rest = x, rest[n:]
+	}
+	want = want && len(rest) == 0 && v[0] < 1<<62 && v[1] < 1<<62 && v[2] < 1<<62
+	if ok != want {
+		t.Fatalf("DecodePartitionHandle(%x) ok = %v, want %v", src, ok, want)
+	}
+	if !ok {
+		if p != (codec.PartitionHandle{}) {
+			t.Fatalf("DecodePartitionHandle(%x) failed but returned %+v", src, p)
+		}
+		return
+	}
+	if p != (codec.PartitionHandle{Offset: v[0], FilterLen: v[1], IndexLen: v[2], FirstBlock: v[3]}) {
+		t.Fatalf("DecodePartitionHandle(%x) = %+v, the uvarints are %d", src, p, v)
+	}
+	if p.End() < p.Offset || p.Index().Offset < p.Offset || p.Index().End() != p.End() || p.Filter().End() != p.Index().Offset {
+		t.Fatalf("partition %+v: filter %+v, index %+v, end %d", p, p.Filter(), p.Index(), p.End())
+	}
+	enc := codec.AppendPartitionHandle(nil, p)
+	if p2, ok := codec.DecodePartitionHandle(enc); !ok || p2 != p || len(enc) > len(src) {
+		t.Fatalf("partition %+v re-encodes to %x (%d bytes, from %d), which decodes to %+v, %v", p, enc, len(enc), len(src), p2, ok)
+	}
 }
 
 // checkHandle decodes a handle from src and checks it re-encodes.

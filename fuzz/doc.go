@@ -9,15 +9,26 @@
 //   - FuzzBlock: the bytes as block contents for codec.BlockIter (Init,
 //     First/Next, Last/Prev, SeekGE of keys drawn from the input). BlockIter
 //     takes contents directly, so this is the checksum-less path: the block
-//     decoder sees garbage whose checksum would pass. The bytes also go to
+//     decoder sees garbage whose checksum would pass. The single-entry
+//     decoders of hashed lookups are compared with the iterator on every
+//     entry it visits: codec.EntryAt (version 2) must give the iterator's
+//     entry wherever it is whole, codec.EntryParts (version 4) the
+//     iterator's value and key suffix with the first key's shared bytes,
+//     so that the two agree wherever the entry shares its bytes with the
+//     first key, failing only where it shares more than the first key
+//     has. The bytes also go to
 //     codec.CheckBlock and to codec.DecodeBlock as a snappy block and as a
 //     zstd block with small length limits, measuring the bytes allocated;
 //     what zstd decodes must agree with DecodedLen and the library.
 //   - FuzzIndex: the bytes as an index block; every entry's value goes to
-//     codec.DecodeHandle.
+//     codec.DecodeHandle and codec.DecodePartitionHandle (the value of a
+//     top-level index entry), which also gets the bytes whole and is
+//     checked against the specification (four uvarints filling the bytes,
+//     offset and lengths below 2^62). Seeds: index blocks, top-level
+//     indexes, index partitions and partition handles.
 //   - FuzzFooter: footer.Decode with several file sizes, on the bytes as
 //     given and with magic and checksum repaired (and once more with a
-//     known version, 1 or 2), so the handle checks are reached.
+//     known version, 1 to 4), so the handle checks are reached.
 //   - FuzzFilter: filterblock.DecodeSection at several file offsets, then
 //     filterblock.BloomMayContain, Bloom(10).MayContain,
 //     LevelDBBloom(10).MayContain and BinaryFuse8().MayContain on the
@@ -33,42 +44,59 @@
 //   - FuzzHashIndex: codec.DecodeHashIndex with the file offset, data size
 //     and block count given and with those the bytes claim; whatever
 //     decodes must give block handles that tile the data section (and,
-//     with decoded offsets, decoded starts that increase by at least 4), and
+//     with decoded offsets, decoded starts that increase by at least 4), a
+//     version 4 section's whole filter at its end, and
 //     Probe/Prefetch/Next and Occupied must stay in bounds, end, and
 //     fail only with ErrCorrupt. The bytes also build a section with
-//     codec.HashIndexWriter in each offset mode (every entry must be
-//     found from its hash),
-//     and go to codec.EntryAt as block contents, which must agree with
-//     BlockIter on every whole entry.
+//     codec.HashIndexWriter in each offset mode and in version 4's
+//     (every entry must be found from its hash; a version 4 section must
+//     have the slot width, 4- or 8-byte block offsets and size of the
+//     format), and go to codec.EntryAt and codec.EntryParts as block
+//     contents, as in FuzzBlock. Seeds: the sections of the seed tables
+//     (versions 2 to 4), and written ones of every kind, version 4's with
+//     4- and 5-byte slots, 4- and 8-byte block offsets, with a whole
+//     filter and without.
 //   - FuzzTable: the bytes as a whole table file, through reader.New or,
 //     when the bool argument is set, through reader.Open of a temporary
 //     file (the mmap path). A file that does not pass Verify is read a
-//     second time with every checksum its footer and index lead to
-//     recomputed (a hash index too, in version 2 or 3, a version 3 table's
-//     partitions and the data blocks their index partitions name), so that
-//     mutations get past the CRCs into the decoders behind them. Open,
+//     second time with every checksum its layout leads to recomputed
+//     (repairChecksums: the footer, properties and index block, the data
+//     blocks the index names, the filter section; a hash index section,
+//     with a version 4 partitioned table's whole filter in it; a version 3
+//     or partitioned version 4 table's top-level index, partitions and the
+//     data blocks their index partitions name), so that mutations get
+//     past the CRCs into the decoders behind them; TestRepairIdentity,
+//     TestRepairReachesDecoders and TestRepairMutationCounts check it and
+//     count, per golden table, the mutations that get through. Open,
 //     Verify, both scans, SeekGE, Get and MayContain must fail only with
 //     errors wrapping format.ErrCorrupt or reader.ErrNotFound; and a table
 //     that passes Verify must behave like the sorted map its forward scan
 //     describes.
-//   - FuzzRoundTrip: the bytes decode into builder options (format version
-//     2, with a hash index, format version 3, partitioned in partitions of
-//     64 to 256 bytes, with a hash index or without, zstd and the binary
-//     fuse filter among them) and a sorted key/value set; the table built
-//     from them must read back exactly.
+//   - FuzzRoundTrip: the bytes decode into builder options (format
+//     version 1, 2 with a hash index, 3 partitioned in partitions of 64 to
+//     256 bytes with a hash index or without, and 4, the default,
+//     one-level or partitioned; zstd and the binary fuse filter among
+//     them) and a sorted key/value set; the table built from them must
+//     read back exactly, and its properties must be those its inputs and
+//     bytes give: counts and raw sizes from the entries added, section
+//     sizes from the footer and index blocks by the layout of format's
+//     doc, adding up to the file size.
 //   - FuzzPrefix: a table built as FuzzRoundTrip's (format versions 1, 2
-//     and 3, the last with a hash index or without) with a format.Suffix splitter, or none, and user properties:
+//     and 3, the last with a hash index or without, and 4, one-level and
+//     partitioned) with a format.Suffix splitter, or none, and user properties:
 //     Has, MayContainPrefix, SeekPrefixGE, bounded scans both ways and
 //     SeekLT must agree with the sorted entries, also where one prefix is
 //     a proper prefix of another.
 //
 // The seeds are small tables built in the seed functions (snappy, zstd and
 // raw, Bloom and binary fuse filters, several block sizes, format
-// versions 1, 2 and 3, version 3 also with a hash index, each version
-// with a splitter and user properties), the golden tables in
+// versions 1, 2, 3 and 4, version 3 also with a hash index, version 4
+// one-level and partitioned, each version with a splitter and user
+// properties), the golden tables in
 // ../testdata/golden when present (but not for FuzzTable, whose execs
 // they would slow several times over; TestGoldenTables gives them its
-// checks), the sections of both (split with footer.Decode), and the
+// checks), the sections of both (split with footer.Decode, partitions
+// included), and the
 // corpus files in testdata/fuzz/FuzzX. Plain `go test ./fuzz` runs all
 // of them as unit tests in a few seconds. To fuzz one target:
 //

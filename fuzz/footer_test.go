@@ -14,13 +14,15 @@ import (
 
 // FuzzFooter decodes arbitrary bytes as a footer, with the file size given
 // and with sizes derived from it, both as the bytes are and with their
-// magic number and checksum repaired so that the handle checks run.
+// magic number and checksum repaired so that the handle checks run, and
+// once more with a known version (1 to 4). The seeds are the footers of
+// the seed tables (versions 1 to 4) and footers of every version.
 func FuzzFooter(f *testing.F) {
 	for _, p := range seedParts(f) {
 		f.Add(bytes.Clone(p.footerBytes), p.fileSize)
 	}
 	var ft footer.Footer
-	for _, v := range []uint32{format.Version1, format.Version2, format.Version + 1} {
+	for _, v := range []uint32{format.Version1, format.Version2, format.Version3, format.Version4, format.Version + 1} {
 		ft.Version = v
 		f.Add(ft.Append(nil), int64(footer.Size+3*format.BlockTrailerLen))
 	}
@@ -47,9 +49,9 @@ func FuzzFooter(f *testing.F) {
 			for _, size := range sizes {
 				checkFooter(t, fixed, size)
 			}
-			// And with a known version (1 or 2, by the low bit of the
-			// stored one), so that the handle checks run.
-			binary.LittleEndian.PutUint32(fixed[48:], format.Version1+uint32(buf[48]&1))
+			// And with a known version (1 to 4, by the low two bits of
+			// the stored one), so that the handle checks run.
+			binary.LittleEndian.PutUint32(fixed[48:], format.Version1+uint32(buf[48]&3))
 			repair()
 			for _, size := range sizes {
 				checkFooter(t, fixed, size)

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
+	"math/bits"
 	"strings"
 	"testing"
 	"unsafe"
 
+	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/internal/codec"
 )
@@ -19,6 +22,8 @@ const (
 	slotBlockOffsets = iota
 	slotFileOffsets
 	slotDecodedOffsets
+	slotFirstKey       // version 4: offsets in the block, 0.9 load, block offsets of 4 bytes below 4 GiB
+	slotFirstKeyFilter // and the whole filter after the block offsets
 )
 
 // hashIndexSeed builds a hash index section with codec.HashIndexWriter:
@@ -27,7 +32,10 @@ const (
 // of the given kind. With decoded offsets, each block decodes to twice
 // its stored size plus 4 bytes.
 func hashIndexSeed(n int, offs []uint64, off uint64, kind int) []byte {
-	w := codec.HashIndexWriter{FileOffsets: kind == slotFileOffsets}
+	w := codec.HashIndexWriter{FileOffsets: kind == slotFileOffsets, FirstKeyShared: kind >= slotFirstKey}
+	if kind == slotFirstKeyFilter {
+		w.Filter = []byte("\x01\x02whole filter")
+	}
 	nb := len(offs) - 1
 	if kind == slotDecodedOffsets {
 		w.DecodedStarts = make([]uint64, nb+1)
@@ -78,11 +86,26 @@ func FuzzHashIndex(f *testing.F) {
 	if sections < 4 {
 		f.Fatalf("%d seed tables have a hash index, want at least 4", sections)
 	}
-	for _, kind := range []int{slotBlockOffsets, slotFileOffsets, slotDecodedOffsets} {
+	for _, kind := range []int{slotBlockOffsets, slotFileOffsets, slotDecodedOffsets, slotFirstKey, slotFirstKeyFilter} {
 		offs := []uint64{0, 100, 250, 1000}
 		f.Add(hashIndexSeed(40, offs, 1000, kind), int64(1000), uint64(1000), uint64(3), uint64(7+kind))
 		f.Add(hashIndexSeed(1, []uint64{0, 30}, 30, kind), int64(30), uint64(30), uint64(1), uint64(1+kind))
 	}
+	// Version 4 with block offsets of 8 bytes (data past 4 GiB), and
+	// with 5-byte slots (an entry 2^27 bytes into a block: 28 offset bits).
+	big := []uint64{0, 4096, 1<<32 + 4096}
+	f.Add(hashIndexSeed(40, big, big[2], slotFirstKey), int64(big[2]), big[2], uint64(2), uint64(5))
+	f.Add(hashIndexSeed(40, big, big[2], slotFirstKeyFilter), int64(big[2]), big[2], uint64(2), uint64(13))
+	w := codec.HashIndexWriter{FirstKeyShared: true}
+	for i := range 20 {
+		w.Add(codec.KeyHash(fmt.Appendf(nil, "key%d", i)), uint32(i%2), uint32(i)<<23)
+	}
+	offs := []uint64{0, 1<<28 + 5, 1<<29 + 10}
+	wide := w.Append(nil, offs[2], offs)
+	if wide[0] != 5 {
+		f.Fatalf("a version 4 index with 28 offset bits has %d-byte slots, want 5", wide[0])
+	}
+	f.Add(wide, int64(offs[2]), offs[2], uint64(2), uint64(21))
 	f.Add(hashIndexSeed(0, []uint64{0}, 0, slotBlockOffsets), int64(0), uint64(0), uint64(0), uint64(0))
 	f.Add(hashIndexSeed(0, []uint64{0}, 0, slotDecodedOffsets), int64(0), uint64(0), uint64(0), uint64(2))
 	f.Add([]byte{}, int64(0), uint64(0), uint64(0), uint64(0))
@@ -138,6 +161,17 @@ func checkHashIndex(t *testing.T, contents []byte, off int64, dataSize, numBlock
 			}
 		}
 	}
+	// A version 4 section's whole filter: only there, at least a byte,
+	// and the section's last bytes.
+	if fl := x.Filter(); fl != nil {
+		if !x.FirstKeyShared() || len(fl) == 0 || !within(contents, fl) || &fl[len(fl)-1] != &contents[len(contents)-1] {
+			t.Fatalf("whole filter of %d bytes (first key shared %v) is not the end of the %d-byte section", len(fl), x.FirstKeyShared(), len(contents))
+		}
+		filterblock.BloomMayContain(fl, contents)
+	}
+	if x.FirstKeyShared() && (x.FileOffsets() || x.DecodedOffsets()) {
+		t.Fatal("a version 4 index claims file or decoded offsets")
+	}
 	occupied := x.Occupied()
 	if occupied > x.NumSlots() {
 		t.Fatalf("%d of %d slots occupied", occupied, x.NumSlots())
@@ -186,13 +220,19 @@ func checkHashIndexWriter(t *testing.T, data []byte, h uint64) {
 	n := min(len(data)/8, 40)
 	nb := int(h%7) + 1
 	blockLen := 16 + h>>8%4000 // stored bytes per block, trailer excluded
+	compact := h&4 != 0        // version 4: offsets in the block, 0.9 load, maybe a filter
+	if compact && h&16 != 0 {
+		blockLen += 1 << 28 // entries up to 2^28 bytes into a block: 5-byte slots
+	}
+	if compact && h&32 != 0 {
+		blockLen += 1 << 32 // data past 4 GiB: block offsets of 8 bytes
+	}
 	offs := make([]uint64, nb+1)
 	for i := range offs {
 		offs[i] = uint64(i) * (blockLen + format.BlockTrailerLen)
 	}
 	sectionOff := offs[nb]
 	w := codec.HashIndexWriter{FileOffsets: h&1 != 0}
-	compact := h&4 != 0 // version 4: offsets in the block, 0.9 load, maybe a filter
 	if compact {
 		w = codec.HashIndexWriter{FirstKeyShared: true}
 		if h&8 != 0 {
@@ -212,10 +252,12 @@ func checkHashIndexWriter(t *testing.T, data []byte, h uint64) {
 		off   uint64
 	}
 	want := map[uint64][]loc{} // by hash: duplicates are allowed
+	var maxOff uint32
 	for i := range n {
 		kh := binary.LittleEndian.Uint64(data[8*i:])
 		b := int(kh>>40) % nb
-		o := uint32(kh>>8) % uint32(blockLen)
+		o := uint32(kh >> 8 % min(blockLen, 1<<31))
+		maxOff = max(maxOff, o)
 		w.Add(kh, uint32(b), o)
 		l := loc{b, uint64(o)}
 		switch {
@@ -238,6 +280,20 @@ func checkHashIndexWriter(t *testing.T, data []byte, h uint64) {
 	wantSlots := codec.HashIndexSlots(uint64(n))
 	if compact {
 		wantSlots = codec.CompactHashIndexSlots(uint64(n))
+		// The layout of format's doc: the narrowest slots leaving a 5-bit
+		// tag, 4-byte block offsets while the data ends below 4 GiB.
+		fieldBits := bits.Len64(uint64(nb)) + bits.Len32(maxOff)
+		width := max(4, (fieldBits+5+7)/8)
+		offWidth := 4
+		if offs[nb] > math.MaxUint32 {
+			offWidth = 8
+		}
+		pad := (64 - (sectionOff+codec.HashIndexHeaderLen)%64) % 64
+		size := codec.HashIndexHeaderLen + int(pad) + int(wantSlots)*width + offWidth*(nb+1) + len(w.Filter)
+		if x.SlotWidth() != width || len(section) != size || section[1] != byte(bits.Len64(uint64(nb))) || section[2] != byte(bits.Len32(maxOff)) {
+			t.Fatalf("version 4 hash index of %d entries in %d blocks, largest offset %d, data size %d: %d-byte slots (want %d), %d bytes (want %d), block bits %d, offset bits %d",
+				n, nb, maxOff, offs[nb], x.SlotWidth(), width, len(section), size, section[1], section[2])
+		}
 		if x.FileOffsets() || x.DecodedOffsets() || !x.FirstKeyShared() || !bytes.Equal(x.Filter(), w.Filter) || (x.Filter() == nil) != (len(w.Filter) == 0) {
 			t.Fatalf("version 4 hash index: file offsets %v, decoded offsets %v, first key shared %v, filter %x (want %x)", x.FileOffsets(), x.DecodedOffsets(), x.FirstKeyShared(), x.Filter(), w.Filter)
 		}
@@ -286,10 +342,19 @@ func checkHashIndexWriter(t *testing.T, data []byte, h uint64) {
 }
 
 // checkEntryAt reads contents as data block contents with codec.EntryAt
-// at every offset codec.BlockIter reaches (and a few others): an entry
-// EntryAt decodes must be the iterator's, and it must refuse entries that
-// share key bytes with their predecessor.
-func checkEntryAt(t *testing.T, contents []byte) {
+// and codec.EntryParts at every offset codec.BlockIter reaches (and a few
+// others). An entry EntryAt decodes must be the iterator's, and it must
+// refuse entries that share key bytes with their predecessor. EntryParts,
+// version 4's decoder, reads an entry's shared bytes from the block's
+// first key, not from the previous entry as the iterator does: it must
+// give the iterator's value and key suffix, and the first key's shared
+// bytes as the head, so that it agrees with the iterator exactly where
+// the block is what a version 4 writer makes (the entry's shared bytes
+// are the first key's), which is what Verify checks; and it may fail only
+// where the iterator's entry shares more bytes than the first key has. It
+// returns the number of entries on which EntryParts and the iterator
+// agree.
+func checkEntryAt(t *testing.T, contents []byte) (agreed int) {
 	// Arbitrary offsets: errors only, never a panic or slices out of the
 	// entries.
 	end, endErr := codec.EntriesEnd(contents, 0)
@@ -318,26 +383,57 @@ func checkEntryAt(t *testing.T, contents []byte) {
 	}
 	var it codec.BlockIter
 	if it.Init(format.SectionDataBlock, 0, contents) != nil {
-		return
+		return 0
 	}
+	if endErr != nil {
+		t.Fatalf("BlockIter.Init accepts a block whose restart count EntriesEnd refuses: %v", endErr)
+	}
+	entries := contents[:end]
+	var first []byte // the block's first key, as the iterator decodes it
 	n := 0
 	for ok := it.First(); ok && n < len(contents); ok = it.Next() {
-		n++
 		off := it.Offset()
+		if off < 0 || off >= end {
+			t.Fatalf("BlockIter at offset %d of %d bytes of entries", off, end)
+		}
+		key, value := it.Key(), it.Value()
+		if n == 0 {
+			first = bytes.Clone(key)
+		}
+		n++
+		// The iterator decoded the entry's header, so its shared length
+		// is a well-formed uvarint no longer than the previous key.
+		shared, _ := binary.Uvarint(entries[off:])
+		head, tail, v, err := codec.EntryParts(entries, 0, uint32(off))
+		switch {
+		case err != nil:
+			wantErr(t, "EntryParts", err, format.ErrCorrupt)
+			if shared <= uint64(len(first)) {
+				t.Fatalf("EntryParts(%d) fails on an entry BlockIter decodes as %q=%q, sharing %d bytes of a %d-byte first key: %v", off, key, value, shared, len(first), err)
+			}
+		case shared > uint64(len(first)):
+			t.Fatalf("EntryParts(%d) accepts an entry sharing %d bytes of a %d-byte first key", off, shared, len(first))
+		case !bytes.Equal(v, value) || !bytes.Equal(tail, key[shared:]) || !bytes.Equal(head, first[:shared]):
+			t.Fatalf("entry at offset %d sharing %d bytes: EntryParts gives %q+%q=%q, BlockIter %q=%q (first key %q)", off, shared, head, tail, v, key, value, first)
+		case bytes.Equal(first[:shared], key[:shared]):
+			agreed++ // head+tail is the iterator's key
+		}
+
 		k, v, err := codec.EntryAt(contents, 0, uint32(off))
 		if err != nil {
-			// A prefix-compressed entry, which a hash index cannot
-			// name; one whose first byte says shared = 0 is whole.
+			// A prefix-compressed entry, which a version 2 hash index
+			// cannot name; one with shared = 0 is whole.
 			wantErr(t, "EntryAt", err, format.ErrCorrupt)
-			if contents[off] == 0 {
-				t.Fatalf("EntryAt(%d) of a whole entry BlockIter decodes as %q=%q: %v", off, it.Key(), it.Value(), err)
+			if shared == 0 {
+				t.Fatalf("EntryAt(%d) of a whole entry BlockIter decodes as %q=%q: %v", off, key, value, err)
 			}
 			continue
 		}
-		if !bytes.Equal(k, it.Key()) || !bytes.Equal(v, it.Value()) {
-			t.Fatalf("entry at offset %d: EntryAt gives %q=%q, BlockIter %q=%q", off, k, v, it.Key(), it.Value())
+		if !bytes.Equal(k, key) || !bytes.Equal(v, value) {
+			t.Fatalf("entry at offset %d: EntryAt gives %q=%q, BlockIter %q=%q", off, k, v, key, value)
 		}
 	}
+	return agreed
 }
 
 // within reports whether b is empty or lies inside s.

@@ -12,8 +12,9 @@ import (
 
 // FuzzPrefix builds a table with a format.Suffix splitter and user
 // properties from the input (decoded as FuzzRoundTrip's, after a leading
-// byte: suffix length in bits 0-2, no splitter with bit 3; so bit 5 of
-// the restart byte partitions it, format version 3), then checks
+// byte: suffix length in bits 0-2, no splitter with bit 3; so bit 7 of
+// the block size byte asks for format version 4, else version 1, 2 or 3,
+// and bit 5 of the restart byte partitions it), then checks
 // user properties, Has, MayContainPrefix, SeekPrefixGE, bounded scans
 // both ways and SeekLT against the sorted entries. Keys whose prefixes
 // break the splitter's order are refused with builder.ErrPrefixOrder and
@@ -49,6 +50,17 @@ func FuzzPrefix(f *testing.F) {
 	}
 	f.Add(append([]byte{2}, encodeRoundTrip([3]byte{0, 32, 1}, loose)...))
 	f.Add(append([]byte{2 | 8}, encodeRoundTrip([3]byte{0, 32, 1}, loose)...))
+	// Version 4, the default: one-level (the compact hash index over
+	// prefixes, the filter section) through New and through mmap;
+	// partitioned (the whole filter in the hash index section, which a
+	// mapped reader probes, and partitions, which New reads), raw and
+	// snappy; the loose prefixes partitioned; no splitter.
+	f.Add(append([]byte{1}, encodeRoundTrip([3]byte{128, 0, 0}, kvs)...))
+	f.Add(append([]byte{2}, encodeRoundTrip([3]byte{128 | 4, 2, 1 | 64}, kvs)...))
+	f.Add(append([]byte{1}, encodeRoundTrip([3]byte{128, 32, 1}, kvs)...))
+	f.Add(append([]byte{2}, encodeRoundTrip([3]byte{128 | 1, 32 | 64, 2 | 64}, kvs)...))
+	f.Add(append([]byte{2}, encodeRoundTrip([3]byte{128, 32, 1 | 64}, loose)...))
+	f.Add(append([]byte{8}, encodeRoundTrip([3]byte{128 | 4, 32, 1 | 64}, kvs)...))
 	scratch := newScratchFile(f, "prefix.sst")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 {

@@ -12,25 +12,27 @@ import (
 
 // TestDamagedTablesWriteNothing runs a corruption sweep over the golden
 // tables of every codec (none.sst, snappy.sst, zstd.sst, and hashindex.sst,
-// a snappy table with a hash index) with standard error captured: each
+// a snappy table with a hash index) and of format version 4, the default
+// (v4.sst, one-level, and v4parted.sst, partitioned, its hash index
+// section carrying the whole filter), with standard error captured: each
 // damaged copy, one bit flipped, has its checksums repaired so that the
 // damage reaches the block decoders, and is opened, verified, scanned both
 // ways and looked up in, as FuzzTable does. No library code may write a
 // byte to stderr (Go's println, a logger, a codec's debug output). Every
-// 17th bit is flipped (every 61st with -short; every 3rd with
+// 29th bit is flipped (every 61st with -short; every 3rd with
 // SSTABLE_LONG_TESTS=1, about 20 s). Standard output is not
 // captured here: the testing package writes a failing test's report to
 // it; package format's TestDecodersWriteNothing captures both around the
 // block decoders alone.
 func TestDamagedTablesWriteNothing(t *testing.T) {
-	stride := 17
+	stride := 29
 	switch {
 	case os.Getenv("SSTABLE_LONG_TESTS") != "":
 		stride = 3
 	case testing.Short():
 		stride = 61
 	}
-	for _, name := range []string{"none.sst", "snappy.sst", "zstd.sst", "hashindex.sst"} {
+	for _, name := range []string{"none.sst", "snappy.sst", "zstd.sst", "hashindex.sst", "v4.sst", "v4parted.sst"} {
 		data, err := os.ReadFile(filepath.Join("..", "testdata", "golden", name))
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/sstkit/sstable/builder"
 	"github.com/sstkit/sstable/filterblock"
+	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/internal/codec"
 )
@@ -203,43 +204,39 @@ func FuzzRoundTrip(f *testing.F) {
 		wantProps := format.Properties{
 			FormatVersion:    format.Version1,
 			NumEntries:       uint64(len(in.kvs)),
-			NumDataBlocks:    p.NumDataBlocks,
-			RawKeyBytes:      0,
-			RawValueBytes:    0,
-			DataSize:         p.DataSize,
-			IndexSize:        p.IndexSize,
-			FilterSize:       p.FilterSize,
 			Compression:      format.SnappyCompression,
 			FilterPolicy:     filterblock.BloomName,
 			FilterBitsPerKey: 0,
 			BlockSize:        uint64(in.opts.BlockSize),
 			RestartInterval:  uint64(in.opts.RestartInterval),
-			MaxBlockSize:     p.MaxBlockSize,
 		}
 		v4 := in.opts.FormatVersion == 0
-		if in.opts.HashIndex || v4 {
-			// Version 2 (4): a hash index of at least its header, between
-			// the data blocks and the filter section.
+		hashed := in.opts.HashIndex || v4
+		if hashed {
 			wantProps.FormatVersion = format.Version2
 			if v4 {
 				wantProps.FormatVersion = format.Version4
 			}
-			wantProps.HashIndexSize = p.HashIndexSize
-			if p.HashIndexSize < codec.HashIndexHeaderLen+format.BlockTrailerLen {
-				t.Fatalf("hash index of %d bytes", p.HashIndexSize)
-			}
 		}
 		_, bloom := in.opts.Filter.(filterblock.Sized)
-		if in.opts.PartitionThreshold > 0 && bloom && len(in.kvs) > 0 {
+		partitioned := in.opts.PartitionThreshold > 0 && bloom && len(in.kvs) > 0
+		if partitioned {
 			if v4 {
 				wantProps.Partitioned = true
 			} else {
 				wantProps.FormatVersion = format.Version3 // with a hash index or without
 			}
 		}
-		if f := r.Footer(); f.Version != wantProps.FormatVersion || p.DataSize+p.HashIndexSize != f.Filter.Offset {
-			t.Fatalf("footer version %d, filter at %d; properties: version %d, data size %d, hash index size %d",
-				f.Version, f.Filter.Offset, p.FormatVersion, p.DataSize, p.HashIndexSize)
+		// The sizes and counts, from the file's bytes by the layout of
+		// format's doc, not from the properties.
+		lay := layoutOf(t, file, partitioned, hashed)
+		if lay.entries != uint64(len(in.kvs)) {
+			t.Fatalf("the data blocks hold %d entries, %d were added", lay.entries, len(in.kvs))
+		}
+		wantProps.NumDataBlocks, wantProps.DataSize, wantProps.MaxBlockSize = lay.numBlocks, lay.dataSize, lay.maxBlock
+		wantProps.HashIndexSize, wantProps.FilterSize, wantProps.IndexSize = lay.hashIndexSize, lay.filterSize, lay.indexSize
+		if f := r.Footer(); f.Version != wantProps.FormatVersion {
+			t.Fatalf("footer version %d, want %d", f.Version, wantProps.FormatVersion)
 		}
 		if in.opts.Compression == format.NoCompression || in.opts.Compression == format.ZstdCompression {
 			wantProps.Compression = in.opts.Compression
@@ -319,4 +316,116 @@ func FuzzRoundTrip(f *testing.F) {
 			}
 		}
 	})
+}
+
+// tableLayout is what a table's bytes say of its sections.
+type tableLayout struct {
+	dataSize, hashIndexSize, filterSize, indexSize uint64 // trailers included
+	numBlocks, entries                             uint64 // data blocks, and the entries they hold
+	maxBlock                                       uint64 // largest decoded data block
+}
+
+// layoutOf finds a table's sections from its footer and index blocks
+// alone, by the layout of package format's doc, and fails the test where
+// the file departs from it: the data blocks tile the data section from
+// offset 0 in index order; the hash index section (present exactly when
+// hashed) fills the gap up to the filter section and decodes; a
+// partitioned table's partitions (a filter and an index partition each)
+// tile the span from the filter handle's offset to the top-level index;
+// and data, hash index, filter section or partitions, index, properties
+// and footer add up to the file size.
+func layoutOf(t *testing.T, file []byte, partitioned, hashed bool) tableLayout {
+	t.Helper()
+	size := uint64(len(file))
+	f, err := footer.Decode(file[size-footer.Size:], int64(size))
+	if err != nil {
+		t.Fatalf("footer: %v", err)
+	}
+	block := func(section string, h format.BlockHandle) []byte {
+		stored, typ, err := codec.CheckBlock(section, int64(h.Offset), file[h.Offset:h.End()])
+		if err != nil {
+			t.Fatalf("%s: %v", section, err)
+		}
+		c, err := codec.DecodeBlock(section, int64(h.Offset), stored, typ, 1<<30, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", section, err)
+		}
+		return c
+	}
+	var lay tableLayout
+	dataBlocks := func(index []byte) {
+		var it codec.BlockIter
+		if err := it.Init(format.SectionIndex, 0, index); err != nil {
+			t.Fatal(err)
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			h, n := codec.DecodeHandle(it.Value())
+			if n != len(it.Value()) || h.Offset != lay.dataSize || h.End() > f.Filter.Offset {
+				t.Fatalf("data block %d at %+v, the previous one ends at %d, the filter section starts at %d", lay.numBlocks, h, lay.dataSize, f.Filter.Offset)
+			}
+			lay.dataSize = h.End()
+			lay.numBlocks++
+			contents := block(format.SectionDataBlock, h)
+			lay.maxBlock = max(lay.maxBlock, uint64(len(contents)))
+			var d codec.BlockIter
+			if err := d.Init(format.SectionDataBlock, int64(h.Offset), contents); err != nil {
+				t.Fatal(err)
+			}
+			for ok := d.First(); ok; ok = d.Next() {
+				lay.entries++
+			}
+			if err := d.Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := it.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	index := block(format.SectionIndex, f.Index)
+	if partitioned {
+		var top codec.BlockIter
+		if err := top.Init(format.SectionTopIndex, 0, index); err != nil {
+			t.Fatal(err)
+		}
+		end := f.Filter.Offset
+		for ok := top.First(); ok; ok = top.Next() {
+			ph, ok := codec.DecodePartitionHandle(top.Value())
+			if !ok || ph.Offset != end || ph.FirstBlock != lay.numBlocks {
+				t.Fatalf("partition %+v (ok %v): the previous one ends at %d after %d data blocks", ph, ok, end, lay.numBlocks)
+			}
+			block(format.SectionFilterPartition, ph.Filter())
+			dataBlocks(block(format.SectionIndexPartition, ph.Index()))
+			end = ph.End()
+		}
+		if err := top.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if end != f.Index.Offset || f.Filter.End() != end {
+			t.Fatalf("partitions end at %d, the filter handle %+v spans to %d, the top-level index starts at %d", end, f.Filter, f.Filter.End(), f.Index.Offset)
+		}
+		lay.filterSize = end - f.Filter.Offset
+	} else {
+		dataBlocks(index)
+		block(format.SectionFilter, f.Filter)
+		lay.filterSize = f.Filter.Length + format.BlockTrailerLen
+	}
+	lay.hashIndexSize = f.Filter.Offset - lay.dataSize
+	if hashed {
+		h := format.BlockHandle{Offset: lay.dataSize, Length: lay.hashIndexSize - format.BlockTrailerLen}
+		if lay.hashIndexSize < codec.HashIndexHeaderLen+format.BlockTrailerLen {
+			t.Fatalf("hash index of %d bytes", lay.hashIndexSize)
+		}
+		if _, err := codec.DecodeHashIndex(block(format.SectionHashIndex, h), int64(h.Offset), lay.dataSize, lay.numBlocks); err != nil {
+			t.Fatal(err)
+		}
+	} else if lay.hashIndexSize != 0 {
+		t.Fatalf("%d bytes between the data blocks and the filter section of a table without a hash index", lay.hashIndexSize)
+	}
+	lay.indexSize = f.Index.Length + format.BlockTrailerLen
+	if f.Index.End() != f.Properties.Offset || f.Properties.End() != size-footer.Size ||
+		lay.dataSize+lay.hashIndexSize+lay.filterSize+lay.indexSize+f.Properties.Length+format.BlockTrailerLen+footer.Size != size {
+		t.Fatalf("sections of %d, %d, %d, %d and %d bytes and the footer do not make the %d-byte file", lay.dataSize, lay.hashIndexSize, lay.filterSize, lay.indexSize, f.Properties.Length+format.BlockTrailerLen, size)
+	}
+	return lay
 }

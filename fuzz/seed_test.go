@@ -197,12 +197,18 @@ type tableParts struct {
 	footer       footer.Footer
 	footerBytes  []byte
 	filterOff    uint64
-	filter       []byte   // filter section contents
-	index        []byte   // index block contents
+	filter       []byte   // filter section contents (one-level tables)
+	index        []byte   // index block contents, or a partitioned table's top-level index
 	indexOff     uint64   //
 	props        []byte   // properties block contents
 	dataBlocks   [][]byte // decoded data block contents
 	snappyBlocks [][]byte // stored bytes of the snappy-compressed data blocks
+
+	// A partitioned table's (version 3, or 4 with Properties.Partitioned)
+	// index partitions and filter partitions, and the values of its
+	// top-level index (partition handles).
+	indexParts, filterParts [][]byte
+	partHandles             [][]byte
 
 	// The hash index section contents of a version 2 table, its file
 	// offset, and what DecodeHashIndex is given with it.
@@ -225,29 +231,57 @@ func splitTable(file []byte) (p tableParts, ok bool) {
 	}
 	p.footer = f
 	p.filterOff, p.indexOff = f.Filter.Offset, f.Index.Offset
-	p.filter = contentsAt(file, f.Filter, 1<<20)
 	p.index = contentsAt(file, f.Index, 1<<20)
 	p.props = contentsAt(file, f.Properties, 1<<20)
+	partitioned := f.Version == format.Version3
 	if props, err := codec.DecodeProperties(p.props, int64(f.Properties.Offset)); err == nil && p.props != nil {
 		p.dataSize, p.numDataBlocks = props.DataSize, props.NumDataBlocks
+		partitioned = partitioned || props.Partitioned
 		if h, ok := hashIndexHandle(props); ok {
 			p.hashIndex, p.hashIndexOff = contentsAt(file, h, 1<<20), h.Offset
 		}
 	}
+	if !partitioned {
+		p.filter = contentsAt(file, f.Filter, 1<<20)
+	}
+	addBlocks := func(index []byte) {
+		var it codec.BlockIter
+		if it.Init(format.SectionIndex, 0, index) != nil {
+			return
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			h, n := codec.DecodeHandle(it.Value())
+			if n <= 0 || h.End() > f.Filter.Offset || h.End() < h.Offset {
+				continue
+			}
+			if stored, typ, err := codec.CheckBlock(format.SectionDataBlock, int64(h.Offset), file[h.Offset:h.End()]); err == nil && typ == format.BlockTypeSnappy {
+				p.snappyBlocks = append(p.snappyBlocks, stored)
+			}
+			if c := contentsAt(file, h, 1<<20); c != nil {
+				p.dataBlocks = append(p.dataBlocks, c)
+			}
+		}
+	}
+	if !partitioned {
+		addBlocks(p.index)
+		return p, true
+	}
 	var it codec.BlockIter
-	if it.Init(format.SectionIndex, int64(f.Index.Offset), p.index) != nil {
+	if it.Init(format.SectionTopIndex, 0, p.index) != nil {
 		return p, true
 	}
 	for ok := it.First(); ok; ok = it.Next() {
-		h, n := codec.DecodeHandle(it.Value())
-		if n <= 0 || h.End() > f.Filter.Offset || h.End() < h.Offset {
+		p.partHandles = append(p.partHandles, it.Value())
+		ph, ok := codec.DecodePartitionHandle(it.Value())
+		if !ok || ph.End() < ph.Offset || ph.End() > f.Index.Offset {
 			continue
 		}
-		if stored, typ, err := codec.CheckBlock(format.SectionDataBlock, int64(h.Offset), file[h.Offset:h.End()]); err == nil && typ == format.BlockTypeSnappy {
-			p.snappyBlocks = append(p.snappyBlocks, stored)
+		if c := contentsAt(file, ph.Filter(), 1<<20); c != nil {
+			p.filterParts = append(p.filterParts, c)
 		}
-		if c := contentsAt(file, h, 1<<20); c != nil {
-			p.dataBlocks = append(p.dataBlocks, c)
+		if c := contentsAt(file, ph.Index(), 1<<20); c != nil {
+			p.indexParts = append(p.indexParts, c)
+			addBlocks(c)
 		}
 	}
 	return p, true
@@ -291,11 +325,16 @@ func seedParts(tb testing.TB) []tableParts {
 }
 
 // repairChecksums returns a copy of file in which the footer's magic and
-// checksum and the trailer checksum of every block the footer and index
-// point at (and of a hash index, version 2 or 3, which its properties
-// locate) are recomputed, so that the reader gets past its CRC checks to
-// the decoders behind them. It is best effort: whatever it cannot locate
-// is left alone.
+// checksum and the trailer checksum of every block the table's layout
+// leads to are recomputed, so that the reader gets past its CRC checks to
+// the decoders behind them. The layouts: version 1 (data blocks, filter
+// section, index block), version 2 and one-level version 4 (the same with
+// a hash index section after the data blocks), version 3 and partitioned
+// version 4 (a top-level index naming partitions, each a filter and an
+// index partition whose entries name the data blocks; a version 4 one's
+// hash index section also holds the whole filter). It is best effort:
+// whatever it cannot locate is left alone, and a table without damage
+// comes back byte for byte (TestRepairIdentity).
 func repairChecksums(file []byte) []byte {
 	file = bytes.Clone(file)
 	if len(file) < footer.Size {
@@ -308,60 +347,85 @@ func repairChecksums(file []byte) []byte {
 	if err != nil {
 		return file
 	}
+	// footer.Decode checked that the three handles and their trailers
+	// lie inside the file; handles read from blocks are checked here.
+	inFile := func(h format.BlockHandle) bool { return h.End() >= h.Offset && h.End() <= uint64(len(file)) }
 	fix := func(h format.BlockHandle) {
-		if h.End() < h.Offset || h.End() > uint64(len(file)) {
+		if !inFile(h) {
 			return
 		}
-		stored := file[h.Offset : h.Offset+h.Length]
-		typ := file[h.Offset+h.Length]
-		binary.LittleEndian.PutUint32(file[h.Offset+h.Length+1:], codec.BlockChecksum(stored, typ))
+		end := h.Offset + h.Length
+		binary.LittleEndian.PutUint32(file[end+1:], codec.BlockChecksum(file[h.Offset:end], file[end]))
 	}
-	// Data blocks first: the index names them, and lies after them.
+	contents := func(h format.BlockHandle) []byte { return file[h.Offset : h.Offset+h.Length] }
+	// The properties say whether a version 4 table is partitioned and
+	// where a hash index lies. They are read here, before anything is
+	// rewritten, and their own checksum repaired last: a trailer written
+	// through a damaged handle may land in any block.
+	props, propsErr := codec.DecodeProperties(contents(f.Properties), int64(f.Properties.Offset))
+	index := contents(f.Index)
+	partitioned := f.Version == format.Version3
+	if f.Version == format.Version4 {
+		if propsErr == nil {
+			partitioned = props.Partitioned
+		} else {
+			// A top-level index entry's value is four uvarints, a
+			// one-level index entry's two.
+			var it codec.BlockIter
+			if it.Init(format.SectionIndex, 0, index) == nil && it.First() {
+				_, partitioned = codec.DecodePartitionHandle(it.Value())
+			}
+		}
+	}
+	// Data blocks before the index blocks that name them, whose contents
+	// a misplaced trailer could change. dataEnd is where the last data
+	// block's trailer ends, as far as the index says.
+	var dataEnd uint64
 	fixBlocks := func(index []byte) {
 		var it codec.BlockIter
-		if it.Init(format.SectionIndex, 0, index) == nil {
-			n := 0
-			for ok := it.First(); ok && n < 4096; ok = it.Next() {
-				if h, k := codec.DecodeHandle(it.Value()); k > 0 && h.End() >= h.Offset && h.End() <= f.Filter.Offset {
-					fix(h)
-				}
-				n++
+		if it.Init(format.SectionIndex, 0, index) != nil {
+			return
+		}
+		n := 0
+		for ok := it.First(); ok && n < 4096; ok = it.Next() {
+			if h, k := codec.DecodeHandle(it.Value()); k > 0 && inFile(h) && h.End() <= f.Filter.Offset {
+				fix(h)
+				dataEnd = max(dataEnd, h.End())
 			}
+			n++
 		}
 	}
-	index := file[f.Index.Offset : f.Index.Offset+f.Index.Length]
-	if f.Version == format.Version3 {
-		// The top-level index names the partitions, whose index
-		// partitions name the data blocks.
+	if partitioned {
+		// Each partition's index names its data blocks.
 		var it codec.BlockIter
 		if it.Init(format.SectionIndex, 0, index) == nil {
 			n := 0
 			for ok := it.First(); ok && n < 4096; ok = it.Next() {
-				ph, ok := codec.DecodePartitionHandle(it.Value())
-				ih := ph.Index()
-				if ok && ph.End() >= ph.Offset && ph.End() <= f.Index.Offset {
-					fixBlocks(file[ih.Offset : ih.Offset+ih.Length])
+				if ph, ok := codec.DecodePartitionHandle(it.Value()); ok && ph.End() >= ph.Offset && ph.End() <= f.Index.Offset {
+					fixBlocks(contents(ph.Index()))
 					fix(ph.Filter())
-					fix(ih)
+					fix(ph.Index())
 				}
 				n++
 			}
 		}
-	} else if file[f.Index.Offset+f.Index.Length] == format.BlockTypeRaw {
+	} else {
 		fixBlocks(index)
-	}
-	if f.Version != format.Version3 {
+		// In a partitioned table the filter handle spans the partitions,
+		// its trailer the last index partition's: fixed above.
 		fix(f.Filter)
+	}
+	// The hash index section (versions 2 and 4, and 3 with one) lies
+	// between the data blocks and the filter, or the partitions: where
+	// the properties say or, if they do not decode, after the last data
+	// block.
+	if h, ok := hashIndexHandle(props); propsErr == nil && ok {
+		fix(h)
+	} else if propsErr != nil && f.Version != format.Version1 && f.Filter.Offset >= dataEnd+format.BlockTrailerLen {
+		fix(format.BlockHandle{Offset: dataEnd, Length: f.Filter.Offset - dataEnd - format.BlockTrailerLen})
 	}
 	fix(f.Index)
 	fix(f.Properties)
-	// A hash index lies where its properties say.
-	if f.Properties.End() >= f.Properties.Offset && f.Properties.End() <= uint64(len(file)) && file[f.Properties.Offset+f.Properties.Length] == format.BlockTypeRaw {
-		props, err := codec.DecodeProperties(file[f.Properties.Offset:f.Properties.Offset+f.Properties.Length], int64(f.Properties.Offset))
-		if h, ok := hashIndexHandle(props); err == nil && ok {
-			fix(h)
-		}
-	}
 	return file
 }
 

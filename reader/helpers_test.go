@@ -224,6 +224,9 @@ func dataBlocks(t tb, data []byte) []blockInfo {
 			}
 			indexes = append(indexes, ph.Index())
 		}
+		if err := top.Err(); err != nil {
+			t.Fatalf("top-level index: %v", err)
+		}
 	}
 	var out []blockInfo
 	for _, ih := range indexes {
@@ -253,6 +256,9 @@ func dataBlocks(t tb, data []byte) []blockInfo {
 				bi.Keys = append(bi.Keys, string(d.Key()))
 				bi.Offsets = append(bi.Offsets, d.Offset())
 			}
+			if err := d.Err(); err != nil {
+				t.Fatalf("data block at %d: %v", h.Offset, err)
+			}
 			out = append(out, bi)
 		}
 		if err := idx.Err(); err != nil {
@@ -278,7 +284,8 @@ func wantCorrupt(t tb, err error, size int, want ...string) *format.CorruptError
 		t.Fatalf("error %q does not wrap a *format.CorruptError", err)
 	}
 	switch ce.Section {
-	case format.SectionFile, format.SectionFooter, format.SectionIndex, format.SectionDataBlock, format.SectionFilter, format.SectionProperties, format.SectionHashIndex:
+	case format.SectionFile, format.SectionFooter, format.SectionIndex, format.SectionDataBlock, format.SectionFilter, format.SectionProperties, format.SectionHashIndex,
+		format.SectionTopIndex, format.SectionIndexPartition, format.SectionFilterPartition:
 	default:
 		t.Fatalf("error %q: unknown section %q", err, ce.Section)
 	}

@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -225,44 +224,104 @@ func TestColdReadCapsAtSizes(t *testing.T) {
 	}
 }
 
-// slowSource is an io.ReaderAt over R that sleeps delay in every call and
-// counts the calls in flight, recording their maximum.
-type slowSource struct {
-	R        io.ReaderAt
-	delay    time.Duration
-	inFlight atomic.Int64
-	peak     atomic.Int64
-	calls    atomic.Int64
+// barrierSource is an io.ReaderAt over R whose reads, while the barrier
+// is armed, wait until want of them are waiting together; the barrier
+// then opens and lets every read through. A test thus learns that want
+// reads were in flight at once, whatever the scheduling: a reader that
+// serialised its reads would never get there. A read that has waited
+// guard opens the barrier too, without setting tripped: the guard only
+// keeps a failing test from hanging, and decides nothing.
+type barrierSource struct {
+	R     io.ReaderAt
+	guard time.Duration
+
+	mu      sync.Mutex
+	want    int
+	waiting int           // reads waiting at the barrier
+	open    chan struct{} // closed once the barrier opens
+	tripped bool          // want reads waited together
+	calls   int
 }
 
-func (s *slowSource) ReadAt(p []byte, off int64) (int, error) {
-	n := s.inFlight.Add(1)
-	for {
-		m := s.peak.Load()
-		if n <= m || s.peak.CompareAndSwap(m, n) {
-			break
-		}
+// newBarrierSource returns an open barrier over r.
+func newBarrierSource(r io.ReaderAt, guard time.Duration) *barrierSource {
+	s := &barrierSource{R: r, guard: guard, open: make(chan struct{})}
+	close(s.open)
+	return s
+}
+
+// arm closes the barrier until want reads wait at it.
+func (s *barrierSource) arm(want int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.want, s.waiting, s.tripped, s.calls = want, 0, false, 0
+	s.open = make(chan struct{})
+}
+
+// result reports whether the barrier tripped since it was armed, and
+// the reads made.
+func (s *barrierSource) result() (tripped bool, calls int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tripped, s.calls
+}
+
+func (s *barrierSource) ReadAt(p []byte, off int64) (int, error) {
+	s.mu.Lock()
+	s.calls++
+	open := s.open
+	select {
+	case <-open:
+		s.mu.Unlock()
+		return s.R.ReadAt(p, off)
+	default:
 	}
-	s.calls.Add(1)
-	time.Sleep(s.delay)
-	defer s.inFlight.Add(-1)
+	if s.waiting++; s.waiting >= s.want {
+		s.tripped = true
+		close(open)
+	}
+	s.mu.Unlock()
+	guard := time.NewTimer(s.guard)
+	select {
+	case <-open:
+	case <-guard.C:
+		s.mu.Lock()
+		select {
+		case <-open:
+		default:
+			close(open)
+		}
+		s.mu.Unlock()
+	}
+	guard.Stop()
+	s.mu.Lock()
+	s.waiting--
+	s.mu.Unlock()
 	return s.R.ReadAt(p, off)
 }
 
 // TestConcurrentColdReadsInFlight checks that nothing serialises the
-// reads of one reader over a slow source (20 ms per ReadAt, as object
-// storage): 16 goroutines doing cold Gets of keys spread over the table
-// keep at least 8 reads in flight, and so do 16 goroutines scanning with
-// iterators of their own, each with its own read-ahead. Run on the
-// default layout of a 200k-entry table (version 4, partitioned), with a
-// hash index, and one-level (threshold -1, the index and filter outside
-// the tail), and on versions 3 and 1 asked for explicitly.
+// reads of one reader over a source with latency, as object storage: 16
+// goroutines doing cold Gets of keys spread over the table get at least
+// 8 reads in flight at once, and so do 16 goroutines scanning with
+// iterators of their own, each with its own read-ahead. The source is a
+// barrier that holds every read until 8 wait together (barrierSource),
+// so the check does not depend on timing: with a reader that serialised
+// its reads, the barrier would hold the first read until the guard gave
+// up. Before the Gets, one Get loads what every lookup shares (a
+// one-level table's index block and filter lie outside the tail), so
+// that the first reads of the goroutines are their own: data blocks and
+// partitions no two of them share. Run on the default layout of a
+// 200k-entry table (version 4, partitioned), with a hash index, and
+// one-level (threshold -1, the index and filter outside the tail), and on
+// versions 3 and 1 asked for explicitly.
 func TestConcurrentColdReadsInFlight(t *testing.T) {
 	const (
 		n       = 200_000
 		workers = 16
 		gets    = 4
-		delay   = 20 * time.Millisecond
+		want    = workers / 2
+		guard   = 2 * time.Minute // a failing test's bound, not a measurement
 	)
 	dir := t.TempDir()
 	for _, c := range []struct {
@@ -279,14 +338,19 @@ func TestConcurrentColdReadsInFlight(t *testing.T) {
 			f, size, _ := sizedTable(t, dir, n, &c.opts)
 			defer os.Remove(f.Name())
 
-			src := &slowSource{R: f, delay: delay}
+			src := newBarrierSource(f, guard)
 			r, err := reader.New(src, size, cacheOpts(t, 64<<20))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			src.peak.Store(0)
-			start := time.Now()
+			// The last key's Get loads the shared sections; its data
+			// block and partition are none of the goroutines' first.
+			if v, err := r.Get(sizedKey(nil, n-1, n)); err != nil || string(v) != string(sizedValue(nil, n-1)) {
+				t.Fatalf("Get(key %d) = %q, %v", n-1, v, err)
+			}
+
+			src.arm(want)
 			var wg sync.WaitGroup
 			for g := range workers {
 				wg.Add(1)
@@ -295,7 +359,7 @@ func TestConcurrentColdReadsInFlight(t *testing.T) {
 					var k []byte
 					for j := range gets {
 						// Keys spread so that no two goroutines
-						// share a data block.
+						// share a data block or a partition.
 						i := (g*gets + j) * (n / (workers * gets))
 						k = sizedKey(k, i, n)
 						v, err := r.Get(k)
@@ -306,20 +370,19 @@ func TestConcurrentColdReadsInFlight(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			getWall, getPeak, getCalls := time.Since(start), src.peak.Load(), src.calls.Load()
-			if getPeak < workers/2 {
-				t.Errorf("%d goroutines of cold Gets at %v per ReadAt: at most %d reads in flight, want at least %d", workers, delay, getPeak, workers/2)
+			getTripped, getCalls := src.result()
+			if !getTripped {
+				t.Errorf("%d goroutines of cold Gets, %d reads: never %d in flight at once", workers, getCalls, want)
 			}
 
 			// Iterators: each scans 3000 entries from its own place,
 			// several read-ahead windows.
-			src.peak.Store(0)
-			start = time.Now()
+			src.arm(want)
 			for g := range workers {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					from := g * (n / workers)
+					from := g*(n/workers) + 10_000 // past the keys of its Gets
 					it := r.NewIterator()
 					defer it.Close()
 					i := from
@@ -336,11 +399,13 @@ func TestConcurrentColdReadsInFlight(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			scanWall, scanPeak := time.Since(start), src.peak.Load()
-			if scanPeak < workers/2 {
-				t.Errorf("%d goroutines of scans at %v per ReadAt: at most %d reads in flight, want at least %d", workers, delay, scanPeak, workers/2)
+			scanTripped, scanCalls := src.result()
+			if !scanTripped {
+				t.Errorf("%d goroutines of scans, %d reads: never %d in flight at once", workers, scanCalls, want)
 			}
-			t.Logf("Gets: %d reads, peak %d in flight, %v; scans: peak %d in flight, %v", getCalls, getPeak, getWall.Round(time.Millisecond), scanPeak, scanWall.Round(time.Millisecond))
+			if getTripped && scanTripped {
+				t.Logf("Gets: %d reads, scans: %d reads; %d in flight at once in both", getCalls, scanCalls, want)
+			}
 		})
 	}
 }

@@ -43,9 +43,15 @@ func TestShareWithFirstProperty(t *testing.T) {
 		}
 		for ok := it.Last(); ok; ok = it.Prev() {
 			i--
+			if i < 0 {
+				t.Fatalf("backward scan passed %d entries", len(raw))
+			}
 			if !bytes.Equal(it.Key(), raw[i]) {
 				t.Fatalf("backward entry %d: %q, want %q", i, it.Key(), raw[i])
 			}
+		}
+		if it.Err() != nil || i != 0 {
+			t.Fatalf("backward scan: %d of %d entries, %v", len(raw)-i, len(raw), it.Err())
 		}
 		end, err := codec.EntriesEnd(block, 0)
 		if err != nil {
@@ -81,7 +87,10 @@ func TestEntryPartsErrors(t *testing.T) {
 	w.Add([]byte("apple"), []byte("1"))
 	off := w.Add([]byte("apricot"), []byte("2"))
 	block := w.Finish()
-	end, _ := codec.EntriesEnd(block, 0)
+	end, err := codec.EntriesEnd(block, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ents := block[:end]
 	if _, _, _, err := codec.EntryParts(ents, 100, uint32(end)); !errors.Is(err, format.ErrCorrupt) {
 		t.Errorf("offset past the entries: %v", err)

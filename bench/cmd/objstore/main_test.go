@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,20 +45,67 @@ func TestMeasureSmall(t *testing.T) {
 }
 
 // TestLatencyWallTimes checks that with a latency every ReadAt sleeps,
-// so that a cold lookup's wall time covers its reads.
+// so that every cell's wall time covers its reads: on a table larger than
+// the reader's tail (so that every row but the absent Gets reads), a row
+// read by one goroutine (open, the first Gets counting open's reads,
+// 1000 Gets, the full scan) took at least its reads times the latency,
+// and the concurrent row at least its reads times the latency over the
+// most reads in flight at once. Times are parsed from the cells as
+// printed: milliseconds rounded down, or seconds to 10 ms.
 func TestLatencyWallTimes(t *testing.T) {
-	latency = 5 * time.Millisecond
+	const n = 20000
+	latency = time.Millisecond
 	defer func() { latency = 0 }()
 	im := impls[0]
 	path := filepath.Join(t.TempDir(), "t.sst")
-	if err := im.build(path, 2000); err != nil {
+	if err := im.build(path, n); err != nil {
 		t.Fatal(err)
 	}
-	r, _, err := measure(im, path, 2000)
+	r, _, err := measure(im, path, n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cell := r.cells["open"]; !strings.Contains(cell, " ms") {
-		t.Errorf("open cell %q has no wall time", cell)
+	cell := regexp.MustCompile(`^(\d+) / [^,]+, (\d+) ms|^(\d+) / [^,]+, (\d+\.\d\d) s`)
+	// wallOf returns the reads and wall time of a cell, and the slack the
+	// printed precision allows.
+	wallOf := func(row string) (reads int64, wall, slack time.Duration) {
+		c := r.cells[row]
+		m := cell.FindStringSubmatch(c)
+		if m == nil {
+			t.Fatalf("%s: cell %q has no reads and wall time", row, c)
+		}
+		if m[1] != "" {
+			reads, _ = strconv.ParseInt(m[1], 10, 64)
+			ms, _ := strconv.ParseInt(m[2], 10, 64)
+			return reads, time.Duration(ms) * time.Millisecond, 0
+		}
+		reads, _ = strconv.ParseInt(m[3], 10, 64)
+		sec, _ := strconv.ParseFloat(m[4], 64)
+		return reads, time.Duration(sec * float64(time.Second)), 5 * time.Millisecond
+	}
+	withOpen := regexp.MustCompile(`\((\d+) with open\)$`)
+	for _, row := range []string{"open", "first Get, present", "first Get, absent", "1000 Gets, present", "1000 Gets, absent", "full scan"} {
+		reads, wall, slack := wallOf(row)
+		if m := withOpen.FindStringSubmatch(r.cells[row]); m != nil {
+			// A first Get's wall time counts the open before it.
+			reads, _ = strconv.ParseInt(m[1], 10, 64)
+		} else if strings.HasPrefix(row, "first Get") {
+			t.Fatalf("%s: cell %q has no reads with open", row, r.cells[row])
+		}
+		if reads == 0 && row != "1000 Gets, absent" {
+			t.Errorf("%s: no reads on a %d-entry table: the check is empty (cell %q)", row, n, r.cells[row])
+		}
+		if want := time.Duration(reads) * latency; wall+slack < want {
+			t.Errorf("%s: %d sequential reads at %v each in %v (cell %q)", row, reads, latency, wall, r.cells[row])
+		}
+	}
+	conc := regexp.MustCompile(`, (\d+) in flight$`).FindStringSubmatch(r.cells[concurrentRow])
+	reads, wall, slack := wallOf(concurrentRow)
+	if conc == nil || reads == 0 {
+		t.Fatalf("%s: cell %q", concurrentRow, r.cells[concurrentRow])
+	}
+	peak, _ := strconv.ParseInt(conc[1], 10, 64)
+	if want := time.Duration(reads) * latency / time.Duration(max(peak, 1)); peak < 1 || wall+slack < want {
+		t.Errorf("%s: %d reads at %v each, at most %d at once, in %v (cell %q)", concurrentRow, reads, latency, peak, wall, r.cells[concurrentRow])
 	}
 }
