@@ -42,6 +42,25 @@ func (fs *flights) join(i int) (f *flight, lead bool) {
 	return f, true
 }
 
+// tryLead makes the caller the leader of block i's fill when no one is
+// filling it, and returns nil otherwise, never waiting: a reader of
+// several blocks at once (a window of partitions) leads those that are
+// not in flight, so that misses of them wait for its read.
+func (fs *flights) tryLead(i int) *flight {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.m[i] != nil {
+		return nil
+	}
+	if fs.m == nil {
+		fs.m = make(map[int]*flight)
+	}
+	f := flightPool.Get().(*flight)
+	f.done.Add(1)
+	fs.m[i] = f
+	return f
+}
+
 // land ends the leader's fill of block i and wakes its followers.
 func (fs *flights) land(i int, f *flight) {
 	fs.mu.Lock()

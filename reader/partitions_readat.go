@@ -102,6 +102,7 @@ func (s *readAtSource) partitionPinned(ps *partitions, p int, pin *blockcache.Ha
 			q++
 		}
 		if q > p {
+			defer s.leadPartitions(p, q, p)()
 			return s.readPartitions(ps, p, q, p, pin, ahead)
 		}
 	}
@@ -109,7 +110,30 @@ func (s *readAtSource) partitionPinned(ps *partitions, p int, pin *blockcache.Ha
 	if s.prefetchAll(ps) {
 		lo, hi = s.uncachedRange(ps, p)
 	}
+	defer s.leadPartitions(lo, hi, p)()
 	return s.readPartitions(ps, lo, hi, p, pin, nil)
+}
+
+// leadPartitions leads the fills of partitions lo to hi but p (whose fill
+// the caller leads already) that no one is filling, so that goroutines
+// missing them wait for the caller's one read of the window rather than
+// read windows of their own, and returns the function that ends them.
+func (s *readAtSource) leadPartitions(lo, hi, p int) func() {
+	var led []int
+	var fs []*flight
+	for i := lo; i <= hi; i++ {
+		if i == p {
+			continue
+		}
+		if f := s.partFills.tryLead(i); f != nil {
+			led, fs = append(led, i), append(fs, f)
+		}
+	}
+	return func() {
+		for j, i := range led {
+			s.partFills.land(i, fs[j])
+		}
+	}
 }
 
 // prefetchAll reports whether a lookup missing a partition should read
