@@ -14,12 +14,15 @@ import "math/bits"
 // end (suf) and in its longest free run (best). Level 0 summarises each
 // word; each node above summarises fanout nodes of the level below, up to
 // a single root. A binary tree was 16 levels deep over a 256 MiB shard,
-// and at 4 GiB its lower levels missed the CPU cache on every insert; 16
-// children to a node make it 4 levels, and a node's children lie side by
-// side (the word summaries of one node fill one 64-byte line), so
-// refreshing or searching a node costs a line or three, not a miss per
-// level. The word summaries cost 4 bytes per 64 chunks and the levels
-// above about 0.8 more: under 5 bytes per 4 KiB of capacity (0.12%).
+// and at 4 GiB its lower levels missed the CPU cache on every insert; 8
+// children to a node make it 6 levels, and a node's children lie side by
+// side (the word summaries of one node in half a 64-byte line, the
+// summaries of 8 nodes in two lines), so refreshing or searching a node
+// costs a line or two, not a miss per level. 16 children (4 levels) were
+// 3-7% slower: a node's refresh folds every child, so each level
+// costs twice the work. The word summaries cost 4 bytes per 64 chunks and
+// the levels above about 1.7 more: under 6 bytes per 4 KiB of capacity
+// (0.14%).
 type runTree struct {
 	words  []uint64       // the shard's bitmap: bit c of word w is chunk 64w+c, 1 = held
 	leaves []wordRuns     // level 0: the summary of each word
@@ -28,14 +31,14 @@ type runTree struct {
 
 // fanout is the children of a node: 1<<fanoutLog.
 const (
-	fanoutLog = 4
+	fanoutLog = 3
 	fanout    = 1 << fanoutLog
 )
 
 type runSummary struct{ pre, suf, best int32 }
 
 // wordRuns summarises one word, whose runs fit a byte. The pad makes it 4
-// bytes, so that a node's 16 word summaries fill one aligned line.
+// bytes, so that a node's 8 word summaries never straddle a line.
 type wordRuns struct{ pre, suf, best, _ uint8 }
 
 func summarizeWord(held uint64) wordRuns {

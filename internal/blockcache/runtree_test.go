@@ -11,9 +11,10 @@ import (
 // chunks starting at or after from, and longest the longest run.
 func TestRunTreeFind(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		// Up to 300 words: three levels above the words, the last node of
-		// each level short of children unless the words are a power of 16.
-		words := rapid.SampledFrom([]int{1, 2, 16, 17, 37, 256, 300}).Draw(t, "words")
+		// Up to 600 words: four levels above the words, the last node of
+		// each level short of children unless the words are a power of
+		// the fanout.
+		words := rapid.SampledFrom([]int{1, 2, 8, 9, 16, 17, 37, 64, 65, 512, 600}).Draw(t, "words")
 		nchunks := rapid.IntRange(max(1, 64*(words-1)-63), 64*words).Draw(t, "nchunks")
 		s := &shard{nchunks: nchunks}
 		s.bits = make([]uint64, (nchunks+63)/64)
