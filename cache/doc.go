@@ -26,8 +26,9 @@
 //
 // Besides the budget, a Cache keeps on the Go heap 56 bytes of entry state
 // per 2 KiB of capacity (1.75 MiB for 64 MiB), a bitmap of one bit per
-// 64 bytes (128 KiB for 64 MiB) with an index of its free runs (12 bytes
-// per 4 KiB: 192 KiB for 64 MiB), and each reader 8 bytes per data block.
+// 64 bytes (128 KiB for 64 MiB) with an index of its free runs (under 6
+// bytes per 4 KiB: 92 KiB for 64 MiB), and each reader 8 bytes per data
+// block.
 // Finding room for a block costs O(log capacity), however fragmented the
 // cache is.
 // Blocks smaller than 2 KiB on average are limited by entries rather than

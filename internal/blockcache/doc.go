@@ -18,7 +18,7 @@
 // occupies a run of contiguous chunks, so neighbouring blocks of a scan lie
 // almost back to back: with 512-byte chunks, which left gaps of up to 511
 // bytes between 4 KiB blocks, a warm scan ran 10-20% slower. A segment
-// tree over the chunk bitmap (runTree) finds a run of free chunks for a
+// tree over the chunk bitmap (runTree, 8 children to a node) finds a run of free chunks for a
 // block in O(log chunks), whatever the capacity and however fragmented
 // the shard: scanning the bitmap cost 0.7 µs per insert in a thrashing
 // 64 MiB cache of mixed block sizes and 62 µs at 4 GiB
@@ -37,8 +37,8 @@
 //
 // Besides the budget, a Cache keeps on the Go heap 56 bytes of entry state
 // per 2 KiB of capacity (1.75 MiB for 64 MiB), a chunk bitmap of one
-// bit per 64 bytes (128 KiB for 64 MiB) and its run tree, 12 bytes per
-// 4 KiB (192 KiB for 64 MiB): blocks smaller than 2 KiB on
+// bit per 64 bytes (128 KiB for 64 MiB) and its run tree, under 6 bytes
+// per 4 KiB (92 KiB for 64 MiB): blocks smaller than 2 KiB on
 // average are limited by entries rather than bytes. A Table keeps 8 bytes
 // per block slot.
 //

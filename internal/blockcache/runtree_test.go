@@ -11,7 +11,11 @@ import (
 // chunks starting at or after from, and longest the longest run.
 func TestRunTreeFind(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		nchunks := rapid.IntRange(1, 64*37).Draw(t, "nchunks")
+		// Up to 600 words: four levels above the words, the last node of
+		// each level short of children unless the words are a power of
+		// the fanout.
+		words := rapid.SampledFrom([]int{1, 2, 8, 9, 16, 17, 37, 64, 65, 512, 600}).Draw(t, "words")
+		nchunks := rapid.IntRange(max(1, 64*(words-1)-63), 64*words).Draw(t, "nchunks")
 		s := &shard{nchunks: nchunks}
 		s.bits = make([]uint64, (nchunks+63)/64)
 		if r := nchunks % 64; r != 0 {
@@ -64,4 +68,33 @@ func longestRun(s *shard) int {
 		}
 	}
 	return best
+}
+
+// TestRunAround checks shard.runAround, which steps a word at a time,
+// against a chunk at a time.
+func TestRunAround(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		nchunks := rapid.IntRange(1, 64*5).Draw(t, "nchunks")
+		s := &shard{nchunks: nchunks}
+		s.bits = make([]uint64, (nchunks+63)/64)
+		for w := range s.bits {
+			s.bits[w] = rapid.SampledFrom([]uint64{0, ^uint64(0), rapid.Uint64().Draw(t, "word")}).Draw(t, "bits")
+		}
+		if r := nchunks % 64; r != 0 {
+			s.bits[len(s.bits)-1] |= ^uint64(0) << r
+		}
+		at := rapid.IntRange(0, nchunks-1).Draw(t, "at")
+		n := rapid.IntRange(0, nchunks-at).Draw(t, "n")
+		k := rapid.IntRange(1, nchunks+1).Draw(t, "k")
+		wantLo, wantHi := at, at+n
+		for wantHi-wantLo < k && wantHi < nchunks && !s.held(wantHi) {
+			wantHi++
+		}
+		for wantHi-wantLo < k && wantLo > 0 && !s.held(wantLo-1) {
+			wantLo--
+		}
+		if lo, hi := s.runAround(at, n, k); lo != wantLo || hi != wantHi {
+			t.Fatalf("runAround(%d, %d, %d) = [%d, %d), chunk by chunk [%d, %d)", at, n, k, lo, hi, wantLo, wantHi)
+		}
+	})
 }

@@ -1,6 +1,7 @@
 package blockcache
 
 import (
+	"math/bits"
 	"sync"
 	"sync/atomic"
 )
@@ -244,14 +245,28 @@ func (s *shard) findRun(k int) int {
 }
 
 // runAround returns the run of free chunks around [at, at+n), extended
-// only until it holds k.
+// only until it holds k. It steps a word at a time: a chunk at a time, it
+// cost a quarter of a thrashing 64 MiB cache's inserts, whose blocks of up
+// to 64 KiB are up to 1024 chunks.
 func (s *shard) runAround(at, n, k int) (lo, hi int) {
 	lo, hi = at, at+n
-	for hi-lo < k && hi < s.nchunks && !s.held(hi) {
-		hi++
+	// Upwards; the bits past nchunks are held, so this stops there.
+	for hi-lo < k && hi < s.nchunks {
+		left := 64 - hi&63 // chunks from hi to the end of its word
+		free := min(bits.TrailingZeros64(s.bits[hi>>6]>>uint(hi&63)), left)
+		hi += min(free, k-(hi-lo))
+		if free < left {
+			break
+		}
 	}
-	for hi-lo < k && lo > 0 && !s.held(lo-1) {
-		lo--
+	// Downwards, from the word holding chunk lo-1.
+	for hi-lo < k && lo > 0 {
+		below := lo - (lo-1)&^63 // chunks of that word below lo: 1 to 64
+		free := min(bits.LeadingZeros64(s.bits[(lo-1)>>6]<<uint(64-below)), below)
+		lo -= min(free, k-(hi-lo))
+		if free < below {
+			break
+		}
 	}
 	return lo, hi
 }
