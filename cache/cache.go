@@ -29,7 +29,7 @@ type Stats struct {
 	Hits      int64 // block lookups that found their block
 	Misses    int64 // block lookups that had to read the block
 	Evictions int64 // blocks evicted to make room
-	Held      int64 // bytes of Size that readers hold for the tables they have open (their copies of version 4 filters), released at their Close
+	Held      int64 // bytes of Size that readers hold for the tables they have open, released at their Close: their copies of version 4 filters, and charges for what they keep on the Go heap (per-block slots and flags, partitions' keys)
 }
 
 // The public limit is the implementation's: blocks are addressed by 32-bit

@@ -249,7 +249,7 @@ func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 	var ps *partitions
 	var whole *wholeFilter // a one-level table's filter, when the reader knows its policy
 	if parted {
-		ps = &partitions{src: r.src, splitter: r.splitter, numBlocks: p.NumDataBlocks, start: p.DataSize + p.HashIndexSize}
+		ps = &partitions{src: r.src, sections: bc.owner, splitter: r.splitter, numBlocks: p.NumDataBlocks, start: p.DataSize + p.HashIndexSize}
 		ps.top = section{name: format.SectionIndex, h: f.Index, slot: slotIndex, check: ps.checkTop}
 		r.parts = ps
 		meta = append(meta, &ps.top)

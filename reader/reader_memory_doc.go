@@ -20,13 +20,21 @@
 // table whose filter and index block did not fit reads them into one
 // buffer, dropped once they are in the cache.
 //
-// Besides the cache, a Reader holds 12 bytes per data block (an 8-byte
-// cache slot and, for a mapped file, 4 bytes recording which blocks'
-// checksums have been checked) and about 11 KiB more: the Reader itself,
-// its pooled lookup buffers, and its smallest and largest keys (from the
-// properties, or, for a key the properties leave out, from the first or
-// last data block: a copy of the key, whatever its size). A memory-mapped table of 50,000 entries in 1,470 blocks
-// measured 29 KiB of Go heap per reader after Gets.
+// Besides the cache, a Reader holds on the Go heap 12 bytes per data block
+// (an 8-byte cache slot and, for a mapped file, 4 bytes recording which
+// blocks' checksums have been checked) and about 11 KiB more: the Reader
+// itself, its pooled lookup buffers, and its smallest and largest keys
+// (from the properties, or, for a key the properties leave out, from the
+// first or last data block: a copy of the key, whatever its size). A
+// memory-mapped table of 50,000 entries in 1,470 blocks measured 29 KiB
+// of Go heap per reader after Gets. The per-block arrays, and a
+// partitioned table's per-partition state below, are charged to the
+// cache (cache.Stats Held and Size) from their first use to Close,
+// whenever one of them reaches 4 KiB (512 data blocks of slots, 1,024 of
+// flags), as RocksDB charges its block cache for table readers' memory:
+// the cache then holds that many bytes fewer of blocks, so the budget
+// bounds the cache and the readers' state together. A charge the cache
+// cannot take (its shards' blocks all pinned) is left uncounted.
 //
 // A partitioned table (format.Version3, or Version4 with
 // Properties.Partitioned) adds, per partition, 32 bytes of

@@ -378,3 +378,13 @@ func decodeInto(dst, stored []byte, typ byte, off int64, maxLen int) ([]byte, er
 
 // maxSnappyDecoded bounds the decoded size of n stored bytes.
 func maxSnappyDecoded(n uint64) uint64 { return 22*n + 16 }
+
+// charge charges the cache, through t, for n bytes a reader keeps on the
+// Go heap, when they are more than the few KiB it keeps uncounted
+// (blockcache.MinCharge); Close gives them back with t. A charge the
+// cache cannot take is left uncounted: the memory is needed all the same.
+func charge(t *blockcache.Table, n int) {
+	if t != nil && n >= blockcache.MinCharge {
+		t.Charge(n)
+	}
+}
