@@ -233,6 +233,7 @@ func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 	case *mmapSource:
 		bc = &src.blockCache
 		bc.noTable = p.Compression == format.NoCompression // raw blocks are read in place
+		bc.admit = true
 		bc.owner = src.sections
 	case *readAtSource:
 		bc = &src.blockCache

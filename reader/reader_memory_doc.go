@@ -63,6 +63,14 @@
 // more), the reader makes no copy and probes the mapped filter in place.
 // Readers without a mapping make no such copy.
 //
+// A memory-mapped reader admits a compressed data block it decoded to
+// the cache while the cache has room; once it is full, only a block
+// missed twice within a while (blockcache's ghost window), so that lookups
+// spread over tables many times the cache decode one-off blocks into the
+// lookup's own buffer rather than churn the cache with them
+// (cache.Stats Refused counts those). A reader without a mapping admits
+// every block it reads, since a refused block would cost a read again.
+//
 // A Get or an iterator pins each cached block it reads until it is done
 // with it (for an iterator, until it moves to another block or is
 // closed), so that eviction never frees a block in use.

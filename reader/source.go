@@ -188,6 +188,7 @@ type blockCache struct {
 	blocks   *blockcache.Table // slot i is data block i; nil until first use, or with noTable
 	fills    flights           // data blocks being read and decoded into blocks
 	noTable  bool              // no table is wanted: a mapped, uncompressed table reads every block in place
+	admit    bool              // admit blocks by blockcache.ReserveAdmitted: a miss costs a decompression, not a read
 }
 
 // table returns the cache table of data blocks, creating it on first use.
@@ -244,7 +245,14 @@ func (c *blockCache) cached(s *scratch, i int, h format.BlockHandle) ([]byte, bo
 func (c *blockCache) decode(s *scratch, i int, h format.BlockHandle, stored []byte, typ byte) ([]byte, error) {
 	if t := c.table(); t != nil && i < t.Len() {
 		n := decodedLen(stored, typ, c.maxBlock)
-		if pin, ok := t.Reserve(i, n); ok {
+		var pin blockcache.Handle
+		var ok bool
+		if c.admit {
+			pin, ok = t.ReserveAdmitted(i, n)
+		} else {
+			pin, ok = t.Reserve(i, n)
+		}
+		if ok {
 			out, err := decodeInto(pin.Bytes(), stored, typ, int64(h.Offset), c.maxBlock)
 			if err != nil {
 				pin.Release()

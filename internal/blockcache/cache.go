@@ -43,6 +43,7 @@ type Stats struct {
 	Hits      int64 // Table.Get calls that found their block
 	Misses    int64 // Table.Reserve calls: blocks that had to be read
 	Evictions int64 // blocks evicted to make room
+	Refused   int64 // misses ReserveAdmitted did not admit: blocks missed once, when admitting them would evict
 	Held      int64 // bytes of Size (whole chunks, as Size counts them) set aside by Table.Hold (readers' filter copies) and Table.Charge (their state on the Go heap), until released
 }
 
@@ -127,6 +128,7 @@ func (c *Cache) Stats() Stats {
 		s.mu.Lock()
 		st.Size += int64(s.used) * ChunkSize
 		st.Evictions += s.evictions
+		st.Refused += s.refused
 		s.mu.Unlock()
 		st.Hits += s.hits.Load()
 		st.Misses += s.misses.Load()
@@ -411,7 +413,25 @@ func (t *Table) Get(i int) (Handle, bool) {
 // Release it to give the bytes back. It reports false, and the caller
 // should use memory of its own, when n is 0 or larger than a shard, when
 // t is closed, or when every block that could make room is pinned.
-func (t *Table) Reserve(i, n int) (Handle, bool) {
+func (t *Table) Reserve(i, n int) (Handle, bool) { return t.reserve(i, n, false) }
+
+// ReserveAdmitted is Reserve for a caller that can as well use memory of
+// its own, at the cost of the same work again on the block's next miss
+// (a decompression of a mapped block, not a read): when the block would
+// take the place of others, it admits the block only if it missed
+// recently before. A block missed for the first time is then not
+// admitted: its slot remembers it as a ghost, as if it had passed through
+// the small queue, and a miss within the ghost window (as many misses
+// and small-queue evictions as the main queue holds blocks) is admitted,
+// straight to the main queue. One-off lookups of a table many times the
+// cache thus neither pay for an insertion and an eviction nor churn the
+// blocks lookups keep using: TinyLFU's doorkeeper (Gil Einziger, Roy
+// Friedman, Ben Manes: "TinyLFU: A Highly Efficient Cache Admission
+// Policy", ACM TOS 2017) on S3-FIFO's ghosts. While the shard has room,
+// every block is admitted.
+func (t *Table) ReserveAdmitted(i, n int) (Handle, bool) { return t.reserve(i, n, true) }
+
+func (t *Table) reserve(i, n int, doorkeeper bool) (Handle, bool) {
 	s := t.c.shardOf(t.id, i)
 	s.misses.Add(1)
 	if n <= 0 || n > s.nchunks*ChunkSize || t.closed.Load() {
@@ -419,6 +439,18 @@ func (t *Table) Reserve(i, n int) (Handle, bool) {
 	}
 	k := (n + ChunkSize - 1) / ChunkSize
 	s.mu.Lock()
+	if doorkeeper && s.used+k > s.nchunks {
+		w := t.slots[i].Load()
+		if w&ghostBit == 0 || s.clock-uint32(w) > uint32(s.main.n) {
+			if w == 0 || w&ghostBit != 0 {
+				s.clock++
+				t.slots[i].Store(ghostBit | uint64(s.clock))
+			}
+			s.refused++
+			s.mu.Unlock()
+			return Handle{}, false
+		}
+	}
 	e, ok := s.alloc(k)
 	if !ok {
 		s.mu.Unlock()
