@@ -151,7 +151,7 @@ func admit(tb *Table, i, n int, v uint32) (hit bool) {
 // as a ghost, and missed again soon after it is admitted.
 func TestReserveAdmitted(t *testing.T) {
 	const blk = 4096
-	c := newCache(1 << 20) // one shard of 256 blocks
+	c := newCache(1 << 20)              // one shard of 256 blocks
 	tb := newTable(t, c, MinCharge/8-1) // slots not charged: 256 blocks fit
 	for i := range 256 {
 		if admit(tb, i, blk, 1); !listed(tb, i) {
