@@ -49,3 +49,38 @@ func BenchmarkGetPressure(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScanWarm scans the default (version 4) snappy table with
+// every data block already decoded in a cache that holds them all: the
+// cost of a step of a warm scan, per entry.
+func BenchmarkScanWarm(b *testing.B) {
+	path := benchTable(b, benchKind{c: format.SnappyCompression, v4: true})
+	opts := cacheOpts(b, 1<<30)
+	r, err := reader.Open(path, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	it := r.NewIterator()
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() { // decode every block into the cache
+	}
+	if !it.First() {
+		b.Fatal(it.Err())
+	}
+	b.SetBytes(benchKeyLen + benchValueLen)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if !it.Next() {
+			if err := it.Err(); err != nil {
+				b.Fatal(err)
+			}
+			it.First()
+		}
+	}
+	b.StopTimer()
+	if st := opts.Cache.Stats(); st.Hits < int64(b.N)/100 {
+		b.Fatalf("the scan hit the cache %d times in %d steps: blocks were decoded again", st.Hits, b.N)
+	}
+}
