@@ -1,0 +1,110 @@
+package diskcache
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"os"
+)
+
+// A chunk file is its header, then its data:
+//
+//	magic      8 bytes  "sstdc\x00\x01\n"
+//	chunkSize  uint32   ChunkSize when written
+//	keyLen     uint32   the object key's length
+//	objSize    uint64   the object's size
+//	index      uint64   the chunk's index in the object
+//	dataLen    uint32   the data's length
+//	key        keyLen bytes
+//	pageCRCs   ceil(dataLen/4096) x uint32: CRC-32C of each 4 KiB page of the data
+//	headerCRC  uint32   CRC-32C of the header's bytes before it
+//
+// all little-endian. The header's length thus follows from the identity
+// a reader asks for, so it is read in one pread, checked whole, and the
+// pages a read needs in a second.
+const (
+	magic     = "sstdc\x00\x01\n"
+	fixedHdr  = 8 + 4 + 4 + 8 + 8 + 4
+	crcLen    = 4
+	maxKeyLen = 1 << 20
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func pages(dataLen int64) int64 { return (dataLen + pageSize - 1) / pageSize }
+
+func headerLen(keyLen int, dataLen int64) int64 {
+	return fixedHdr + int64(keyLen) + crcLen*pages(dataLen) + crcLen
+}
+
+// encodeChunk returns the file of chunk ci, data, of the object key of
+// size bytes.
+func encodeChunk(key string, size, ci int64, data []byte) []byte {
+	h := headerLen(len(key), int64(len(data)))
+	b := make([]byte, 0, h+int64(len(data)))
+	b = append(b, magic...)
+	b = binary.LittleEndian.AppendUint32(b, ChunkSize)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(key)))
+	b = binary.LittleEndian.AppendUint64(b, uint64(size))
+	b = binary.LittleEndian.AppendUint64(b, uint64(ci))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(data)))
+	b = append(b, key...)
+	for p := 0; p < len(data); p += pageSize {
+		b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(data[p:min(p+pageSize, len(data))], castagnoli))
+	}
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return append(b, data...)
+}
+
+// readChunk copies the data bytes [lo, hi) of chunk ci (dataLen bytes) of
+// the object key of size bytes from the file at path into dst, and
+// reports whether the file holds that chunk and the bytes pass their
+// checks: the header must match the identity asked for and its CRC, the
+// pages read their CRCs.
+func readChunk(path, key string, size, ci, dataLen, lo, hi int64, dst []byte) bool {
+	if len(key) > maxKeyLen {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	hl := headerLen(len(key), dataLen)
+	p0, p1 := lo/pageSize, (hi+pageSize-1)/pageSize
+	var stack [16 << 10]byte
+	var buf []byte
+	if n := hl + (p1-p0)*pageSize; n <= int64(len(stack)) {
+		buf = stack[:n]
+	} else {
+		buf = make([]byte, n)
+	}
+	hdr, data := buf[:hl], buf[hl:]
+	if _, err := f.ReadAt(hdr, 0); err != nil {
+		return false
+	}
+	le := binary.LittleEndian
+	if string(hdr[:8]) != magic ||
+		le.Uint32(hdr[8:]) != ChunkSize ||
+		le.Uint32(hdr[12:]) != uint32(len(key)) ||
+		le.Uint64(hdr[16:]) != uint64(size) ||
+		le.Uint64(hdr[24:]) != uint64(ci) ||
+		le.Uint32(hdr[32:]) != uint32(dataLen) ||
+		string(hdr[fixedHdr:fixedHdr+len(key)]) != key ||
+		le.Uint32(hdr[hl-crcLen:]) != crc32.Checksum(hdr[:hl-crcLen], castagnoli) {
+		return false
+	}
+	end := min(p1*pageSize, dataLen)
+	data = data[:end-p0*pageSize]
+	if _, err := f.ReadAt(data, hl+p0*pageSize); err != nil {
+		return false
+	}
+	crcs := hdr[fixedHdr+len(key):]
+	for p := p0; p < p1; p++ {
+		pg := data[(p-p0)*pageSize : min((p-p0+1)*pageSize, int64(len(data)))]
+		if le.Uint32(crcs[p*crcLen:]) != crc32.Checksum(pg, castagnoli) {
+			return false
+		}
+	}
+	copy(dst, data[lo-p0*pageSize:hi-p0*pageSize])
+	return true
+}
