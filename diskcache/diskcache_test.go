@@ -70,7 +70,10 @@ func check(t testing.TB, ra io.ReaderAt, obj []byte, off int64, n int) {
 
 // diskBytes returns the bytes the files in dir take, their sizes rounded
 // up to 4 KiB, and the number of temporary files.
-func diskBytes(t testing.TB, dir string) (total int64, temps int) {
+func diskBytes(t interface {
+	Helper()
+	Fatal(...any)
+}, dir string) (total int64, temps int) {
 	t.Helper()
 	ents, err := os.ReadDir(dir)
 	if err != nil {
