@@ -2,8 +2,10 @@ package diskcache
 
 import (
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
 	"os"
+	"sync"
 )
 
 // A chunk file is its header, then its data:
@@ -19,8 +21,10 @@ import (
 //	headerCRC  uint32   CRC-32C of the header's bytes before it
 //
 // all little-endian. The header's length thus follows from the identity
-// a reader asks for, so it is read in one pread, checked whole, and the
-// pages a read needs in a second.
+// a reader asks for, so it is read in one pread and checked whole; the
+// Cache keeps the checked page CRCs and the open file (up to
+// Options.MaxOpenFiles of them), so that a read from disk is then one
+// pread of the pages it needs, checked against those CRCs.
 const (
 	magic     = "sstdc\x00\x01\n"
 	fixedHdr  = 8 + 4 + 4 + 8 + 8 + 4
@@ -55,32 +59,18 @@ func encodeChunk(key string, size, ci int64, data []byte) []byte {
 	return append(b, data...)
 }
 
-// readChunk copies the data bytes [lo, hi) of chunk ci (dataLen bytes) of
-// the object key of size bytes from the file at path into dst, and
-// reports whether the file holds that chunk and the bytes pass their
-// checks: the header must match the identity asked for and its CRC, the
-// pages read their CRCs.
-func readChunk(path, key string, size, ci, dataLen, lo, hi int64, dst []byte) bool {
+// readHeader reads and checks the header of the chunk file f, which
+// must hold chunk ci (dataLen bytes) of the object key of size bytes: the
+// header must match that identity and its CRC. It returns the header's
+// length and its page CRCs.
+func readHeader(f *os.File, key string, size, ci, dataLen int64) (hl int64, crcs []byte, ok bool) {
 	if len(key) > maxKeyLen {
-		return false
+		return 0, nil, false
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	hl := headerLen(len(key), dataLen)
-	p0, p1 := lo/pageSize, (hi+pageSize-1)/pageSize
-	var stack [16 << 10]byte
-	var buf []byte
-	if n := hl + (p1-p0)*pageSize; n <= int64(len(stack)) {
-		buf = stack[:n]
-	} else {
-		buf = make([]byte, n)
-	}
-	hdr, data := buf[:hl], buf[hl:]
+	hl = headerLen(len(key), dataLen)
+	hdr := make([]byte, hl)
 	if _, err := f.ReadAt(hdr, 0); err != nil {
-		return false
+		return 0, nil, false
 	}
 	le := binary.LittleEndian
 	if string(hdr[:8]) != magic ||
@@ -91,20 +81,34 @@ func readChunk(path, key string, size, ci, dataLen, lo, hi int64, dst []byte) bo
 		le.Uint32(hdr[32:]) != uint32(dataLen) ||
 		string(hdr[fixedHdr:fixedHdr+len(key)]) != key ||
 		le.Uint32(hdr[hl-crcLen:]) != crc32.Checksum(hdr[:hl-crcLen], castagnoli) {
-		return false
+		return 0, nil, false
 	}
-	end := min(p1*pageSize, dataLen)
-	data = data[:end-p0*pageSize]
+	return hl, hdr[fixedHdr+len(key) : hl-crcLen : hl-crcLen], true
+}
+
+// pagePool holds buffers of ChunkSize bytes for readPages.
+var pagePool = sync.Pool{New: func() any { b := make([]byte, ChunkSize); return &b }}
+
+// readPages copies the data bytes [lo, hi) of the chunk file f, whose
+// header is hl bytes long and whose data is dataLen bytes with page CRCs
+// crcs (from readHeader), into dst, and reports whether the pages holding
+// them were read whole and pass their CRCs, and whether the read failed
+// because f was closed.
+func readPages(f *os.File, hl int64, crcs []byte, dataLen, lo, hi int64, dst []byte) (ok, closed bool) {
+	p0, p1 := lo/pageSize, (hi+pageSize-1)/pageSize
+	bp := pagePool.Get().(*[]byte)
+	defer pagePool.Put(bp)
+	data := (*bp)[:min(p1*pageSize, dataLen)-p0*pageSize]
 	if _, err := f.ReadAt(data, hl+p0*pageSize); err != nil {
-		return false
+		return false, errors.Is(err, os.ErrClosed)
 	}
-	crcs := hdr[fixedHdr+len(key):]
+	le := binary.LittleEndian
 	for p := p0; p < p1; p++ {
 		pg := data[(p-p0)*pageSize : min((p-p0+1)*pageSize, int64(len(data)))]
 		if le.Uint32(crcs[p*crcLen:]) != crc32.Checksum(pg, castagnoli) {
-			return false
+			return false, false
 		}
 	}
 	copy(dst, data[lo-p0*pageSize:hi-p0*pageSize])
-	return true
+	return true, false
 }

@@ -41,7 +41,12 @@
 // kill -9 or a power loss, flipped, truncated, replaced or deleted is
 // never served: the chunk is dropped (its file removed) and read again
 // from the source. Checking pages rather than the whole chunk keeps a
-// lookup's read from disk to the few KiB it needs.
+// lookup's read from disk to the few KiB it needs. The Cache keeps up to
+// Options.MaxOpenFiles chunk files open with their checked headers, so
+// that a read from disk is then one pread of the pages it needs, checked
+// against the kept page CRCs: damage to a page is still found on every
+// read; damage to the header of a file kept open is harmless, as the
+// header is not read again.
 //
 // A chunk is written to a temporary file ("tmp-" prefix) and renamed into
 // place, without fsync: the rename keeps partial files out of the index of

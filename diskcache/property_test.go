@@ -14,9 +14,11 @@ import (
 // TestPropertyReadsMatchSource checks random reads of a few objects
 // against their bytes, with random damage to the cache's files and
 // restarts of the cache between them: every read returns the source's
-// bytes, and a chunk whose file was flipped, truncated, removed or
-// replaced by another chunk's file is dropped and fetched again when
-// read whole.
+// bytes; a chunk whose file was flipped, truncated, removed or replaced
+// by another chunk's file is, after a restart, fetched again when read
+// whole (and, but for the removed file, counted as dropped). Without a
+// restart the damage may go unseen (a kept file descriptor of a removed
+// file, a header checked before it was damaged), but the bytes are right.
 func TestPropertyReadsMatchSource(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		dir, err := os.MkdirTemp(t.TempDir(), "")
@@ -70,7 +72,8 @@ func TestPropertyReadsMatchSource(t *testing.T) {
 				if err != nil {
 					return // not cached
 				}
-				switch how := rapid.IntRange(0, 3).Draw(rt, "how"); how {
+				how := rapid.IntRange(0, 3).Draw(rt, "how")
+				switch how {
 				case 0:
 					b[rapid.IntRange(0, len(b)-1).Draw(rt, "at")] ^= byte(rapid.IntRange(1, 255).Draw(rt, "xor"))
 					os.WriteFile(path, b, 0o644)
@@ -87,15 +90,34 @@ func TestPropertyReadsMatchSource(t *testing.T) {
 					other := encodeChunk(fmt.Sprint("object/", j), int64(len(objs[j])), cj, objs[j][cj*ChunkSize:min((cj+1)*ChunkSize, int64(len(objs[j])))])
 					os.WriteFile(path, other, 0o644)
 				}
-				// Read the chunk whole: the damage is found, the chunk
-				// dropped and read from the source, the bytes right.
+				restart := rapid.Bool().Draw(rt, "restart")
+				if restart {
+					if err := c.Close(); err != nil {
+						rt.Fatal(err)
+					}
+					if c, err = Open(dir, &Options{Capacity: capacity}); err != nil {
+						rt.Fatal(err)
+					}
+					open()
+				}
+				// Read the chunk whole: the bytes are right; after a
+				// restart, the damage is found, the chunk dropped and
+				// read from the source.
 				before, calls := c.Stats().Dropped, srcs[i].calls.Load()
+				wantDropped := before + 1
+				c.mu.Lock()
+				if c.index[filepath.Base(path)] == nil {
+					// Removed, or evicted by the Open after the restart
+					// (a replacing file may be larger).
+					wantDropped = before
+				}
+				c.mu.Unlock()
 				lo := ci * ChunkSize
 				got := make([]byte, min(ChunkSize, size-lo))
 				if _, err := ras[i].ReadAt(got, lo); err != nil || !bytes.Equal(got, objs[i][lo:lo+int64(len(got))]) {
 					rt.Fatalf("read of damaged chunk %d of object %d: %v, bytes right %v", ci, i, err, bytes.Equal(got, objs[i][lo:lo+int64(len(got))]))
 				}
-				if c.Stats().Dropped != before+1 || srcs[i].calls.Load() != calls+1 {
+				if restart && (c.Stats().Dropped != wantDropped || srcs[i].calls.Load() != calls+1) {
 					rt.Fatalf("damaged chunk %d of object %d: dropped %d -> %d, source reads %d -> %d; want one more of each", ci, i, before, c.Stats().Dropped, calls, srcs[i].calls.Load())
 				}
 			},
