@@ -296,10 +296,13 @@ func TestSharedMiss(t *testing.T) {
 }
 
 // TestConcurrent reads many objects from many goroutines through a small
-// cache, with damage to files between reads.
+// cache that keeps 3 files open, with damage to files between reads.
 func TestConcurrent(t *testing.T) {
 	dir := t.TempDir()
-	c := mustOpen(t, dir, 24*ChunkSize)
+	c, err := Open(dir, &Options{Capacity: 24 * ChunkSize, MaxOpenFiles: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer c.Close()
 	var objs [][]byte
 	var ras []io.ReaderAt
