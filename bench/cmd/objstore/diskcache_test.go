@@ -92,3 +92,29 @@ func BenchmarkWarmGet(b *testing.B) {
 		}
 	})
 }
+
+// TestMeasureDisk runs the disk cache rows on a 60000-entry table: the
+// cold rows read from the source, the rows after a restart and in memory
+// make no request.
+func TestMeasureDisk(t *testing.T) {
+	const n = 60000
+	path := filepath.Join(t.TempDir(), "t.sst")
+	if err := buildOurs(builder.Options{})(path, n); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := measureDisk(path, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(diskPhases) {
+		t.Fatalf("%d rows", len(rows))
+	}
+	if rows[0].gets.calls == 0 || rows[0].scan.calls == 0 {
+		t.Fatalf("cold: %v and %v requests", rows[0].gets, rows[0].scan)
+	}
+	for p, row := range rows[1:] {
+		if row.gets.calls != 0 || row.scan.calls != 0 {
+			t.Errorf("%s: %v, %v; want no request", diskPhases[p+1], row.gets, row.scan)
+		}
+	}
+}
