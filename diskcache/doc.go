@@ -58,9 +58,12 @@
 //
 // Open lists the directory and indexes every chunk file by its name and
 // size, without reading them: an Open of a directory of N chunks costs one
-// directory listing and N lstat calls (about 1 µs each from a warm
-// dentry cache), and then serves every indexed chunk without a source
-// request. A damaged file is found by its check at its first read.
+// directory listing and N lstat calls, 5-7 µs per file on this project's
+// shared machine (BenchmarkOpen: 53-71 ms for 10,000 files), so about
+// 0.1 s per GiB of chunks; it then serves every indexed chunk without a
+// source request. A damaged file is found by its check at its first read.
+// The directory is flat: a cache of hundreds of GiB (millions of files)
+// would want a second level of directories, not built.
 //
 // One directory serves one Cache at a time: Open takes an exclusive flock
 // on the file LOCK in it (on Unix systems) and fails with ErrLocked while
