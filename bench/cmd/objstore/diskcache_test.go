@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -117,4 +118,67 @@ func TestMeasureDisk(t *testing.T) {
 			t.Errorf("%s: %v, %v; want no request", diskPhases[p+1], row.gets, row.scan)
 		}
 	}
+}
+
+// TestDiskCapacityUnderGets reads random keys of a 1.4M-entry table
+// (about 120 MB) through a disk cache of 8 MiB: every value is right and
+// the files in the cache's directory never take more than 8 MiB plus one
+// chunk (sizes rounded up to 4 KiB blocks, as the cache charges them).
+func TestDiskCapacityUnderGets(t *testing.T) {
+	const n, capacity = 1_400_000, 8 << 20
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.sst")
+	if err := buildOurs(builder.Options{})(path, n); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	cdir := filepath.Join(dir, "cache")
+	dc, err := diskcache.Open(cdir, &diskcache.Options{Capacity: capacity})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dc.Close()
+	mem, _ := cache.New(1 << 20)
+	defer mem.Close()
+	r, err := reader.New(dc.ReaderAt("t.sst", st.Size(), f), st.Size(), &reader.Options{Cache: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var k, v []byte
+	most := int64(0)
+	for j := range 3000 {
+		i := int(mix(uint64(j)^0xd15c) % n)
+		k, v = key(k, i, n), value(v, i)
+		got, err := r.Get(k)
+		if err != nil || !bytes.Equal(got, v) {
+			t.Fatalf("Get(key %d) = %q, %v", i, got, err)
+		}
+		if j%100 == 0 {
+			ents, err := os.ReadDir(cdir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var used int64
+			for _, e := range ents {
+				if info, err := e.Info(); err == nil {
+					used += (info.Size() + 4095) / 4096 * 4096
+				}
+			}
+			most = max(most, used)
+			if used > capacity+diskcache.ChunkSize {
+				t.Fatalf("after %d Gets the cache's directory holds %d bytes, capacity %d", j, used, capacity)
+			}
+		}
+	}
+	s := dc.Stats()
+	if s.Evictions == 0 {
+		t.Fatalf("no eviction: %+v", s)
+	}
+	t.Logf("%.0f MB table; most bytes on disk %d (capacity %d); %+v", float64(st.Size())/1e6, most, capacity, s)
 }
