@@ -9,6 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// haveFlock tells whether Open refuses a directory another Cache holds.
+const haveFlock = true
+
 // lockFile takes an exclusive flock on f without waiting: ErrLocked if
 // another open file description holds one.
 func lockFile(f *os.File) error {
