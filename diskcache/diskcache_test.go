@@ -169,11 +169,21 @@ func TestOpenErrors(t *testing.T) {
 	if _, err := Open(filepath.Join(dir, "cache"), &Options{Capacity: 1 << 20}); haveFlock && !errors.Is(err, ErrLocked) {
 		t.Fatalf("a second Open of a directory in use: %v, want ErrLocked", err)
 	}
+	obj := object(12, 3*ChunkSize)
+	src := &source{b: obj}
+	ra := c.ReaderAt("k", int64(len(obj)), src)
+	check(t, ra, obj, 0, len(obj))
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
+	}
+	// A closed Cache's readers read from their sources.
+	calls := src.calls.Load()
+	check(t, ra, obj, 0, len(obj))
+	if src.calls.Load() != calls+1 {
+		t.Fatalf("a read through a closed Cache made %d source reads, want 1", src.calls.Load()-calls)
 	}
 	c2 := mustOpen(t, filepath.Join(dir, "cache"), 1<<20)
 	c2.Close()
