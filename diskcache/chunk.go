@@ -17,10 +17,16 @@ import (
 //	index      uint64   the chunk's index in the object
 //	dataLen    uint32   the data's length
 //	key        keyLen bytes
-//	pageCRCs   ceil(dataLen/4096) x uint32: CRC-32C of each 4 KiB page of the data
+//	pageCRCs   ceil(dataLen/1024) x uint32: CRC-32C of each 1 KiB page of the data
 //	headerCRC  uint32   CRC-32C of the header's bytes before it
+//	padding    zeros up to the next multiple of 4 KiB (not checked)
 //
-// all little-endian. The header's length thus follows from the identity
+// all little-endian, the data starting on a 4 KiB boundary: a read of a
+// few KiB of data touches no more file system pages than a read of those
+// bytes from the table itself, and a full chunk's file is 68 KiB, the
+// 64 KiB of data and the first 4 KiB block its charge would round up to
+// anyway. 1 KiB pages keep a read of a 4 KiB block to at most 6 KiB read
+// and checked. The header's length thus follows from the identity
 // a reader asks for, so it is read in one pread and checked whole; the
 // Cache keeps the checked page CRCs and the open file (up to
 // Options.MaxOpenFiles of them), so that a read from disk is then one
@@ -40,11 +46,16 @@ func headerLen(keyLen int, dataLen int64) int64 {
 	return fixedHdr + int64(keyLen) + crcLen*pages(dataLen) + crcLen
 }
 
+// dataOffset is where the data starts in a file whose header is hl bytes
+// long: hl rounded up to 4 KiB.
+func dataOffset(hl int64) int64 { return (hl + blockSize - 1) / blockSize * blockSize }
+
 // encodeChunk returns the file of chunk ci, data, of the object key of
 // size bytes.
 func encodeChunk(key string, size, ci int64, data []byte) []byte {
 	h := headerLen(len(key), int64(len(data)))
-	b := make([]byte, 0, h+int64(len(data)))
+	off := dataOffset(h)
+	b := make([]byte, 0, off+int64(len(data)))
 	b = append(b, magic...)
 	b = binary.LittleEndian.AppendUint32(b, ChunkSize)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(key)))
@@ -56,18 +67,19 @@ func encodeChunk(key string, size, ci int64, data []byte) []byte {
 		b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(data[p:min(p+pageSize, len(data))], castagnoli))
 	}
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	b = b[:off]
 	return append(b, data...)
 }
 
 // readHeader reads and checks the header of the chunk file f, which
 // must hold chunk ci (dataLen bytes) of the object key of size bytes: the
-// header must match that identity and its CRC. It returns the header's
-// length and its page CRCs.
-func readHeader(f *os.File, key string, size, ci, dataLen int64) (hl int64, crcs []byte, ok bool) {
+// header must match that identity and its CRC. It returns the data's
+// offset in the file and the page CRCs.
+func readHeader(f *os.File, key string, size, ci, dataLen int64) (dataOff int64, crcs []byte, ok bool) {
 	if len(key) > maxKeyLen {
 		return 0, nil, false
 	}
-	hl = headerLen(len(key), dataLen)
+	hl := headerLen(len(key), dataLen)
 	hdr := make([]byte, hl)
 	if _, err := f.ReadAt(hdr, 0); err != nil {
 		return 0, nil, false
@@ -83,23 +95,23 @@ func readHeader(f *os.File, key string, size, ci, dataLen int64) (hl int64, crcs
 		le.Uint32(hdr[hl-crcLen:]) != crc32.Checksum(hdr[:hl-crcLen], castagnoli) {
 		return 0, nil, false
 	}
-	return hl, hdr[fixedHdr+len(key) : hl-crcLen : hl-crcLen], true
+	return dataOffset(hl), hdr[fixedHdr+len(key) : hl-crcLen : hl-crcLen], true
 }
 
 // pagePool holds buffers of ChunkSize bytes for readPages.
 var pagePool = sync.Pool{New: func() any { b := make([]byte, ChunkSize); return &b }}
 
 // readPages copies the data bytes [lo, hi) of the chunk file f, whose
-// header is hl bytes long and whose data is dataLen bytes with page CRCs
+// data starts at dataOff and is dataLen bytes with page CRCs
 // crcs (from readHeader), into dst, and reports whether the pages holding
 // them were read whole and pass their CRCs, and whether the read failed
 // because f was closed.
-func readPages(f *os.File, hl int64, crcs []byte, dataLen, lo, hi int64, dst []byte) (ok, closed bool) {
+func readPages(f *os.File, dataOff int64, crcs []byte, dataLen, lo, hi int64, dst []byte) (ok, closed bool) {
 	p0, p1 := lo/pageSize, (hi+pageSize-1)/pageSize
 	bp := pagePool.Get().(*[]byte)
 	defer pagePool.Put(bp)
 	data := (*bp)[:min(p1*pageSize, dataLen)-p0*pageSize]
-	if _, err := f.ReadAt(data, hl+p0*pageSize); err != nil {
+	if _, err := f.ReadAt(data, dataOff+p0*pageSize); err != nil {
 		return false, errors.Is(err, os.ErrClosed)
 	}
 	le := binary.LittleEndian

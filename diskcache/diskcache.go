@@ -25,7 +25,7 @@ const ChunkSize = 64 << 10
 const MinCapacity = 2 * (ChunkSize + blockSize)
 
 const (
-	pageSize  = 4 << 10 // the data bytes each page CRC covers
+	pageSize  = 1 << 10 // the data bytes each page CRC covers
 	blockSize = 4 << 10 // files are charged their size rounded up to this
 	lockName  = "LOCK"
 	chunkPref = "c-"
@@ -102,10 +102,10 @@ type entry struct {
 	elem   *list.Element
 
 	// Set while the file is kept open (under Cache.mu): the file, its
-	// header's length and checked page CRCs, and e's element in
+	// data's offset in it and checked page CRCs, and e's element in
 	// Cache.open.
 	f        *os.File
-	hdrLen   int64
+	dataOff  int64
 	crcs     []byte
 	openElem *list.Element
 }
@@ -471,7 +471,7 @@ func (c *Cache) readDisk(r *objReader, ci, dataLen, lo, hi int64, dst []byte) bo
 			c.mu.Unlock()
 			return false
 		}
-		f, hl, crcs := e.f, e.hdrLen, e.crcs
+		f, dataOff, crcs := e.f, e.dataOff, e.crcs
 		c.mu.Unlock()
 		kept := true
 		if f == nil {
@@ -481,14 +481,14 @@ func (c *Cache) readDisk(r *objReader, ci, dataLen, lo, hi int64, dst []byte) bo
 				return false
 			}
 			var ok bool
-			if hl, crcs, ok = readHeader(f, r.key, r.size, ci, dataLen); !ok {
+			if dataOff, crcs, ok = readHeader(f, r.key, r.size, ci, dataLen); !ok {
 				f.Close()
 				c.drop(e)
 				return false
 			}
-			kept = c.keepOpen(e, f, hl, crcs)
+			kept = c.keepOpen(e, f, dataOff, crcs)
 		}
-		ok, closed := readPages(f, hl, crcs, dataLen, lo, hi, dst)
+		ok, closed := readPages(f, dataOff, crcs, dataLen, lo, hi, dst)
 		if !kept {
 			f.Close()
 		}
@@ -510,13 +510,13 @@ func (c *Cache) readDisk(r *objReader, ci, dataLen, lo, hi int64, dst []byte) bo
 // reports whether it did: not if e's file is open already, or e is gone.
 // A read in progress on a file closed here fails with os.ErrClosed
 // (*os.File makes the close wait for it) and its reader looks again.
-func (c *Cache) keepOpen(e *entry, f *os.File, hl int64, crcs []byte) bool {
+func (c *Cache) keepOpen(e *entry, f *os.File, dataOff int64, crcs []byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed || e.f != nil || c.index[e.name] != e {
 		return false
 	}
-	e.f, e.hdrLen, e.crcs = f, hl, crcs
+	e.f, e.dataOff, e.crcs = f, dataOff, crcs
 	e.openElem = c.open.PushBack(e)
 	for c.open.Len() > c.maxOpen {
 		c.closeFile(c.open.Front().Value.(*entry))

@@ -34,9 +34,9 @@
 // Each chunk is one file, named from a SHA-256 of the object key, the
 // object's size and the chunk's index. The file begins with a header that
 // repeats the chunk's identity (object key, object size, chunk index,
-// data length, chunk size) and a CRC-32C (Castagnoli) of each 4 KiB page
+// data length, chunk size) and a CRC-32C (Castagnoli) of each 1 KiB page
 // of the data, followed by a CRC-32C of the header itself; the data
-// follows. Every read from disk checks the header against the identity
+// follows from the next 4 KiB boundary. Every read from disk checks the header against the identity
 // asked for and the pages it returns against their CRCs, so a file torn by
 // kill -9 or a power loss, flipped, truncated, replaced or deleted is
 // never served: the chunk is dropped (its file removed) and read again
