@@ -79,8 +79,8 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 		return usagef("build: -block-size %d out of range [1, %d]", *blockSize, maxBlockSize)
 	case *bitsPerKey < 1 || *bitsPerKey > maxBitsPerKey:
 		return usagef("build: -bits-per-key %d out of range [1, %d]", *bitsPerKey, maxBitsPerKey)
-	case *formatVersion < 0 || *formatVersion > int(format.Version):
-		return usagef("build: -format-version %d out of range [1, %d]", *formatVersion, format.Version)
+	case *formatVersion < 0 || *formatVersion > int(format.Version4):
+		return usagef("build: -format-version %d out of range [1, %d]", *formatVersion, format.Version4)
 	case *hashIndex && *formatVersion == int(format.Version4):
 		return usagef("build: -hash-index writes format version 2 or 3, not 4 (whose hash index is always there)")
 	}
