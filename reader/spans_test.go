@@ -331,3 +331,42 @@ func TestSpanAtAllocs(t *testing.T) {
 		it.Close()
 	}
 }
+
+// TestSpanReadCounts checks the reads SpanAt makes over an io.ReaderAt:
+// none when the span block lies in the tail New read, one (the span
+// block) on first use when it does not, and none after.
+func TestSpanReadCounts(t *testing.T) {
+	var points []string
+	for i := range 5000 {
+		points = append(points, fmt.Sprintf("p%06d", i))
+	}
+	var spans []testSpan
+	for i := range 100 {
+		spans = append(spans, testSpan{fmt.Sprintf("p%06d", 40*i), fmt.Sprintf("p%06d", 40*i+25), "del"})
+	}
+	table := buildSpanTable(t, nil, points, spans)
+	p := tableProps(t, table)
+	for _, tail := range []int{0, 200} { // the default tail holds the span block; 200 bytes do not
+		src := &recorder{data: table}
+		r, err := reader.New(src, int64(len(table)), &reader.Options{TailSize: tail})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opened := len(src.take())
+		for i, k := range []string{"p000010", "p003970", "p000030"} {
+			_, err := r.SpanAt([]byte(k))
+			if want := i != 2; (err == nil) != want {
+				t.Fatalf("tail %d: SpanAt(%q): %v", tail, k, err)
+			}
+			reads := src.take()
+			wantReads := 0
+			if tail != 0 && i == 0 {
+				wantReads = 1
+			}
+			if len(reads) != wantReads || wantReads == 1 && reads[0][1] != int64(p.SpanBlockSize) {
+				t.Fatalf("tail %d (New made %d reads): SpanAt(%q) read %v; want %d read of the %d-byte span block", tail, opened, k, reads, wantReads, p.SpanBlockSize)
+			}
+		}
+		r.Close()
+	}
+}
