@@ -460,29 +460,38 @@
 // and property tag 23 gives its size with the trailer, which must equal
 // properties offset - index end. The span block's contents are:
 //
-//	+-------------------+-----+---------------------+-------------------------+-----+---------------------------+--------------+
-//	| fragment record 0 | ... | fragment record n-1 | offset[0] u32LE         | ... | offset[n-1] u32LE         | n u32LE      |
-//	+-------------------+-----+---------------------+-------------------------+-----+---------------------------+--------------+
+//	+-------------------+-----+---------------------+---------------+-----+-----------------+---------+
+//	| fragment record 0 | ... | fragment record n-1 | index entry 0 | ... | index entry n-1 | n u32LE |
+//	+-------------------+-----+---------------------+---------------+-----+-----------------+---------+
 //
 //	fragment record:
 //	+------------------+-------+----------------+-----+----------------+------------------------------------------+
 //	| startLen uvarint | start | endLen uvarint | end | count uvarint  | count × (valueLen uvarint | value bytes) |
 //	+------------------+-------+----------------+-----+----------------+------------------------------------------+
 //
-// n, the fragment count, is at least 1 and equals property tag 25.
-// offset[i] is the offset of fragment record i from the start of the
-// block's contents: offset[0] is 0, each record ends exactly where the
-// next begins, and the last ends where offset[0]'s 4 bytes begin (the
-// offsets array starts 4·n + 4 bytes before the end of the contents).
-// Every uvarint is in its shortest encoding, so a block has exactly one
-// encoding. For every fragment start < end and count >= 1; the
-// fragments are in increasing order and do not overlap: end of fragment
-// i <= start of fragment i+1. Values may be empty. A reader finds the
-// fragment covering key k by binary search over the offsets array for
-// the last fragment whose start is <= k (reading each probed record's
-// start in place) and then checks k < end; it never decodes the block
-// into memory. The offsets are 4 bytes, so a span block's contents are
-// less than 4 GiB; a writer refuses more.
+//	index entry (12 bytes):
+//	+------------------+----------------------------------------------+
+//	| offset u32LE     | prefix: start's first 8 bytes, zero-padded   |
+//	+------------------+----------------------------------------------+
+//
+// n, the fragment count, is at least 1 and equals property tag 25. Index
+// entry i's offset is the offset of fragment record i from the start of
+// the block's contents: entry 0's offset is 0, each record ends exactly
+// where the next begins, and the last ends where index entry 0 begins
+// (12·n + 4 bytes before the end of the contents). Its prefix is the
+// first 8 bytes of fragment i's start key, followed by zero bytes when
+// the key is shorter (so the 8 prefix bytes, read as a big-endian
+// integer, order the start keys, up to ties, without reading the
+// records). Every uvarint is in its shortest encoding, so a block has
+// exactly one encoding. For every fragment start < end and count >= 1;
+// the fragments are in increasing order and do not overlap: end of
+// fragment i <= start of fragment i+1. Values may be empty. A reader
+// finds the fragment covering key k by binary search over the index
+// entries for the last fragment whose start is <= k, comparing k's
+// zero-padded 8-byte prefix with the entries' and reading a start key in
+// its record only when the prefixes tie, and then checks k < end; it
+// never decodes the block into memory. The offsets are 4 bytes, so a span
+// block's contents are less than 4 GiB; a writer refuses more.
 //
 // A table without spans is version 4 and has no span block, tag 23 to
 // 27: byte for byte what it was before version 5. A table with spans is

@@ -2,6 +2,7 @@ package reader_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -367,6 +368,45 @@ func TestSpanReadCounts(t *testing.T) {
 				t.Fatalf("tail %d (New made %d reads): SpanAt(%q) read %v; want %d read of the %d-byte span block", tail, opened, k, reads, wantReads, p.SpanBlockSize)
 			}
 		}
+		r.Close()
+	}
+}
+
+// BenchmarkSpanAt measures SpanAt over a mapped table of n non-overlapping
+// spans of 16-byte keys (n fragments), half the keys covered.
+func BenchmarkSpanAt(b *testing.B) {
+	for _, n := range []int{10_000, 1_000_000} {
+		key := func(j int) []byte {
+			return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, uint64(j)), uint64(j)*0x9e3779b97f4a7c15)
+		}
+		var buf bytes.Buffer
+		bl := builder.New(&buf, nil)
+		for i := range n {
+			if err := bl.AddSpan(key(2*i), key(2*i+1), binary.BigEndian.AppendUint64(nil, uint64(i))); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := bl.Finish(); err != nil {
+			b.Fatal(err)
+		}
+		path := filepath.Join(b.TempDir(), "spans.sst")
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		r, err := reader.Open(path, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		keys := make([][]byte, 1<<16)
+		for i := range keys {
+			keys[i] = key(int(uint64(i) * 0x9e3779b97f4a7c15 % uint64(2*n)))
+		}
+		r.SpanAt(keys[0])
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				r.SpanAt(keys[i&(len(keys)-1)])
+			}
+		})
 		r.Close()
 	}
 }

@@ -11,8 +11,10 @@ import (
 // The span block of a Version5 table (format package documentation,
 // "Span block (version 5)"):
 //
-//	fragment record 0 | ... | fragment record n-1 | offset[0..n-1] u32LE | n u32LE
+//	fragment record 0 | ... | fragment record n-1 | index entry 0 | ... | index entry n-1 | n u32LE
 //
+// where index entry i is fragment i's record offset (u32LE) and its start
+// key's first 8 bytes, zero-padded (spanEntryLen bytes in all),
 // and each record is
 //
 //	uvarint startLen | start | uvarint endLen | end | uvarint count | count × (uvarint valueLen | value)
@@ -20,11 +22,27 @@ import (
 // with every uvarint in its shortest form, so that a block has one
 // encoding.
 
+// spanEntryLen is the size of a span block index entry: a u32LE record
+// offset and the start key's 8-byte zero-padded prefix.
+const spanEntryLen = 12
+
+// spanPrefix returns key's first 8 bytes, zero-padded, as a big-endian
+// integer: comparing two prefixes orders the keys, or ties.
+func spanPrefix(key []byte) uint64 {
+	if len(key) >= 8 {
+		return binary.BigEndian.Uint64(key)
+	}
+	var b [8]byte
+	copy(b[:], key)
+	return binary.BigEndian.Uint64(b[:])
+}
+
 // SpanBlockWriter encodes fragments into a span block. The zero value is
 // ready to use.
 type SpanBlockWriter struct {
 	buf  []byte   // records so far
 	offs []uint32 // record offsets
+	pfx  []uint64 // start key prefixes
 	err  bool     // the records passed 4 GiB
 }
 
@@ -37,6 +55,7 @@ func (w *SpanBlockWriter) Add(start, end []byte, values [][]byte) {
 		return
 	}
 	w.offs = append(w.offs, uint32(len(w.buf)))
+	w.pfx = append(w.pfx, spanPrefix(start))
 	w.buf = binary.AppendUvarint(w.buf, uint64(len(start)))
 	w.buf = append(w.buf, start...)
 	w.buf = binary.AppendUvarint(w.buf, uint64(len(end)))
@@ -53,7 +72,7 @@ func (w *SpanBlockWriter) Len() int { return len(w.offs) }
 
 // Size returns the size the block would have if finished now, in bytes,
 // trailer excluded.
-func (w *SpanBlockWriter) Size() int { return len(w.buf) + 4*len(w.offs) + 4 }
+func (w *SpanBlockWriter) Size() int { return len(w.buf) + spanEntryLen*len(w.offs) + 4 }
 
 // Finish returns the block's contents; ok is false when it exceeds the
 // 4 GiB the u32 offsets can address. The writer must not be used after.
@@ -62,8 +81,9 @@ func (w *SpanBlockWriter) Finish() (b []byte, ok bool) {
 		return nil, false
 	}
 	b = w.buf
-	for _, o := range w.offs {
+	for i, o := range w.offs {
 		b = binary.LittleEndian.AppendUint32(b, o)
+		b = binary.BigEndian.AppendUint64(b, w.pfx[i])
 	}
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(w.offs)))
 	return b, true
@@ -75,7 +95,7 @@ func (w *SpanBlockWriter) Finish() (b []byte, ok bool) {
 // value list is a sub-slice of it with no allocation.
 type SpanBlock struct {
 	b      []byte   // the block's contents
-	offs   []byte   // the offset array, 4 bytes per fragment
+	offs   []byte   // the index entries, spanEntryLen bytes per fragment
 	n      int      // fragments
 	values [][]byte // every fragment's values, in fragment order
 	vstart []uint32 // fragment i's values are values[vstart[i]:vstart[i+1]]
@@ -96,25 +116,28 @@ func DecodeSpanBlock(b []byte, off int64) (*SpanBlock, error) {
 	if n == 0 {
 		return nil, format.Corruptf(format.SectionSpans, off+int64(len(b))-4, "span block with no fragments")
 	}
-	if n > uint64(len(b)-4)/4 {
+	if n > uint64(len(b)-4)/spanEntryLen {
 		return nil, format.Corruptf(format.SectionSpans, off+int64(len(b))-4, "%d fragments do not fit in a %d-byte span block", n, len(b))
 	}
-	recEnd := len(b) - 4 - 4*int(n)
+	recEnd := len(b) - 4 - spanEntryLen*int(n)
 	s := &SpanBlock{b: b[:recEnd], offs: b[recEnd : len(b)-4], n: int(n)}
 	s.vstart = make([]uint32, 0, n+1)
 	var prevEnd []byte
 	total := 0
 	pos := 0
 	for i := 0; i < s.n; i++ {
-		o := int(binary.LittleEndian.Uint32(s.offs[4*i:]))
+		o := int(binary.LittleEndian.Uint32(s.offs[spanEntryLen*i:]))
 		if o != pos {
-			return nil, format.Corruptf(format.SectionSpans, off+int64(recEnd+4*i), "fragment %d at offset %d, the previous record ends at %d", i, o, pos)
+			return nil, format.Corruptf(format.SectionSpans, off+int64(recEnd+spanEntryLen*i), "fragment %d at offset %d, the previous record ends at %d", i, o, pos)
 		}
 		start, end, rest, count, used, err := s.header(o, off)
 		if err != nil {
 			return nil, err
 		}
 		recOff := off + int64(o)
+		if s.prefix(i) != spanPrefix(start) {
+			return nil, format.Corruptf(format.SectionSpans, off+int64(recEnd+spanEntryLen*i+4), "fragment %d: index entry's key prefix %016x, its start %q gives %016x", i, s.prefix(i), start, spanPrefix(start))
+		}
 		switch {
 		case bytes.Compare(start, end) >= 0:
 			return nil, format.Corruptf(format.SectionSpans, recOff, "fragment %d: start %q is not before end %q", i, start, end)
@@ -147,7 +170,7 @@ func DecodeSpanBlock(b []byte, off int64) (*SpanBlock, error) {
 	s.vstart = append(s.vstart, uint32(total))
 	s.values = make([][]byte, 0, total)
 	for i := 0; i < s.n; i++ {
-		o := int(binary.LittleEndian.Uint32(s.offs[4*i:]))
+		o := int(binary.LittleEndian.Uint32(s.offs[spanEntryLen*i:]))
 		_, _, rest, count, _, _ := s.header(o, off)
 		for j := uint64(0); j < count; j++ {
 			l, m := binary.Uvarint(rest)
@@ -206,7 +229,7 @@ func (s *SpanBlock) Len() int { return s.n }
 // Fragment returns fragment i's start and end keys, slices of the block,
 // and its values; i must be in [0, Len()).
 func (s *SpanBlock) Fragment(i int) (start, end []byte, values [][]byte) {
-	o := binary.LittleEndian.Uint32(s.offs[4*i:])
+	o := binary.LittleEndian.Uint32(s.offs[spanEntryLen*i:])
 	start, rest := keyAt(s.b[o:])
 	end, _ = keyAt(rest)
 	return start, end, s.values[s.vstart[i]:s.vstart[i+1]:s.vstart[i+1]]
@@ -214,8 +237,13 @@ func (s *SpanBlock) Fragment(i int) (start, end []byte, values [][]byte) {
 
 // start returns fragment i's start key.
 func (s *SpanBlock) start(i int) []byte {
-	k, _ := keyAt(s.b[binary.LittleEndian.Uint32(s.offs[4*i:]):])
+	k, _ := keyAt(s.b[binary.LittleEndian.Uint32(s.offs[spanEntryLen*i:]):])
 	return k
+}
+
+// prefix returns fragment i's start key prefix from its index entry.
+func (s *SpanBlock) prefix(i int) uint64 {
+	return binary.BigEndian.Uint64(s.offs[spanEntryLen*i+4:])
 }
 
 // keyAt decodes a length-prefixed key at the start of b, checked by
@@ -236,7 +264,8 @@ func keyAt(b []byte) (key, rest []byte) {
 
 // SearchStart returns the index of the last fragment whose start is at
 // most key, or -1 when every fragment starts after key: one binary search
-// over the offset array, reading the probed start keys in place.
+// over the index entries, comparing key's 8-byte prefix with theirs and
+// reading a probed start key in place only when the prefixes tie.
 func (s *SpanBlock) SearchStart(key []byte) int { return s.search(key, 1) }
 
 // SearchStartBefore returns the index of the last fragment whose start
@@ -245,10 +274,20 @@ func (s *SpanBlock) SearchStartBefore(key []byte) int { return s.search(key, 0) 
 
 // search returns the last fragment whose start compares below c with key.
 func (s *SpanBlock) search(key []byte, c int) int {
+	kp := spanPrefix(key)
 	lo, hi := 0, s.n // invariant: fragments before lo qualify, from hi on do not
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if bytes.Compare(s.start(m), key) < c {
+		var d int
+		switch p := s.prefix(m); {
+		case p < kp:
+			d = -1
+		case p > kp:
+			d = 1
+		default:
+			d = bytes.Compare(s.start(m), key)
+		}
+		if d < c {
 			lo = m + 1
 		} else {
 			hi = m

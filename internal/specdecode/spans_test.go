@@ -47,14 +47,15 @@ func (t *table) decodeSpans() error {
 		return bad(secSpans, off, "%d bytes", len(b))
 	}
 	n := uint64(binary.LittleEndian.Uint32(b[len(b)-4:]))
-	if n == 0 || n != p.numFragments || 4*n+4 > uint64(len(b)) {
+	if n == 0 || n != p.numFragments || 12*n+4 > uint64(len(b)) {
 		return bad(secSpans, off+uint64(len(b))-4, "%d fragments, tag 25 says %d, in %d bytes", n, p.numFragments, len(b))
 	}
-	arr := uint64(len(b)) - 4 - 4*n
+	arr := uint64(len(b)) - 4 - 12*n
 	pos := uint64(0)
 	for i := uint64(0); i < n; i++ {
-		if o := uint64(binary.LittleEndian.Uint32(b[arr+4*i:])); o != pos {
-			return bad(secSpans, off+arr+4*i, "offset[%d] = %d, want %d", i, o, pos)
+		entry := b[arr+12*i : arr+12*i+12]
+		if o := uint64(binary.LittleEndian.Uint32(entry)); o != pos {
+			return bad(secSpans, off+arr+12*i, "index entry %d: offset %d, want %d", i, o, pos)
 		}
 		rec := b[pos:arr]
 		r := 0
@@ -85,6 +86,11 @@ func (t *table) decodeSpans() error {
 				return bad(secSpans, off+pos, "fragment %d value %d", i, j)
 			}
 			f.values = append(f.values, v)
+		}
+		var prefix [8]byte
+		copy(prefix[:], f.start)
+		if !bytes.Equal(entry[4:], prefix[:]) {
+			return bad(secSpans, off+arr+12*i+4, "index entry %d: prefix % x, the start key %q gives % x", i, entry[4:], f.start, prefix)
 		}
 		if bytes.Compare(f.start, f.end) >= 0 {
 			return bad(secSpans, off+pos, "fragment %d: start %q not below end %q", i, f.start, f.end)
