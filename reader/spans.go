@@ -56,6 +56,15 @@ func (r *Reader) spans() (*codec.SpanBlock, error) {
 			}
 		}
 		blk, err := r.decodeSpans(raw)
+		if err != nil && s.pre != nil {
+			// The copy from the tail may have been damaged on the way:
+			// read the block again, as for any kept block.
+			src := r.src.(*readAtSource)
+			if raw, err = src.readBlock(format.SectionSpans, s.h, nil); err != nil {
+				return err
+			}
+			blk, err = r.decodeSpans(raw)
+		}
 		if err != nil {
 			return err
 		}

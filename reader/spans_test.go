@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -408,5 +409,51 @@ func BenchmarkSpanAt(b *testing.B) {
 			}
 		})
 		r.Close()
+	}
+}
+
+// TestSpanAtConcurrent has goroutines race to the first SpanAt (which
+// loads the span block) and then look up and iterate spans together,
+// mapped and over an io.ReaderAt: every answer is the fragment built.
+func TestSpanAtConcurrent(t *testing.T) {
+	var spans []testSpan
+	for i := range 200 {
+		spans = append(spans, testSpan{fmt.Sprintf("k%04d", 2*i), fmt.Sprintf("k%04d", 2*i+1), fmt.Sprint(i)})
+	}
+	table := buildSpanTable(t, nil, []string{"a"}, spans)
+	for _, tail := range []int{0, 64} {
+		rs := openBoth(t, t.TempDir(), table, tail)
+		for name, r := range rs {
+			var wg sync.WaitGroup
+			errs := make(chan error, 8)
+			for g := range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range 200 {
+						j := (i + 37*g) % 200
+						sp, err := r.SpanAt([]byte(fmt.Sprintf("k%04d", 2*j)))
+						if err != nil || len(sp.Values) != 1 || string(sp.Values[0]) != fmt.Sprint(j) {
+							errs <- fmt.Errorf("%s: SpanAt of span %d: %q, %v", name, j, sp, err)
+							return
+						}
+					}
+					it := r.NewSpanIterator()
+					n := 0
+					for ok := it.First(); ok; ok = it.Next() {
+						n++
+					}
+					if err := it.Close(); err != nil || n != 200 {
+						errs <- fmt.Errorf("%s: scan: %d fragments, %v", name, n, err)
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+		}
+		closeAll(rs)
 	}
 }
