@@ -120,6 +120,7 @@ type table struct {
 	parts       []*partition
 	filterBytes []byte     // a one-level table's filter
 	hash        *hashIndex // nil without a hash index section
+	spans       []fragment // a version 5 table's span block
 }
 
 // prefix returns key's prefix under the table's splitter: key itself
@@ -185,6 +186,9 @@ func decode(file []byte) (*table, error) {
 	if err := t.decodeFilters(); err != nil {
 		return nil, err
 	}
+	if err := t.decodeSpans(); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
@@ -203,8 +207,8 @@ func (t *table) decodeFooter() error {
 		return bad(secFooter, start+52, "footer CRC %#08x, bytes [0, 52) give %#08x", want, got)
 	}
 	t.version = binary.LittleEndian.Uint32(f[48:])
-	if t.version < 1 || t.version > 4 {
-		return bad(secFooter, start+48, "version %d is not 1 to 4", t.version)
+	if t.version < 1 || t.version > 5 {
+		return bad(secFooter, start+48, "version %d is not 1 to 5", t.version)
 	}
 	hs := []*handle{&t.index, &t.filter, &t.propsH}
 	for i, h := range hs {
@@ -553,7 +557,7 @@ func (t *table) decodeDataBlocks(idx []indexEntry) error {
 	}
 	mode, interval := sharePrev, int(t.p.restartInterval)
 	switch {
-	case t.version == 4:
+	case t.version >= 4:
 		mode = shareFirst
 	case t.p.hashSize != 0:
 		mode = shareNone
