@@ -73,3 +73,50 @@ func TestStateCharged(t *testing.T) {
 		}
 	}
 }
+
+// TestSpansCharged: the decoded span block's value slices (and, without
+// a mapping, the block's bytes) are charged to the cache from the first
+// SpanAt to Close.
+func TestSpansCharged(t *testing.T) {
+	var buf bytes.Buffer
+	bl := builder.New(&buf, nil)
+	const n = 20000
+	for i := range n {
+		if err := bl.AddSpan(fmt.Appendf(nil, "k%08d", 2*i), fmt.Appendf(nil, "k%08d", 2*i+1), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bl.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	for _, mapped := range []bool{false, true} {
+		if mapped && !mmapSupported {
+			continue
+		}
+		ropts := cacheOpts(t, 64<<20)
+		c := ropts.Cache
+		var r *reader.Reader
+		if mapped {
+			r = openFile(t, data, ropts)
+		} else {
+			var err error
+			if r, err = reader.New(bytes.NewReader(data), int64(len(data)), ropts); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := c.Stats().Held
+		if _, err := r.SpanAt([]byte("k00000100")); err != nil {
+			t.Fatal(err)
+		}
+		if held := c.Stats().Held - before; held < n*24 {
+			t.Errorf("mapped=%v: the span block charged %d bytes, want at least %d", mapped, held, n*24)
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if held := c.Stats().Held; held != 0 {
+			t.Errorf("mapped=%v: Held %d after Close", mapped, held)
+		}
+	}
+}

@@ -34,7 +34,11 @@
 // flags), as RocksDB charges its block cache for table readers' memory:
 // the cache then holds that many bytes fewer of blocks, so the budget
 // bounds the cache and the readers' state together. A charge the cache
-// cannot take (its shards' blocks all pinned) is left uncounted.
+// cannot take (its shards' blocks all pinned) is left uncounted. A table
+// with spans adds, from its first SpanAt or span iterator, 24 bytes per
+// fragment value and 4 per fragment (the decoded span block's slices), and
+// for a reader without a mapping the span block itself, all charged the
+// same way.
 //
 // A partitioned table (format.Version3, or Version4 with
 // Properties.Partitioned) adds, per partition, 32 bytes of

@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/blockcache"
 	"github.com/sstkit/sstable/internal/codec"
 )
 
@@ -44,10 +45,14 @@ func (r *Reader) spans() (*codec.SpanBlock, error) {
 	}
 	err := s.state.load(func() error {
 		raw := s.pre
+		var sections *blockcache.Table // charged for what the reader keeps on the Go heap
+		onHeap := false
 		switch src := r.src.(type) {
 		case *mmapSource:
 			raw = src.mapped[s.h.Offset:s.h.End():s.h.End()] // open checked the handle lies in the file
+			sections = src.sections
 		case *readAtSource:
+			sections, onHeap = src.sections, true
 			if raw == nil {
 				var err error
 				if raw, err = src.readBlock(format.SectionSpans, s.h, nil); err != nil {
@@ -69,6 +74,11 @@ func (r *Reader) spans() (*codec.SpanBlock, error) {
 			return err
 		}
 		s.blk, s.pre = blk, nil
+		n := blk.HeapBytes()
+		if onHeap {
+			n += len(raw)
+		}
+		charge(sections, n)
 		return nil
 	})
 	return s.blk, err

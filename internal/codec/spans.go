@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"unsafe"
 
 	"github.com/sstkit/sstable/format"
 )
@@ -225,6 +226,12 @@ func canonUvarint(b []byte) (uint64, int) {
 
 // Len returns the number of fragments.
 func (s *SpanBlock) Len() int { return s.n }
+
+// HeapBytes returns the bytes the decoded block keeps of its own beside
+// the block's bytes: its value slices and per-fragment value offsets.
+func (s *SpanBlock) HeapBytes() int {
+	return cap(s.values)*int(unsafe.Sizeof([]byte(nil))) + cap(s.vstart)*4
+}
 
 // Fragment returns fragment i's start and end keys, slices of the block,
 // and its values; i must be in [0, Len()).
