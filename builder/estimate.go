@@ -20,12 +20,12 @@ func (b *Builder) EstimatedSize() int64 {
 	if b.done {
 		return int64(b.offset)
 	}
-	est := b.offset
+	est := b.offset + uint64(b.dictQueued) + format.BlockTrailerLen*uint64(len(b.dictQueue)) // queued blocks counted uncompressed
 	if b.data.Entries() > 0 {
 		pending := uint64(b.data.EstimatedSize())
 		if b.rawData > 0 && b.compress != format.NoCompression {
 			// Only data blocks are written before Finish.
-			stored := b.offset - format.BlockTrailerLen*b.props.NumDataBlocks
+			stored := b.offset - format.BlockTrailerLen*(b.props.NumDataBlocks-uint64(len(b.dictQueue)))
 			pending = pending * stored / b.rawData
 		}
 		est += pending + format.BlockTrailerLen

@@ -57,7 +57,7 @@ type Properties struct {
 	DataSize         uint64      // bytes of all data blocks, trailers included
 	IndexSize        uint64      // bytes of the index block, trailer included; in a partitioned table, of the top-level index only
 	FilterSize       uint64      // bytes of the filter section, trailer included; in a partitioned table, of the whole partitions section (every filter and index partition)
-	Compression      Compression // NoCompression, SnappyCompression or ZstdCompression
+	Compression      Compression // NoCompression, SnappyCompression, ZstdCompression or MinLZCompression
 	FilterPolicy     string      // filter policy name; "" when the table has no filter
 	FilterBitsPerKey float64     // the policy's configured bits per key (stored in 1/1000 bits)
 	BlockSize        uint64      // target data block size the builder used, bytes
@@ -66,6 +66,12 @@ type Properties struct {
 	HashIndexSize    uint64      // bytes of the hash index section, trailer included; 0 in a table without one (always in Version1)
 	Splitter         string      // name of the Splitter the filter and hash index were built over; "" when keys are whole
 	Partitioned      bool        // a Version4 table's index and filter are partitioned (tag 22), as a Version3 table's always are
+
+	// Dictionary is the table's zstd dictionary (tag 28): a Zstandard
+	// dictionary as RFC 8878 section 5 defines it, which data blocks of
+	// type BlockTypeZstdDict are encoded with. nil when the table has none
+	// (builder.Options.DictionarySize 0, the default).
+	Dictionary []byte
 
 	// SmallestKeyOmitted and LargestKeyOmitted are the lengths of
 	// SmallestKey and LargestKey when the properties block leaves them
@@ -127,6 +133,9 @@ func (p *Properties) String() string {
 // tables that have them, so that other tables print as before.
 func (p *Properties) extraString() string {
 	var b strings.Builder
+	if len(p.Dictionary) > 0 {
+		fmt.Fprintf(&b, "dictionary:         %d bytes\n", len(p.Dictionary))
+	}
 	if p.Splitter != "" {
 		fmt.Fprintf(&b, "splitter:           %s\n", p.Splitter)
 		if p.SplitterUnknown {

@@ -303,7 +303,7 @@ func TestCompressionLevelNeedsZstd(t *testing.T) {
 		{"build", "-o", out, "-compression", "snappy", "-compression-level", "best", input},
 		{"build", "-o", out, "-compression", "none", "-compression-level", "default", input},
 	} {
-		wantError(t, args, 2, "-compression-level applies to zstd only")
+		wantError(t, args, 2, "-compression-level applies to zstd and minlz only")
 	}
 	if names := dirNames(t, dir); !slices.Equal(names, []string{"in.txt"}) {
 		t.Errorf("usage errors left %q", names)

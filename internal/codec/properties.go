@@ -37,6 +37,10 @@ const (
 	propPartitioned // Version4 only: 1 when the index and filter are partitioned
 )
 
+// propDictionary is tag 28: the table's zstd dictionary (tags 23 to 27
+// belong to span blocks).
+const propDictionary = 28
+
 // AppendUserProperties appends the tag 21 record value for user: for each
 // name in increasing bytes order, `uvarint nameLen | name | uvarint
 // valueLen | value`.
@@ -159,6 +163,9 @@ func AppendProperties(dst []byte, p *format.Properties) []byte {
 	if p.Partitioned {
 		num(propPartitioned, 1)
 	}
+	if len(p.Dictionary) > 0 {
+		str(propDictionary, p.Dictionary)
+	}
 	return dst
 }
 
@@ -245,7 +252,7 @@ func DecodeProperties(src []byte, off int64) (format.Properties, error) {
 		case propFilterSize:
 			p.FilterSize = num
 		case propCompression:
-			if c := format.Compression(num); c != format.NoCompression && c != format.SnappyCompression && c != format.ZstdCompression {
+			if c := format.Compression(num); c != format.NoCompression && c != format.SnappyCompression && c != format.ZstdCompression && c != format.MinLZCompression {
 				return p, format.Corruptf(format.SectionProperties, recOff, "unknown compression %d", num)
 			}
 			p.Compression = format.Compression(num)
@@ -289,6 +296,11 @@ func DecodeProperties(src []byte, off int64) (format.Properties, error) {
 				return p, format.Corruptf(format.SectionProperties, recOff, "partitioned record holds %d, not 1", num)
 			}
 			p.Partitioned = true
+		case propDictionary:
+			if len(val) == 0 {
+				return p, format.Corruptf(format.SectionProperties, recOff, "empty dictionary record")
+			}
+			p.Dictionary = append([]byte{}, val...)
 		}
 	}
 	hasSmallest := p.SmallestKey != nil || p.SmallestKeyOmitted != 0

@@ -30,6 +30,7 @@ type props struct {
 	splitter        string            // tag 20
 	user            map[string][]byte // tag 21; nil when absent
 	partitioned     bool              // tag 22
+	dictionary      []byte            // tag 28; nil when absent
 }
 
 // has reports whether the block holds a record of tag.
@@ -65,7 +66,7 @@ func decodeProps(b []byte, off uint64) (props, error) {
 		p.tags = append(p.tags, tag)
 		var num uint64
 		switch tag {
-		case 4, 5, 12, 20, 21:
+		case 4, 5, 12, 20, 21, 28:
 		default:
 			// An integer: one uvarint filling the value.
 			v, w := binary.Uvarint(val)
@@ -105,8 +106,8 @@ func decodeProps(b []byte, off uint64) (props, error) {
 		case 10:
 			p.filterSize = num
 		case 11:
-			if num < 1 || num > 3 {
-				return p, bad(secProps, at, "compression %d is not 1, 2 or 3", num)
+			if num < 1 || num > 4 {
+				return p, bad(secProps, at, "compression %d is not 1, 2, 3 or 4", num)
 			}
 			p.compression = num
 		case 12:
@@ -149,6 +150,13 @@ func decodeProps(b []byte, off uint64) (props, error) {
 				return p, bad(secProps, at, "partitioned is %d, not 1", num)
 			}
 			p.partitioned = true
+		case 28:
+			// A Zstandard dictionary (RFC 8878 section 5): magic
+			// 0xEC30A437 and a non-zero ID, 4 bytes LE each.
+			if len(val) < 8 || binary.LittleEndian.Uint32(val) != 0xEC30A437 || binary.LittleEndian.Uint32(val[4:]) == 0 {
+				return p, bad(secProps, at, "tag 28 is not a zstd dictionary with an ID")
+			}
+			p.dictionary = val
 		default:
 			return p, bad(secProps, at, "tag %d is not in the specification", tag)
 		}
