@@ -54,9 +54,12 @@ func (b *Builder) writeDataBlock(contents []byte) {
 
 // trainDict trains the dictionary from the queued blocks, then writes
 // them, each with its index entry if the next key has given it (the last
-// one's stays pending, as after flushDataBlock). Without a dictionary
-// (the samples give none, or its encoder cannot be made), the blocks
-// are written as plain zstd blocks and so are all later ones.
+// one's stays pending, as after flushDataBlock). The dictionary is kept
+// only if it pays for itself: encoded with it, the queued blocks plus
+// the dictionary must take fewer bytes than the blocks encoded without
+// one. Without a dictionary (none pays, the samples give none, or its
+// encoder cannot be made), the blocks are written as plain zstd blocks
+// and so are all later ones.
 func (b *Builder) trainDict() {
 	samples := make([][]byte, len(b.dictQueue))
 	for i := range b.dictQueue {
@@ -64,8 +67,19 @@ func (b *Builder) trainDict() {
 	}
 	if d, err := codec.TrainZstdDict(samples, b.dictSize, b.level); err == nil {
 		if enc, err := codec.NewZstdDictEncoder(d, b.level); err == nil {
-			b.dictEnc = enc
-			b.props.Dictionary = d
+			with, without := len(d), 0
+			for _, s := range samples {
+				b.compressBuf = enc.Append(b.compressBuf[:0], s)
+				with += storedLen(len(s), len(b.compressBuf))
+				b.compressBuf = codec.AppendZstd(b.compressBuf[:0], s, b.level)
+				without += storedLen(len(s), len(b.compressBuf))
+			}
+			if with < without {
+				b.dictEnc = enc
+				b.props.Dictionary = d
+			} else {
+				enc.Close()
+			}
 		}
 	}
 	queue := b.dictQueue
@@ -79,6 +93,15 @@ func (b *Builder) trainDict() {
 		}
 		queue[i] = queuedBlock{}
 	}
+}
+
+// storedLen is the length a block of n bytes is stored in when it
+// compresses to c bytes: c if that saves at least 12.5%, else n.
+func storedLen(n, c int) int {
+	if c < n-n/8 {
+		return c
+	}
+	return n
 }
 
 // writeBlock writes contents, compressed with c when compression saves at

@@ -69,7 +69,7 @@ var goldenTables = []struct {
 	// github.com/minio/minlz and github.com/klauspost/compress (and its
 	// dictionary trainer) at the versions in go.mod.
 	{"minlz.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.MinLZCompression, Filter: filterblock.Bloom(10)}, true, nil},
-	{"zstddict.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.ZstdCompression, DictionarySize: 1024, Filter: filterblock.Bloom(10)}, true, nil},
+	{"zstddict.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.ZstdCompression, DictionarySize: 256, Filter: filterblock.Bloom(10)}, true, nil},
 }
 
 // goldenReaderOpts let readers of the golden tables use the binary fuse

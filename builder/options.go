@@ -89,9 +89,14 @@ type Options struct {
 	// times DictionarySize bytes of data blocks in memory, uncompressed,
 	// trains the dictionary from them (each block one sample), then writes
 	// them and every later block encoded with it; a table with less data
-	// trains from all of it at Finish. When the samples yield no
-	// dictionary (too little data, or nothing recurring), the table is
-	// written with plain zstd blocks and no dictionary.
+	// trains from all of it at Finish. The builder keeps the dictionary
+	// only when the sampled blocks encoded with it, plus the dictionary
+	// itself (its content, at most DictionarySize bytes, and its entropy
+	// tables, usually under 200 bytes), take fewer bytes than the blocks
+	// encoded without one; otherwise, and when the samples yield no
+	// dictionary, the table is written with plain zstd blocks and no
+	// dictionary. Training takes about 0.2 s for a 16 KiB dictionary
+	// and holds a table of up to 12 MiB besides the queued blocks.
 	DictionarySize int
 	// Filter is the filter policy built over every key (or, with a
 	// Splitter, every distinct prefix) of the table. nil means

@@ -31,7 +31,8 @@ const (
 // block's decoded contents), tuned for encoder level l, with ID
 // ZstdDictID. The content is chosen by selectDictContent; the entropy
 // tables and repeat offsets are github.com/klauspost/compress/zstd's
-// BuildDict's, from encoding the samples with that content. Training is
+// BuildDict's, from encoding about 1 MiB of the samples, evenly spaced,
+// with that content. Training is
 // deterministic: the same samples give the same dictionary. It returns an
 // error when the samples share too little to make one.
 func TrainZstdDict(samples [][]byte, size int, l format.CompressionLevel) ([]byte, error) {
@@ -39,9 +40,22 @@ func TrainZstdDict(samples [][]byte, size int, l format.CompressionLevel) ([]byt
 	if len(content) < 8 {
 		return nil, errors.New("samples share no content")
 	}
+	// The entropy tables need statistics, not every sample: an evenly
+	// spaced subset of about dictStatsBytes is encoded for them.
+	stats, total := samples, 0
+	for _, s := range samples {
+		total += len(s)
+	}
+	if total > dictStatsBytes {
+		step := (total + dictStatsBytes - 1) / dictStatsBytes
+		stats = nil
+		for i := 0; i < len(samples); i += step {
+			stats = append(stats, samples[i])
+		}
+	}
 	d, err := zstd.BuildDict(zstd.BuildDictOptions{
 		ID:       ZstdDictID,
-		Contents: samples,
+		Contents: stats,
 		History:  content,
 		Offsets:  [3]int{1, 4, 8},
 		Level:    zstdLevel(l),
@@ -54,6 +68,10 @@ func TrainZstdDict(samples [][]byte, size int, l format.CompressionLevel) ([]byt
 	}
 	return d, nil
 }
+
+// dictStatsBytes is about how many sample bytes TrainZstdDict encodes for
+// the dictionary's entropy tables.
+const dictStatsBytes = 1 << 20
 
 // Dictionary content selection, after the idea of zstd's COVER trainer
 // (Liao, Petri, Moffat, Wirth, "Effective Construction of Relative
@@ -124,36 +142,53 @@ func (h *dictHeap) pop() dictCand {
 }
 
 // selectDictContent returns at most size bytes of dictionary content
-// chosen from samples (see above).
+// chosen from samples (see above). Windows are counted in a table of at
+// most 2^21 slots indexed by a multiplicative hash of the window, so that
+// memory stays bounded (12 MiB at most) whatever the samples; windows
+// sharing a slot share a count, which only blurs the scores.
 func selectDictContent(samples [][]byte, size int) []byte {
-	type count struct{ n, last int32 }
-	counts := map[uint64]count{}
+	windows := 0
+	for _, s := range samples {
+		windows += max(len(s)-dictWindow+1, 0)
+	}
+	bits := 12
+	for bits < 21 && 1<<bits < 2*windows {
+		bits++
+	}
+	n := make([]uint16, 1<<bits)   // samples holding the slot's windows (saturating)
+	last := make([]int32, 1<<bits) // last sample counted in the slot, plus 1
+	slot := func(b []byte) uint32 {
+		return uint32(binary.LittleEndian.Uint64(b) * 0x9E3779B97F4A7C15 >> (64 - bits))
+	}
 	for si, s := range samples {
 		for i := 0; i+dictWindow <= len(s); i++ {
-			w := binary.LittleEndian.Uint64(s[i:])
-			c := counts[w]
-			if c.last != int32(si)+1 {
-				c.n++
-				c.last = int32(si) + 1
-				counts[w] = c
+			h := slot(s[i:])
+			if last[h] != int32(si)+1 {
+				last[h] = int32(si) + 1
+				if n[h] < 0xffff {
+					n[h]++
+				}
 			}
 		}
 	}
-	var seen map[uint64]bool
+	var seen [dictSegment]uint32
 	score := func(seg []byte) int64 {
-		clear(seen)
 		var sc int64
+		k := 0
+	next:
 		for i := 0; i+dictWindow <= len(seg); i++ {
-			w := binary.LittleEndian.Uint64(seg[i:])
-			if seen[w] {
-				continue
+			h := slot(seg[i:])
+			for _, x := range seen[:k] {
+				if x == h {
+					continue next
+				}
 			}
-			seen[w] = true
-			sc += int64(counts[w].n - 1) // other samples holding it; 0 once covered
+			seen[k] = h
+			k++
+			sc += int64(n[h]) - 1 // other samples holding it; 0 once covered
 		}
 		return sc
 	}
-	seen = map[uint64]bool{}
 	var h dictHeap
 	for si, s := range samples {
 		for off := 0; off+dictWindow <= len(s); off += dictSegment {
@@ -187,10 +222,8 @@ func selectDictContent(samples [][]byte, size int) []byte {
 		picked = append(picked, seg)
 		total += len(seg)
 		for i := 0; i+dictWindow <= len(seg); i++ {
-			w := binary.LittleEndian.Uint64(seg[i:])
-			if c := counts[w]; c.n > 1 {
-				c.n = 1
-				counts[w] = c
+			if x := slot(seg[i:]); n[x] > 1 {
+				n[x] = 1
 			}
 		}
 		version++
