@@ -131,3 +131,32 @@ func TestZstdDictionary(t *testing.T) {
 		t.Fatal("decoding after Close succeeded")
 	}
 }
+
+// TestZstdDictionaryLargeSamples: samples and blocks over zstd's 128 KiB
+// block size train a dictionary and round-trip through it.
+func TestZstdDictionaryLargeSamples(t *testing.T) {
+	var samples [][]byte
+	for i := range 6 {
+		samples = append(samples, bytes.Repeat([]byte(fmt.Sprintf("large sample %d with some text, ", i)), 10000+i*3000))
+	}
+	raw, err := codec.TrainZstdDict(samples, 64<<10, format.LevelDefault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := codec.NewZstdDict(format.SectionProperties, 0, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	enc, err := codec.NewZstdDictEncoder(raw, format.LevelDefault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	for _, s := range samples {
+		out, err := codec.DecodeBlockDict(format.SectionDataBlock, 0, enc.Append(nil, s), format.BlockTypeZstdDict, len(s), nil, d)
+		if err != nil || !bytes.Equal(out, s) {
+			t.Fatalf("round trip of %d bytes: %v", len(s), err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -53,7 +54,28 @@ func TrainZstdDict(samples [][]byte, size int, l format.CompressionLevel) ([]byt
 			stats = append(stats, samples[i])
 		}
 	}
-	d, err := zstd.BuildDict(zstd.BuildDictOptions{
+	for i, s := range stats {
+		if len(s) > dictStatsSample {
+			// BuildDict encodes each sample as one zstd block (it panics
+			// on samples over 128 KiB, as of v1.20.3).
+			if &stats[0] == &samples[0] {
+				stats = slices.Clone(stats)
+			}
+			stats[i] = s[:dictStatsSample]
+		}
+	}
+	return buildDict(content, stats, l)
+}
+
+// buildDict is zstd.BuildDict with this package's ID and offsets,
+// recovering from a panic of the library as an error.
+func buildDict(content []byte, stats [][]byte, l format.CompressionLevel) (d []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			d, err = nil, fmt.Errorf("zstd.BuildDict failed: %v", r)
+		}
+	}()
+	d, err = zstd.BuildDict(zstd.BuildDictOptions{
 		ID:       ZstdDictID,
 		Contents: stats,
 		History:  content,
@@ -70,8 +92,12 @@ func TrainZstdDict(samples [][]byte, size int, l format.CompressionLevel) ([]byt
 }
 
 // dictStatsBytes is about how many sample bytes TrainZstdDict encodes for
-// the dictionary's entropy tables.
-const dictStatsBytes = 1 << 20
+// the dictionary's entropy tables, in samples of at most dictStatsSample
+// bytes (each sample's first bytes).
+const (
+	dictStatsBytes  = 1 << 20
+	dictStatsSample = 64 << 10
+)
 
 // Dictionary content selection, after the idea of zstd's COVER trainer
 // (Liao, Petri, Moffat, Wirth, "Effective Construction of Relative
