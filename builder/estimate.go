@@ -10,7 +10,9 @@ import (
 
 // EstimatedSize returns the size in bytes the table would have if Finish
 // were called now: the bytes written so far, plus estimates of the
-// pending data block (compressed at the ratio seen so far), the hash
+// pending data block (compressed at the ratio seen so far; blocks
+// waiting for a dictionary, Options.DictionarySize, count uncompressed
+// until it is trained), the hash
 // index, the filter, the index block, the properties and the footer.
 // For tables over 1 MiB it is within 5% of the final size; after a
 // successful Finish it is the exact file size. Like file sizes in
