@@ -81,7 +81,7 @@ type Options struct {
 	// dictionary the builder trains from the table's first data blocks,
 	// stores once in the table (property tag 28) and encodes every data
 	// block with; 0, the default, means no dictionary. It must be 0 or
-	// from codec's 256 bytes to 256 KiB (MinDictionarySize,
+	// from 256 bytes to 256 KiB (MinDictionarySize,
 	// MaxDictionarySize), and only with ZstdCompression. RocksDB's
 	// max_dict_bytes is the same idea; 16 KiB suits tables of small
 	// records with 4 KiB blocks, where blocks compressed alone share no
@@ -89,7 +89,12 @@ type Options struct {
 	// times DictionarySize bytes of data blocks in memory, uncompressed,
 	// trains the dictionary from them (each block one sample), then writes
 	// them and every later block encoded with it; a table with less data
-	// trains from all of it at Finish. The builder keeps the dictionary
+	// trains from all of it at Finish. The first blocks are the sample
+	// because the dictionary must exist before any block encoded with it
+	// is written, and holding them (rather than sampling the whole table)
+	// bounds the memory; for tables of similar records they are typical
+	// of the rest (RocksDB samples data blocks too, up to
+	// zstd_max_train_bytes, about 100 times max_dict_bytes). The builder keeps the dictionary
 	// only when the sampled blocks encoded with it, plus the dictionary
 	// itself (its content, at most DictionarySize bytes, and its entropy
 	// tables, usually under 200 bytes), take fewer bytes than the blocks
