@@ -88,7 +88,9 @@ type Options struct {
 	// history. The builder holds the first DictionaryTrainingFactor
 	// times DictionarySize bytes of data blocks in memory, uncompressed,
 	// trains the dictionary from them (each block one sample), then writes
-	// them and every later block encoded with it; a table with less data
+	// them and every later block of up to 32 KiB encoded with it (larger
+	// blocks, of large values, stay plain zstd frames: they have history
+	// enough of their own, and decode faster without); a table with less data
 	// trains from all of it at Finish. The first blocks are the sample
 	// because the dictionary must exist before any block encoded with it
 	// is written, and holding them (rather than sampling the whole table)

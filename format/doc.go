@@ -113,7 +113,8 @@
 // it (github.com/klauspost/compress/dict, BuildZstdDict) from the
 // decoded contents of the table's first data blocks, up to 100 times the
 // requested content size; its content is at most the requested size,
-// and the tables come on top. A type 4 block in a table without tag 28,
+// and the tables come on top. A table with a dictionary may hold type 2
+// blocks too (writers of this package store blocks over 32 KiB so). A type 4 block in a table without tag 28,
 // a frame naming another ID (or none), and a tag 28 that does not parse
 // as a dictionary are corruptions. The decoded length is the frame
 // content size, bounded by tag 16 exactly as for type 2, and the writer

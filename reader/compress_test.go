@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sstkit/sstable/builder"
@@ -214,4 +215,31 @@ func testGetAllocs(t *testing.T, es []entry, o *builder.Options) {
 			t.Errorf("%v, dictionary %d, %s cache: Get allocates %v times", o.Compression, o.DictionarySize, c.name, allocs)
 		}
 	}
+}
+
+// TestDictionaryLargeBlocks: in a table with a dictionary, a block over
+// 32 KiB (one large value) is a plain zstd frame, the others dictionary
+// frames, and both read back.
+func TestDictionaryLargeBlocks(t *testing.T) {
+	es := recordEntries(2000)
+	var big strings.Builder
+	for _, e := range recordEntries(400) {
+		big.WriteString(e.Value)
+	}
+	es[700].Value = big.String() // about 100 KB, compressing about as the records do
+	data, p := build(t, es, &builder.Options{Compression: format.ZstdCompression, DictionarySize: 4096})
+	if len(p.Dictionary) == 0 {
+		t.Fatal("no dictionary")
+	}
+	types := map[byte]int{}
+	for _, b := range dataBlocks(t, data) {
+		types[b.Type]++
+		if b.Type == format.BlockTypeZstdDict && len(b.Contents) > 32<<10 || b.Type == format.BlockTypeZstd && len(b.Contents) <= 32<<10 {
+			t.Fatalf("block of %d bytes has type %d", len(b.Contents), b.Type)
+		}
+	}
+	if types[format.BlockTypeZstd] != 1 || types[format.BlockTypeZstdDict] == 0 {
+		t.Fatalf("block types %v", types)
+	}
+	checkReads(t, data, es)
 }

@@ -669,15 +669,15 @@ func (t *table) decodeDataBlocks(idx []indexEntry) error {
 // checkCompression checks a data block's type against tag 11: a table
 // compressed with snappy or zstd stores a block raw when compression does
 // not pay, and a zstd or MinLZ table stores as snappy a block zstd or
-// MinLZ would shrink too much; a zstd table with a dictionary (tag 28)
-// stores zstd blocks as dictionary blocks, one without as plain frames.
+// MinLZ would shrink too much; a zstd table may hold dictionary blocks
+// only with a dictionary (tag 28), and plain frames with or without one.
 func (t *table) checkCompression(h handle, typ byte) error {
 	ok := typ == blockRaw
 	switch t.p.compression {
 	case 2:
 		ok = ok || typ == blockSnappy
 	case 3:
-		ok = ok || typ == blockSnappy || typ == blockZstd && t.p.dictionary == nil || typ == blockZstdDict && t.p.dictionary != nil
+		ok = ok || typ == blockSnappy || typ == blockZstd || typ == blockZstdDict && t.p.dictionary != nil
 	case 4:
 		ok = ok || typ == blockMinLZ || typ == blockSnappy
 	}
