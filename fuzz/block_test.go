@@ -336,7 +336,7 @@ func checkMinLZBlock(t *testing.T, stored []byte) {
 
 // fuzzDict is a dictionary trained from the fuzz seeds' shapes, for
 // checkZstdDictBlock.
-var fuzzDict = sync.OnceValues(func() (*codec.ZstdDict, []byte) {
+var fuzzDict = sync.OnceValues(func() (*codec.ZstdDict, *codec.ZstdDictEncoder) {
 	var samples [][]byte
 	for i := range 64 {
 		samples = append(samples, []byte(fmt.Sprintf("key%05d value number %d of the fuzz dictionary; zstd! snappy! ", i, i*i)))
@@ -349,14 +349,20 @@ var fuzzDict = sync.OnceValues(func() (*codec.ZstdDict, []byte) {
 	if err != nil {
 		panic(err)
 	}
-	return d, raw
+	// One encoder for every call: a fuzz worker runs its inputs one at
+	// a time, and making an encoder costs more than the checks.
+	enc, err := codec.NewZstdDictEncoder(raw, format.LevelDefault)
+	if err != nil {
+		panic(err)
+	}
+	return d, enc
 })
 
 // checkZstdDictBlock decodes stored as a zstd dictionary block with a
 // fixed dictionary: success must agree with DecodedLen and stay within
 // the limit; and round-trips stored through the dictionary's encoder.
 func checkZstdDictBlock(t *testing.T, stored []byte) {
-	d, raw := fuzzDict()
+	d, enc := fuzzDict()
 	n, lenErr := codec.DecodedLen(stored, format.BlockTypeZstdDict)
 	wantErr(t, "DecodedLen zstd dict", lenErr, format.ErrCorrupt)
 	out, err := codec.DecodeBlockDict(format.SectionDataBlock, 0, stored, format.BlockTypeZstdDict, 1<<20, nil, d)
@@ -367,11 +373,6 @@ func checkZstdDictBlock(t *testing.T, stored []byte) {
 	if len(stored) == 0 {
 		return // the encoder names no dictionary in an empty frame; data blocks are never empty
 	}
-	enc, err := codec.NewZstdDictEncoder(raw, format.LevelDefault)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enc.Close()
 	frame := enc.Append(nil, stored)
 	back, err := codec.DecodeBlockDict(format.SectionDataBlock, 0, frame, format.BlockTypeZstdDict, len(stored), nil, d)
 	if err != nil || !bytes.Equal(back, stored) {
