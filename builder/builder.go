@@ -100,6 +100,7 @@ type Builder struct {
 	pendingIndex  bool   // a data block was flushed and awaits its index entry
 	pendingHandle format.BlockHandle
 	props         format.Properties
+	spans         spanState // AddSpan's fragments and open spans (spans.go)
 
 	handleBuf, sepBuf, compressBuf []byte
 
@@ -309,7 +310,7 @@ func (b *Builder) write(p []byte) {
 }
 
 // Finish writes the last data block, the filter section, the index block,
-// the properties block and the footer, and flushes the output. For a
+// the span block (with spans: AddSpan), the properties block and the footer, and flushes the output. For a
 // builder from Create it then fsyncs the temporary file, renames it to the
 // target path and fsyncs the directory; on any error the temporary file is
 // removed and nothing is left at the path. Finish returns the first error
@@ -425,6 +426,16 @@ func (b *Builder) finish() error {
 
 	f.Index = b.writeBlock(index, format.NoCompression)
 	b.props.IndexSize = f.Index.Length + format.BlockTrailerLen
+
+	// Version 5: the span block, between the index and the properties.
+	spanBlock, err := b.finishSpans()
+	if err != nil {
+		return err
+	}
+	if spanBlock != nil {
+		h := b.writeBlock(spanBlock, format.NoCompression)
+		b.props.SpanBlockSize = h.Length + format.BlockTrailerLen
+	}
 
 	f.Properties = b.writeBlock(codec.AppendProperties(nil, &b.props), format.NoCompression)
 	f.Version = b.props.FormatVersion

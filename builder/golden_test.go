@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -70,6 +71,64 @@ var goldenTables = []struct {
 	// dictionary trainer) at the versions in go.mod.
 	{"minlz.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.MinLZCompression, Filter: filterblock.Bloom(10)}, true, nil},
 	{"zstddict.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.ZstdCompression, DictionarySize: 256, Filter: filterblock.Bloom(10)}, true, nil},
+	// Version 5: v4.sst and v4parted.sst with the overlapping spans of
+	// spans.txt, fragmented into a span block after the index block (the
+	// top-level index), and a table of spans alone (goldenSpans: the
+	// tables whose names start with v5).
+	{"v5.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10)}, true, nil},
+	{"v5parted.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.SnappyCompression, Filter: filterblock.Bloom(10), PartitionThreshold: 1, PartitionSize: 256}, true, nil},
+	{"v5spansonly.sst", builder.Options{}, false, nil},
+}
+
+// goldenSpans reports whether golden table file holds the spans of
+// spans.txt.
+func goldenSpans(file string) bool { return strings.HasPrefix(file, "v5") }
+
+// readGoldenSpans parses spans.txt: one "start<TAB>end<TAB>value" span
+// per line, in non-decreasing start order.
+func readGoldenSpans(t *testing.T) [][3]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(goldenDir, "spans.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][3]string
+	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 3 {
+			t.Fatalf("spans.txt: line %q has %d fields, want 3", line, len(f))
+		}
+		out = append(out, [3]string{f[0], f[1], f[2]})
+	}
+	return out
+}
+
+// checkGoldenSpans checks a golden table's fragments against a brute
+// force over spans.txt at every span bound and the keys around them.
+func checkGoldenSpans(t *testing.T, r *reader.Reader, spans [][3]string) {
+	t.Helper()
+	var probes []string
+	for _, s := range spans {
+		probes = append(probes, s[0], s[1], s[0]+"\x00", s[1]+"\x00", s[1][:len(s[1])-1])
+	}
+	for _, k := range probes {
+		var want [][]byte
+		for _, s := range spans {
+			if s[0] <= k && k < s[1] {
+				want = append(want, []byte(s[2]))
+			}
+		}
+		sp, err := r.SpanAt([]byte(k))
+		switch {
+		case len(want) == 0 && err != reader.ErrNotFound:
+			t.Fatalf("SpanAt(%q) = %q, %v; want ErrNotFound", k, sp, err)
+		case len(want) > 0 && (err != nil || !cmp.Equal(want, sp.Values) || string(sp.Start) > k || k >= string(sp.End)):
+			t.Fatalf("SpanAt(%q) = %q, %v; want values %q", k, sp, err, want)
+		}
+	}
+	if p := r.Properties(); p.NumSpans != uint64(len(spans)) || p.FormatVersion != format.Version5 {
+		t.Fatalf("%d spans, version %d; want %d, 5", p.NumSpans, p.FormatVersion, len(spans))
+	}
 }
 
 // goldenReaderOpts let readers of the golden tables use the binary fuse
@@ -100,6 +159,7 @@ func readGoldenInput(t *testing.T) []kv {
 
 func TestGolden(t *testing.T) {
 	input := readGoldenInput(t)
+	spans := readGoldenSpans(t)
 	for _, g := range goldenTables {
 		t.Run(g.file, func(t *testing.T) {
 			var buf bytes.Buffer
@@ -115,6 +175,13 @@ func TestGolden(t *testing.T) {
 			for k, v := range g.user {
 				if err := b.SetUserProperty(k, v); err != nil {
 					t.Fatal(err)
+				}
+			}
+			if goldenSpans(g.file) {
+				for _, s := range spans {
+					if err := b.AddSpan([]byte(s[0]), []byte(s[1]), []byte(s[2])); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
 			if err := b.Finish(); err != nil {
@@ -185,6 +252,8 @@ func TestGolden(t *testing.T) {
 			wantVersion := format.Version1
 			v4 := g.opts.FormatVersion == 0 && !g.opts.HashIndex
 			switch {
+			case v4 && goldenSpans(g.file):
+				wantVersion = format.Version5
 			case v4:
 				wantVersion = format.Version4
 			case g.opts.PartitionThreshold > 0:
@@ -204,6 +273,11 @@ func TestGolden(t *testing.T) {
 			}
 			if g.opts.Splitter != nil {
 				checkGoldenPrefixes(t, r, g.opts.Splitter, wantEntries)
+			}
+			if goldenSpans(g.file) {
+				checkGoldenSpans(t, r, spans)
+			} else if _, err := r.SpanAt(nil); err != reader.ErrNotFound {
+				t.Fatalf("SpanAt in a table without spans: %v", err)
 			}
 			if p := r.Properties(); p.FormatVersion != wantVersion || (p.HashIndexSize != 0) != (g.opts.HashIndex || v4) || p.Partitioned != (v4 && g.opts.PartitionThreshold > 0 && g.entries) {
 				t.Fatalf("format version %d, hash index size %d, partitioned %v; want version %d", p.FormatVersion, p.HashIndexSize, p.Partitioned, wantVersion)

@@ -279,6 +279,9 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("sstable: builder: Options.Splitter: %w", err)
 		}
 	}
+	if o.FormatVersion == format.Version5 {
+		return fmt.Errorf("sstable: builder: Options.FormatVersion 5: version 5 is version 4 with spans, written when AddSpan is called; want 0 (default), %s", versionList())
+	}
 	if o.FormatVersion > format.Version {
 		return fmt.Errorf("sstable: builder: Options.FormatVersion %d: want 0 (default), %s", o.FormatVersion, versionList())
 	}
@@ -288,12 +291,13 @@ func (o *Options) Validate() error {
 	return nil
 }
 
-// versionList returns "1, 2, 3 or 4": the format versions a builder writes.
+// versionList returns "1, 2, 3 or 4": the format versions a builder is
+// asked for (version 5 follows from AddSpan).
 func versionList() string {
 	var s string
-	for v := format.Version1; v <= format.Version; v++ {
+	for v := format.Version1; v <= format.Version4; v++ {
 		switch {
-		case v == format.Version:
+		case v == format.Version4:
 			s += fmt.Sprintf(" or %d", v)
 		case v > format.Version1:
 			s += fmt.Sprintf(", %d", v)

@@ -168,6 +168,13 @@ type TableInfo struct {
 	Largest  []byte `json:"largest"`
 	// Entries is the number of entries in the table.
 	Entries int64 `json:"entries"`
+	// Spans is the number of span fragments in the table (Writer.AddSpan;
+	// absent from the manifest when 0). Smallest and Largest stay the
+	// point entries' bounds (nil in a table of spans only); the table's
+	// spans lie above the previous table's Largest and below the next
+	// table's Smallest (the first table's from the smallest key, the
+	// last table's to the largest).
+	Spans int64 `json:"spans,omitempty"`
 	// Size is the table's file size in bytes.
 	Size int64 `json:"size"`
 }
@@ -254,6 +261,12 @@ type Writer struct {
 	runDir string
 	runs   []string // run files, in creation order
 	runSeq int
+
+	// Spans (AddSpan, spans.go): held until Finish, then fragmented into
+	// frags, of which the tables written take from nextFrag on.
+	spans    []bulkSpan
+	frags    []fragment
+	nextFrag int
 
 	mu      sync.Mutex // guards tables and cleanup
 	tables  []string   // table files written (for cleanup)
@@ -573,6 +586,7 @@ func (w *Writer) Finish() ([]TableInfo, error) {
 
 func (w *Writer) finish() ([]TableInfo, error) {
 	var tables []TableInfo
+	w.frags, w.spans = fragmentSpans(w.spans), nil
 	if len(w.runs) == 0 {
 		// Everything fits in memory: sort and write.
 		w.phase.Store(int32(PhaseMerging))
@@ -742,8 +756,16 @@ func (w *Writer) writeTables(src source) ([]TableInfo, error) {
 		cur    TableInfo
 		last   []byte
 		n      int64
+		full   bool // b reached the target size: finish it before the next key
 	)
-	finishTable := func() error {
+	// finishTable finishes the table, with the spans below limit, the
+	// next table's first key (nil: all those left, for the last table).
+	finishTable := func(limit []byte) error {
+		ns, err := w.addSpansBelow(b, limit)
+		if err != nil {
+			return err
+		}
+		cur.Spans = ns
 		if err := b.Finish(); err != nil {
 			return wrap("", err)
 		}
@@ -778,6 +800,12 @@ func (w *Writer) writeTables(src source) ([]TableInfo, error) {
 				return nil, fmt.Errorf("bulk: internal error: key %s after %s", QuoteKey(k), QuoteKey(last))
 			}
 		}
+		if full {
+			if err := finishTable(k); err != nil {
+				return nil, err
+			}
+			full = false
+		}
 		if b == nil {
 			path := filepath.Join(w.dir, fmt.Sprintf("%06d.sst", len(tables)+1))
 			var err error
@@ -798,16 +826,27 @@ func (w *Writer) writeTables(src source) ([]TableInfo, error) {
 		n++
 		w.written.Store(n)
 		if target > 0 && int64(b.EstimatedSize()) >= target {
-			if err := finishTable(); err != nil {
-				return nil, err
-			}
+			full = true // finished at the next key, which bounds its spans
 		}
 	}
 	if err := src.err(); err != nil {
 		return nil, err
 	}
+	if b == nil && w.nextFrag < len(w.frags) {
+		// Spans alone: a table of their own.
+		path := filepath.Join(w.dir, fmt.Sprintf("%06d.sst", len(tables)+1))
+		var err error
+		if b, err = builder.Create(path, w.opts.Builder); err != nil {
+			return nil, wrap("", err)
+		}
+		w.mu.Lock()
+		w.pending = b
+		w.tables = append(w.tables, path)
+		w.mu.Unlock()
+		cur = TableInfo{Path: path}
+	}
 	if b != nil {
-		if err := finishTable(); err != nil {
+		if err := finishTable(nil); err != nil {
 			return nil, err
 		}
 	}

@@ -121,7 +121,7 @@ func (m *Manifest) check() error {
 		switch {
 		case t.Path == "":
 			return fmt.Errorf("bulk: manifest table %d has no path", i)
-		case t.Entries <= 0:
+		case t.Entries <= 0 && t.Spans <= 0:
 			return fmt.Errorf("bulk: manifest table %s has %d entries", t.Path, t.Entries)
 		case t.Size <= 0:
 			return fmt.Errorf("bulk: manifest table %s has size %d", t.Path, t.Size)

@@ -29,7 +29,8 @@ type Stats struct {
 	Hits      int64 // block lookups that found their block
 	Misses    int64 // block lookups that had to read the block
 	Evictions int64 // blocks evicted to make room
-	Held      int64 // bytes of Size that readers hold for the tables they have open (their copies of version 4 filters), released at their Close
+	Refused   int64 // misses of blocks not admitted: a memory-mapped table's block missed for the first time while the cache is full is decoded outside it (see the reader's Memory section)
+	Held      int64 // bytes of Size that readers hold for the tables they have open, released at their Close: their copies of version 4 filters, and charges for what they keep on the Go heap (per-block slots and flags, partitions' keys)
 }
 
 // The public limit is the implementation's: blocks are addressed by 32-bit
@@ -61,7 +62,7 @@ func (c *Cache) Capacity() int64 { return c.c.Capacity() }
 // Stats returns the cache's counters.
 func (c *Cache) Stats() Stats {
 	s := c.c.Stats()
-	return Stats{Capacity: s.Capacity, Size: s.Size, Hits: s.Hits, Misses: s.Misses, Evictions: s.Evictions, Held: s.Held}
+	return Stats{Capacity: s.Capacity, Size: s.Size, Hits: s.Hits, Misses: s.Misses, Evictions: s.Evictions, Refused: s.Refused, Held: s.Held}
 }
 
 // Close releases the cache's memory. It returns an error wrapping ErrInUse

@@ -163,8 +163,8 @@ func TestBitFlipsFailChecksum(t *testing.T) {
 // TestVersions checks the documented version numbers and that Decode
 // accepts every version from Version1 to Version.
 func TestVersions(t *testing.T) {
-	if format.Version1 != 1 || format.Version2 != 2 || format.Version3 != 3 || format.Version4 != 4 || format.Version != format.Version4 {
-		t.Fatalf("Version1 = %d, Version2 = %d, Version3 = %d, Version4 = %d, Version = %d; want 1, 2, 3, 4, 4", format.Version1, format.Version2, format.Version3, format.Version4, format.Version)
+	if format.Version1 != 1 || format.Version2 != 2 || format.Version3 != 3 || format.Version4 != 4 || format.Version5 != 5 || format.Version != format.Version5 {
+		t.Fatalf("Version1 = %d, Version2 = %d, Version3 = %d, Version4 = %d, Version5 = %d, Version = %d; want 1, 2, 3, 4, 5, 5", format.Version1, format.Version2, format.Version3, format.Version4, format.Version5, format.Version)
 	}
 	for v := format.Version1; v <= format.Version; v++ {
 		f := sample
@@ -180,7 +180,7 @@ func TestVersions(t *testing.T) {
 }
 
 func TestWrongVersion(t *testing.T) {
-	for _, v := range []uint32{0, 5, format.Version + 1, 1 << 16, math.MaxUint32} {
+	for _, v := range []uint32{0, 6, format.Version + 1, 1 << 16, math.MaxUint32} {
 		f := sample
 		f.Version = v
 		_, err := footer.Decode(encode(f), sampleFileSize)
@@ -273,7 +273,7 @@ func TestGoldenFooters(t *testing.T) {
 		if f.Version != p.FormatVersion {
 			t.Errorf("%s: footer version %d, properties say %d", path, f.Version, p.FormatVersion)
 		}
-		if f.Filter.End() != f.Index.Offset || f.Index.End() != f.Properties.Offset || f.Properties.End() != uint64(size-footer.Size) || f.Filter.Offset != p.DataSize+p.HashIndexSize {
+		if f.Filter.End() != f.Index.Offset || f.Index.End()+p.SpanBlockSize != f.Properties.Offset || f.Properties.End() != uint64(size-footer.Size) || f.Filter.Offset != p.DataSize+p.HashIndexSize {
 			t.Errorf("%s (version %d): filter %+v, index %+v, properties %+v, footer at %d, data size %d, hash index size %d: the sections do not follow each other",
 				path, f.Version, f.Filter, f.Index, f.Properties, size-footer.Size, p.DataSize, p.HashIndexSize)
 		}

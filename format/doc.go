@@ -1,4 +1,4 @@
-// Package format specifies table formats 1 to 4, byte for byte, and holds
+// Package format specifies table formats 1 to 5, byte for byte, and holds
 // what a user of the builder and reader needs of them: the version and
 // compression constants, Properties, BlockHandle, Splitter, and the
 // corruption errors every decoder returns (ErrCorrupt, CorruptError).
@@ -12,8 +12,11 @@
 // KiB tail a reader over an io.ReaderAt reads on open). Version 4, what
 // builders write by default, is version 2 or partitioned version 3 with a
 // compact hash index, over data blocks whose entries share prefixes with
-// their block's first key ("Version 4" below). Builders write versions 1
-// to 3 when asked for them; readers read all four.
+// their block's first key ("Version 4" below). Version 5 is version 4 with
+// a span block (range deletions or range keys, fragmented), written
+// exactly when a table has spans ("Span block (version 5)" below).
+// Builders write versions 1 to 3 when asked for them; readers read all
+// five.
 //
 // # Conventions
 //
@@ -38,6 +41,8 @@
 //	| filter section | trailer |   FilterSize bytes
 //	+--------------------------+
 //	| index block   | trailer  |   IndexSize bytes
+//	+--------------------------+
+//	| span block    | trailer  |   SpanBlockSize bytes (version 5 only)
 //	+--------------------------+
 //	| properties    | trailer  |
 //	+--------------------------+
@@ -66,7 +71,7 @@
 // offset+length. Data blocks are snappy-compressed by default, or
 // zstd-compressed when the builder is asked to, and stored raw when
 // compression saves less than 12.5%. The hash index, filter
-// section, index block and properties block are always stored raw, so a
+// section, index block, span block and properties block are always stored raw, so a
 // memory-mapped reader uses them in place.
 //
 // A zstd block is exactly one Zstandard frame (RFC 8878) whose header
@@ -120,7 +125,7 @@
 // content size, bounded by tag 16 exactly as for type 2, and the writer
 // falls back to snappy as for type 2. Only data blocks use types 3 and
 // 4. A table with a dictionary, or with MinLZ blocks, keeps its format
-// version (1 to 4): readers before types 3 and 4 skip tag 28 and report
+// version (any of 1 to 5): readers before types 3 and 4 skip tag 28 and report
 // a type 3 or 4 block as an unknown compression type, a corruption,
 // never a wrong value; readers before compression 4 report tag 11 = 4 as
 // corrupt at open.
@@ -310,6 +315,8 @@
 //	+--------------------------------------------+
 //	| top-level index          | trailer (5)     |   IndexSize bytes
 //	+--------------------------------------------+
+//	| span block               | trailer (5)     |   (version 5 only)
+//	+--------------------------------------------+
 //	| properties               | trailer (5)     |
 //	+--------------------------------------------+
 //	| footer (64 bytes)                          |
@@ -452,7 +459,7 @@
 // bytes of data blocks, and no filter after the block offsets: its
 // filter section is already whole.
 //
-// Property tag 22 (partitioned, value 1) marks a partitioned version 4
+// Property tag 22 (partitioned, value 1) marks a partitioned version 4 (or 5)
 // table; it appears in no other table. Its footer, top-level index,
 // partitions and property tags 9 and 10 are exactly those of a version 3
 // table with a hash index. The footer and properties record version 4
@@ -469,6 +476,86 @@
 // ("unsupported format version 4"). Builders still write versions 1, 2
 // and 3 byte for byte when asked for them (builder.Options.FormatVersion,
 // or HashIndex).
+//
+// # Span block (version 5)
+//
+// A span is a key range [start, end), start < end in bytes.Compare
+// order, with a value the writer gives it meaning: a range deletion's
+// sequence number, a range key's suffix and value. Keys and values are
+// opaque, as point entries are. A table stores its spans fragmented, as
+// Pebble's keyspan.Fragmenter does: the fragments are sorted, do not
+// overlap, cover exactly the union of the spans, and each lists the
+// values of every span covering it, in the order the writer added the
+// spans; every fragment bound is some span's start or end. So the spans
+// covering a key are those listed by the one fragment holding it, found
+// by one binary search. Fragments are not merged: two touching fragments
+// may list the same values.
+//
+// A version 5 table is a version 4 table (one-level or partitioned),
+// byte for byte as a builder writes it, with the span block inserted
+// after the index block (in a partitioned table, after the top-level
+// index) and before the properties block, followed by its block trailer
+// (type 0: stored raw, like every metadata block; CRC-32C as every
+// block). The footer's index handle still names the index block (the
+// top-level index), and its properties handle the properties block: the
+// span block occupies exactly the bytes between them, [index end,
+// properties offset), where index end = index offset + index length + 5,
+// and property tag 23 gives its size with the trailer, which must equal
+// properties offset - index end. The span block's contents are:
+//
+//	+-------------------+-----+---------------------+---------------+-----+-----------------+---------+
+//	| fragment record 0 | ... | fragment record n-1 | index entry 0 | ... | index entry n-1 | n u32LE |
+//	+-------------------+-----+---------------------+---------------+-----+-----------------+---------+
+//
+//	fragment record:
+//	+------------------+-------+----------------+-----+----------------+------------------------------------------+
+//	| startLen uvarint | start | endLen uvarint | end | count uvarint  | count × (valueLen uvarint | value bytes) |
+//	+------------------+-------+----------------+-----+----------------+------------------------------------------+
+//
+//	index entry (12 bytes):
+//	+------------------+----------------------------------------------+
+//	| offset u32LE     | prefix: start's first 8 bytes, zero-padded   |
+//	+------------------+----------------------------------------------+
+//
+// n, the fragment count, is at least 1 and equals property tag 25. Index
+// entry i's offset is the offset of fragment record i from the start of
+// the block's contents: entry 0's offset is 0, each record ends exactly
+// where the next begins, and the last ends where index entry 0 begins
+// (12·n + 4 bytes before the end of the contents). Its prefix is the
+// first 8 bytes of fragment i's start key, followed by zero bytes when
+// the key is shorter (so the 8 prefix bytes, read as a big-endian
+// integer, order the start keys, up to ties, without reading the
+// records). Every uvarint is in its shortest encoding, so a block has
+// exactly one encoding. For every fragment start < end and count >= 1;
+// the fragments are in increasing order and do not overlap: end of
+// fragment i <= start of fragment i+1. Values may be empty. A reader
+// finds the fragment covering key k by binary search over the index
+// entries for the last fragment whose start is <= k, comparing k's
+// zero-padded 8-byte prefix with the entries' and reading a start key in
+// its record only when the prefixes tie, and then checks k < end; it
+// never decodes the block into memory. The offsets are 4 bytes, so a span
+// block's contents are less than 4 GiB; a writer refuses more.
+//
+// A table without spans is version 4 and has no span block, tag 23 to
+// 27: byte for byte what it was before version 5. A table with spans is
+// always version 5. Readers before version 5 refuse it by its footer
+// ("unsupported format version 5"), so no reader misreads a table whose
+// range deletions it would not see. Builders write version 5 only on the
+// version 4 layout: spans with format version 1, 2 or 3 are an error.
+//
+// Property tags 23 to 27 (version 5 only, all present in it, none in
+// other versions, except as below): tag 23 the span block's size (bytes,
+// trailer included), tag 24 the number of spans the writer added (the
+// spans before fragmentation, at least 1), tag 25 the number of
+// fragments, tag 26 the first fragment's start (the smallest key any span
+// covers) and tag 27 the last fragment's end (exclusive: every spanned
+// key is below it). As for tags 4 and 5, a bound of more than 1024 bytes
+// (MaxPropertiesKeyLen) is left out, tag 26 or 27 then absent with no
+// length record: a reader takes it from the span block's first or last
+// record. Tags 4 and 5 (and 18, 19, the entry count) stay those of the
+// point entries; a table's keys and spans together lie between
+// min(tag 4, tag 26) and max(tag 5, tag 27), the latter exclusive when
+// it is tag 27's.
 //
 // # Properties block
 //
@@ -503,7 +590,12 @@
 //	tag 19: largest key's length, instead of tag 5 for a key of more than 1024 bytes
 //	tag 20: splitter name (1 to 255 bytes; tables built with a Splitter only)
 //	tag 21: user properties (tables with at least one only)
-//	tag 22: partitioned (value 1; partitioned version 4 tables only)
+//	tag 22: partitioned (value 1; partitioned version 4 and 5 tables only)
+//	tag 23: span block size (bytes, trailer included; version 5 only)
+//	tag 24: span count (spans added; version 5 only)
+//	tag 25: span fragment count (version 5 only)
+//	tag 26: smallest span key, the first fragment's start (version 5, unless more than 1024 bytes)
+//	tag 27: largest span key, the last fragment's end, exclusive (version 5, unless more than 1024 bytes)
 //	tag 28: zstd dictionary (the dictionary's bytes; tables with one only)
 //
 // When the entry count is non-zero, exactly one of tags 4 and 18 is present,
@@ -564,7 +656,7 @@
 //	+----------------+----------------+-----------------+---------+---------+------------------+
 //
 // The handles are fixed-width here so the footer has a fixed size. version
-// is 1, 2, 3 or 4, as in the properties. The CRC is the masked CRC-32C
+// is 1, 2, 3, 4 or 5, as in the properties. The CRC is the masked CRC-32C
 // of bytes [0, 52). The magic number is
 // the bytes 8b 53 53 54 0d 0a 1a 0a ("\x8bSST\r\n\x1a\n", uint64 LE
 // 0x0a1a0a0d5453538b): like PNG's signature, its first byte is not ASCII
@@ -586,6 +678,13 @@
 // partition before its first use. A version 3 table with a hash index is
 // read as version 2 is when mapped, except that Get probes no filter
 // partition (the slots' tags reject absent keys), and as version 3
-// without one over an io.ReaderAt. Every failure wraps ErrCorrupt as a
+// without one over an io.ReaderAt. A version 5 table is read as version 4
+// is, except that the properties may start after the index block's end:
+// the gap must equal tag 23, and the span block, there, is checked on
+// first use (its checksum, that it is stored raw, every record, length
+// and offset as "Span block (version 5)" above gives them, and its
+// fragment count and bounds against tags 25 to 27); a reader over an
+// io.ReaderAt takes it from the tail it read on open when it lies there,
+// else reads it once. Every failure wraps ErrCorrupt as a
 // *CorruptError naming the section and the byte offset.
 package format

@@ -19,6 +19,7 @@ const (
 	SectionFilter     = "filter section"
 	SectionProperties = "properties"
 	SectionHashIndex  = "hash index"
+	SectionSpans      = "span block" // Version5
 
 	// Sections of a Version3 (partitioned) table.
 	SectionTopIndex        = "top-level index"

@@ -39,9 +39,17 @@ const (
 	// out an absent key with one probe. See the package documentation,
 	// "Version 4".
 	Version4 uint32 = 4
+	// Version5 is Version4 (one-level or partitioned) with a span block
+	// after the index block (after the top-level index in a partitioned
+	// table) and before the properties: the table's range deletions or
+	// range keys, fragmented (builder.Builder.AddSpan). A builder writes
+	// it exactly when a table has at least one span; it is never asked
+	// for by Options.FormatVersion. See the package documentation, "Span
+	// block (version 5)".
+	Version5 uint32 = 5
 	// Version is the newest version this package reads and writes; readers
 	// accept Version1 through Version.
-	Version = Version4
+	Version = Version5
 )
 
 // Properties describes a table. The builder fills it in and stores it in
@@ -66,6 +74,18 @@ type Properties struct {
 	HashIndexSize    uint64      // bytes of the hash index section, trailer included; 0 in a table without one (always in Version1)
 	Splitter         string      // name of the Splitter the filter and hash index were built over; "" when keys are whole
 	Partitioned      bool        // a Version4 table's index and filter are partitioned (tag 22), as a Version3 table's always are
+
+	// Spans (Version5 only; all zero in a table without spans). The
+	// span bounds are those of the fragments, apart from SmallestKey and
+	// LargestKey, which stay the point entries' bounds: the table's keys
+	// and spans together lie in [min(SmallestKey, SmallestSpanKey),
+	// max(LargestKey, LargestSpanKey)], the end being exclusive when it
+	// is LargestSpanKey.
+	SpanBlockSize    uint64 // bytes of the span block, trailer included (tag 23)
+	NumSpans         uint64 // spans added with AddSpan (tag 24)
+	NumSpanFragments uint64 // fragments stored in the span block (tag 25)
+	SmallestSpanKey  []byte // the first fragment's start (tag 26); nil without spans, and when decoded from a block that leaves out a key of more than MaxPropertiesKeyLen bytes (readers of package reader fill it in)
+	LargestSpanKey   []byte // the last fragment's end, exclusive (tag 27); nil as SmallestSpanKey is
 
 	// Dictionary is the table's zstd dictionary (tag 28): a Zstandard
 	// dictionary as RFC 8878 section 5 defines it, which data blocks of
@@ -133,6 +153,9 @@ func (p *Properties) String() string {
 // tables that have them, so that other tables print as before.
 func (p *Properties) extraString() string {
 	var b strings.Builder
+	if p.NumSpanFragments != 0 {
+		fmt.Fprintf(&b, "spans:              %d\nspan fragments:     %d\nspan block size:    %d\nsmallest span key:  %q\nlargest span end:   %q\n", p.NumSpans, p.NumSpanFragments, p.SpanBlockSize, p.SmallestSpanKey, p.LargestSpanKey)
+	}
 	if len(p.Dictionary) > 0 {
 		fmt.Fprintf(&b, "dictionary:         %d bytes\n", len(p.Dictionary))
 	}

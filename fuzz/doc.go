@@ -61,6 +61,11 @@
 //     (versions 2 to 4), and written ones of every kind, version 4's with
 //     4- and 5-byte slots, 4- and 8-byte block offsets, with a whole
 //     filter and without.
+//   - FuzzSpanBlock: codec.DecodeSpanBlock; whatever decodes must
+//     re-encode through codec.SpanBlockWriter to the same bytes, hold
+//     sorted, non-overlapping fragments, and answer SearchStart and
+//     SearchStartBefore as a linear scan does. Seeds: the golden version 5
+//     tables' span blocks and written ones.
 //   - FuzzTable: the bytes as a whole table file, through reader.New or,
 //     when the bool argument is set, through reader.Open of a temporary
 //     file (the mmap path). A file that does not pass Verify is read a

@@ -365,7 +365,7 @@ func repairChecksums(file []byte) []byte {
 	props, propsErr := codec.DecodeProperties(contents(f.Properties), int64(f.Properties.Offset))
 	index := contents(f.Index)
 	partitioned := f.Version == format.Version3
-	if f.Version == format.Version4 {
+	if f.Version == format.Version4 || f.Version == format.Version5 {
 		if propsErr == nil {
 			partitioned = props.Partitioned
 		} else {
@@ -425,6 +425,11 @@ func repairChecksums(file []byte) []byte {
 		fix(format.BlockHandle{Offset: dataEnd, Length: f.Filter.Offset - dataEnd - format.BlockTrailerLen})
 	}
 	fix(f.Index)
+	// A version 5 table's span block lies between the index block and
+	// the properties.
+	if f.Version == format.Version5 && f.Properties.Offset >= f.Index.End()+format.BlockTrailerLen {
+		fix(format.BlockHandle{Offset: f.Index.End(), Length: f.Properties.Offset - f.Index.End() - format.BlockTrailerLen})
+	}
 	fix(f.Properties)
 	return file
 }

@@ -254,8 +254,16 @@ func BenchmarkIteratorSeekGE(b *testing.B) {
 	})
 }
 
+// BenchmarkIteratorNext steps an iterator through the version 1 tables,
+// and under v4/ the version 4 ones (the builder's default), wrapping
+// round at the end, with the default cache.
 func BenchmarkIteratorNext(b *testing.B) {
-	benchReaders(b, func(b *testing.B, r *reader.Reader) {
+	benchNext(b, benchKind{})
+	b.Run("v4", func(b *testing.B) { benchNext(b, benchKind{v4: true}) })
+}
+
+func benchNext(b *testing.B, kind benchKind) {
+	benchReadersV(b, kind, func(b *testing.B, r *reader.Reader) {
 		it := r.NewIterator()
 		defer it.Close()
 		if !it.First() {

@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/sstkit/sstable/cache"
@@ -83,6 +84,13 @@ func (r *Reader) open(opts *Options) (err error) {
 		return err
 	}
 	r.chooseLayers(opts, tail, tailOff)
+	if ra != nil && r.props.NumSpanFragments != 0 {
+		// The span block, when it lies in the tail: SpanAt then reads
+		// nothing. A copy, not pinning the tail's buffer.
+		if pre := tailPart(tail, tailOff, r.spanSec.h); pre != nil {
+			r.spanSec.pre = bytes.Clone(pre)
+		}
+	}
 	if ra != nil {
 		end := r.dataEnd
 		if r.parts != nil {
@@ -90,7 +98,10 @@ func (r *Reader) open(opts *Options) (err error) {
 		}
 		ra.keepTail(tailPin, tailOff, end)
 	}
-	return r.boundKeys()
+	if err := r.boundKeys(); err != nil {
+		return err
+	}
+	return r.spanBounds()
 }
 
 // boundKeys fills in the smallest and largest keys the properties block
@@ -153,8 +164,10 @@ func (r *Reader) checkFooter() error {
 	switch {
 	case f.Index.Offset != f.Filter.End():
 		return format.Corruptf(format.SectionFooter, int64(footerOff), "index block at %d does not follow the filter section ending at %d", f.Index.Offset, f.Filter.End())
-	case f.Properties.Offset != f.Index.End():
+	case f.Version != format.Version5 && f.Properties.Offset != f.Index.End():
 		return format.Corruptf(format.SectionFooter, int64(footerOff), "properties at %d do not follow the index block ending at %d", f.Properties.Offset, f.Index.End())
+	case f.Version == format.Version5 && f.Properties.Offset < f.Index.End():
+		return format.Corruptf(format.SectionFooter, int64(footerOff), "properties at %d start before the index block ends at %d", f.Properties.Offset, f.Index.End())
 	case f.Properties.End() != footerOff:
 		return format.Corruptf(format.SectionFooter, int64(footerOff), "properties end at %d, not at the footer", f.Properties.End())
 	}
@@ -191,11 +204,11 @@ func (r *Reader) checkProperties(raw []byte) error {
 		return format.Corruptf(format.SectionProperties, propsOff, "format version %d table with a %d-byte hash index", f.Version, p.HashIndexSize)
 	case f.Version == format.Version3 && p.NumDataBlocks == 0:
 		return format.Corruptf(format.SectionProperties, propsOff, "format version 3 (partitioned) table without data blocks")
-	case p.Partitioned && f.Version != format.Version4:
+	case p.Partitioned && f.Version != format.Version4 && f.Version != format.Version5:
 		return format.Corruptf(format.SectionProperties, propsOff, "format version %d table with the partitioned record of version 4", f.Version)
 	case p.Partitioned && p.NumDataBlocks == 0:
 		return format.Corruptf(format.SectionProperties, propsOff, "partitioned table without data blocks")
-	case (f.Version == format.Version2 || f.Version == format.Version4 || p.HashIndexSize != 0) && p.HashIndexSize < format.BlockTrailerLen+codec.HashIndexHeaderLen:
+	case (f.Version == format.Version2 || f.Version >= format.Version4 || p.HashIndexSize != 0) && p.HashIndexSize < format.BlockTrailerLen+codec.HashIndexHeaderLen:
 		return format.Corruptf(format.SectionProperties, propsOff, "format version %d table with a hash index of %d bytes", f.Version, p.HashIndexSize)
 	case p.DataSize > f.Filter.Offset || p.HashIndexSize != f.Filter.Offset-p.DataSize:
 		return format.Corruptf(format.SectionProperties, propsOff, "data size %d and hash index size %d disagree with the filter offset %d", p.DataSize, p.HashIndexSize, f.Filter.Offset)
@@ -207,6 +220,15 @@ func (r *Reader) checkProperties(raw []byte) error {
 		return format.Corruptf(format.SectionProperties, propsOff, "index size %d disagrees with the footer's %d", p.IndexSize, f.Index.Length+format.BlockTrailerLen)
 	case p.MaxBlockSize > uint64(maxSnappyDecoded(r.dataEnd)):
 		return format.Corruptf(format.SectionProperties, propsOff, "max block size %d is impossible for %d bytes of data", p.MaxBlockSize, r.dataEnd)
+	case (f.Version == format.Version5) != (p.NumSpanFragments != 0):
+		return format.Corruptf(format.SectionProperties, propsOff, "format version %d table with %d span fragments: spans are version 5's, and version 5 has spans", f.Version, p.NumSpanFragments)
+	case p.SpanBlockSize != f.Properties.Offset-f.Index.End():
+		return format.Corruptf(format.SectionProperties, propsOff, "span block size %d disagrees with the %d bytes between the index block and the properties", p.SpanBlockSize, f.Properties.Offset-f.Index.End())
+	case f.Version == format.Version5 && (p.SpanBlockSize < format.BlockTrailerLen+4 || p.HashIndexSize == 0 || p.NumSpanFragments > p.SpanBlockSize/4):
+		return format.Corruptf(format.SectionProperties, propsOff, "format version 5 table with a span block of %d bytes for %d fragments and a hash index of %d bytes", p.SpanBlockSize, p.NumSpanFragments, p.HashIndexSize)
+	}
+	if p.SpanBlockSize != 0 {
+		r.spanSec.h = format.BlockHandle{Offset: f.Index.End(), Length: p.SpanBlockSize - format.BlockTrailerLen}
 	}
 	return nil
 }
@@ -232,12 +254,13 @@ func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 		}
 	}
 	parted := f.Version == format.Version3 || p.Partitioned
-	v4 := f.Version == format.Version4
+	v4 := f.Version == format.Version4 || f.Version == format.Version5 // version 5 is version 4 with spans
 	var bc *blockCache
 	switch src := r.src.(type) {
 	case *mmapSource:
 		bc = &src.blockCache
 		bc.noTable = p.Compression == format.NoCompression // raw blocks are read in place
+		bc.admit = true
 		bc.owner = src.sections
 	case *readAtSource:
 		bc = &src.blockCache
@@ -255,7 +278,7 @@ func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 	var ps *partitions
 	var whole *wholeFilter // a one-level table's filter, when the reader knows its policy
 	if parted {
-		ps = &partitions{src: r.src, splitter: r.splitter, numBlocks: p.NumDataBlocks, start: p.DataSize + p.HashIndexSize}
+		ps = &partitions{src: r.src, sections: bc.owner, splitter: r.splitter, numBlocks: p.NumDataBlocks, start: p.DataSize + p.HashIndexSize}
 		ps.top = section{name: format.SectionIndex, h: f.Index, slot: slotIndex, check: ps.checkTop}
 		r.parts = ps
 		meta = append(meta, &ps.top)

@@ -2,6 +2,7 @@ package reader
 
 import (
 	"bytes"
+	"unsafe"
 
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/internal/blockcache"
@@ -22,6 +23,7 @@ import (
 // index and, from its first load, the partitions' handles and keys.
 type partitions struct {
 	src      source
+	sections *blockcache.Table // charged for parts and topKeys
 	top      section
 	splitter format.Splitter // the table's splitter, nil without one (or when unknown)
 
@@ -101,6 +103,7 @@ func (ps *partitions) checkTop(contents []byte, record bool) error {
 	}
 	if record {
 		ps.parts, ps.topKeys = parts, keys
+		charge(ps.sections, cap(parts)*int(unsafe.Sizeof(codec.PartitionHandle{}))+cap(keys)*int(unsafe.Sizeof([]byte(nil)))+cap(keyBuf))
 	}
 	return nil
 }

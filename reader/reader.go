@@ -185,6 +185,7 @@ type Reader struct {
 	held      *heldFilter // a version 4 table's whole filter on the Go heap (mapped readers), made by the first Get and from then on probed before the reader is pinned, instead of getFilter
 	hash      *hashTable  // the hash index, nil without one; Verify checks it
 	parts     *partitions // a Version3 table's partitions, else nil; Verify checks them
+	spanSec   spanSection // a Version5 table's span block (spans.go)
 
 	// guarded is set when reads touch a file mapping, which faults if the
 	// file shrinks: the entry points then run under the fault guard

@@ -20,13 +20,25 @@
 // table whose filter and index block did not fit reads them into one
 // buffer, dropped once they are in the cache.
 //
-// Besides the cache, a Reader holds 12 bytes per data block (an 8-byte
-// cache slot and, for a mapped file, 4 bytes recording which blocks'
-// checksums have been checked) and about 11 KiB more: the Reader itself,
-// its pooled lookup buffers, and its smallest and largest keys (from the
-// properties, or, for a key the properties leave out, from the first or
-// last data block: a copy of the key, whatever its size). A memory-mapped table of 50,000 entries in 1,470 blocks
-// measured 29 KiB of Go heap per reader after Gets.
+// Besides the cache, a Reader holds on the Go heap 12 bytes per data block
+// (an 8-byte cache slot and, for a mapped file, 4 bytes recording which
+// blocks' checksums have been checked) and about 11 KiB more: the Reader
+// itself, its pooled lookup buffers, and its smallest and largest keys
+// (from the properties, or, for a key the properties leave out, from the
+// first or last data block: a copy of the key, whatever its size). A
+// memory-mapped table of 50,000 entries in 1,470 blocks measured 29 KiB
+// of Go heap per reader after Gets. The per-block arrays, and a
+// partitioned table's per-partition state below, are charged to the
+// cache (cache.Stats Held and Size) from their first use to Close,
+// whenever one of them reaches 4 KiB (512 data blocks of slots, 1,024 of
+// flags), as RocksDB charges its block cache for table readers' memory:
+// the cache then holds that many bytes fewer of blocks, so the budget
+// bounds the cache and the readers' state together. A charge the cache
+// cannot take (its shards' blocks all pinned) is left uncounted. A table
+// with spans adds, from its first SpanAt or span iterator, 24 bytes per
+// fragment value and 4 per fragment (the decoded span block's slices), and
+// for a reader without a mapping the span block itself, all charged the
+// same way.
 //
 // A partitioned table (format.Version3, or Version4 with
 // Properties.Partitioned) adds, per partition, 32 bytes of
@@ -54,6 +66,14 @@
 // it (a filter larger than one shard, Capacity/16 for caches of 64 MiB and
 // more), the reader makes no copy and probes the mapped filter in place.
 // Readers without a mapping make no such copy.
+//
+// A memory-mapped reader admits a compressed data block it decoded to
+// the cache while the cache has room; once it is full, only a block
+// missed twice within a while (blockcache's ghost window), so that lookups
+// spread over tables many times the cache decode one-off blocks into the
+// lookup's own buffer rather than churn the cache with them
+// (cache.Stats Refused counts those). A reader without a mapping admits
+// every block it reads, since a refused block would cost a read again.
 //
 // A Get or an iterator pins each cached block it reads until it is done
 // with it (for an iterator, until it moves to another block or is

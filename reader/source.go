@@ -189,6 +189,7 @@ type blockCache struct {
 	blocks   *blockcache.Table // slot i is data block i; nil until first use, or with noTable
 	fills    flights           // data blocks being read and decoded into blocks
 	noTable  bool              // no table is wanted: a mapped, uncompressed table reads every block in place
+	admit    bool              // admit blocks by blockcache.ReserveAdmitted: a miss costs a decompression, not a read
 }
 
 // table returns the cache table of data blocks, creating it on first use.
@@ -245,7 +246,14 @@ func (c *blockCache) cached(s *scratch, i int, h format.BlockHandle) ([]byte, bo
 func (c *blockCache) decode(s *scratch, i int, h format.BlockHandle, stored []byte, typ byte) ([]byte, error) {
 	if t := c.table(); t != nil && i < t.Len() {
 		n := decodedLen(stored, typ, c.maxBlock)
-		if pin, ok := t.Reserve(i, n); ok {
+		var pin blockcache.Handle
+		var ok bool
+		if c.admit {
+			pin, ok = t.ReserveAdmitted(i, n)
+		} else {
+			pin, ok = t.Reserve(i, n)
+		}
+		if ok {
 			out, err := decodeInto(pin.Bytes(), stored, typ, int64(h.Offset), c.maxBlock, c.dict)
 			if err != nil {
 				pin.Release()
@@ -379,3 +387,13 @@ func decodeInto(dst, stored []byte, typ byte, off int64, maxLen int, dict *codec
 
 // maxSnappyDecoded bounds the decoded size of n stored bytes.
 func maxSnappyDecoded(n uint64) uint64 { return 22*n + 16 }
+
+// charge charges the cache, through t, for n bytes a reader keeps on the
+// Go heap, when they are more than the few KiB it keeps uncounted
+// (blockcache.MinCharge); Close gives them back with t. A charge the
+// cache cannot take is left uncounted: the memory is needed all the same.
+func charge(t *blockcache.Table, n int) {
+	if t != nil && n >= blockcache.MinCharge {
+		t.Charge(n)
+	}
+}

@@ -42,7 +42,10 @@ const (
 
 // words returns the per-block words, set up on first use.
 func (m *mmapSource) words() []atomic.Uint32 {
-	m.checkOnce.Do(func() { m.verified = make([]atomic.Uint32, m.n) })
+	m.checkOnce.Do(func() {
+		m.verified = make([]atomic.Uint32, m.n)
+		charge(m.sections, 4*m.n)
+	})
 	return m.verified
 }
 
@@ -216,7 +219,10 @@ func (m *mmapSource) blockForEntry(s *scratch, i int, h format.BlockHandle, off 
 func (m *mmapSource) partition(ps *partitions, p int, ahead *[]byte) ([]byte, blockcache.Handle, error) {
 	ph := ps.parts[p]
 	b := m.mapped[ph.Offset:ph.End():ph.End()]
-	m.partsOnce.Do(func() { m.partsOK = make([]atomic.Bool, len(ps.parts)) })
+	m.partsOnce.Do(func() {
+		m.partsOK = make([]atomic.Bool, len(ps.parts))
+		charge(m.sections, len(ps.parts))
+	})
 	if p >= len(m.partsOK) || !m.partsOK[p].Load() {
 		if err := ps.check(p, b); err != nil {
 			return nil, blockcache.Handle{}, err

@@ -54,6 +54,24 @@ type goldenTable struct {
 	values  [][]byte // values[i] is the value of keys[i]
 	absent  [][]byte // keys the table does not hold: Get gives ErrNotFound
 	entries int
+
+	spans      []reader.Span // the span fragments, copied (Version5)
+	spanProbes [][]byte      // keys SpanAt is asked for: each fragment's bounds and the keys around them
+}
+
+// spanEqual reports whether a and b have the same bounds and values.
+func spanEqual(a, b reader.Span) bool {
+	return bytes.Equal(a.Start, b.Start) && bytes.Equal(a.End, b.End) && slices.EqualFunc(a.Values, b.Values, bytes.Equal)
+}
+
+// spanAt returns the index of the fragment of g covering key, or -1.
+func (g *goldenTable) spanAt(key []byte) int {
+	for i, s := range g.spans {
+		if bytes.Compare(s.Start, key) <= 0 && bytes.Compare(key, s.End) < 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // loadGoldenTables reads the golden tables and records what the undamaged
@@ -100,6 +118,22 @@ func newGoldenTable(t *testing.T, name string, data []byte) *goldenTable {
 		t.Fatalf("%s: %v", name, err)
 	}
 	g.entries = len(g.keys)
+	sit := r.NewSpanIterator()
+	for ok := sit.First(); ok; ok = sit.Next() {
+		sp := sit.Span()
+		c := reader.Span{Start: slices.Clone(sp.Start), End: slices.Clone(sp.End)}
+		for _, v := range sp.Values {
+			c.Values = append(c.Values, slices.Clone(v))
+		}
+		g.spans = append(g.spans, c)
+		g.spanProbes = append(g.spanProbes, c.Start, c.End, append(slices.Clone(c.Start), 0), c.End[:len(c.End)-1])
+	}
+	if err := sit.Close(); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if uint64(len(g.spans)) != r.Properties().NumSpanFragments {
+		t.Fatalf("%s: %d fragments, properties say %d", name, len(g.spans), r.Properties().NumSpanFragments)
+	}
 	if uint64(g.entries) != r.Properties().NumEntries {
 		t.Fatalf("%s: scan gave %d entries, properties say %d", name, g.entries, r.Properties().NumEntries)
 	}
@@ -244,6 +278,39 @@ func (c *checker) check(open func() (*reader.Reader, error), verifyLast bool) (r
 			res.readErr = corrupt("Get", k, err) || res.readErr
 		}
 	}
+	// Spans: SpanAt gives the undamaged table's fragment, ErrNotFound
+	// where it has none, or an error wrapping ErrCorrupt; a scan of the
+	// fragments gives a prefix of them, all unless it reports corruption.
+	for _, k := range g.spanProbes {
+		sp, err := r.SpanAt(k)
+		want := g.spanAt(k)
+		switch {
+		case err == nil && want < 0:
+			fail("SpanAt(%q) = %q where the table has no span", k, sp)
+		case err == nil && !spanEqual(sp, g.spans[want]):
+			fail("SpanAt(%q) = %q, want %q", k, sp, g.spans[want])
+		case errors.Is(err, reader.ErrNotFound) && want >= 0:
+			fail("SpanAt(%q): ErrNotFound, want %q", k, g.spans[want])
+		case err != nil && !errors.Is(err, reader.ErrNotFound):
+			res.readErr = corrupt("SpanAt", k, err) || res.readErr
+		}
+	}
+	if len(g.spans) > 0 {
+		sit := r.NewSpanIterator()
+		n := 0
+		for ok := sit.First(); ok; ok = sit.Next() {
+			if n >= len(g.spans) || !spanEqual(sit.Span(), g.spans[n]) {
+				fail("span scan: fragment %d is %q, not the table's", n, sit.Span())
+				break
+			}
+			n++
+		}
+		if err := sit.Close(); err != nil {
+			res.readErr = corrupt("span scan", nil, err) || res.readErr
+		} else if n != len(g.spans) {
+			fail("span scan ended after %d of %d fragments without an error", n, len(g.spans))
+		}
+	}
 	if verifyLast {
 		verify()
 	}
@@ -374,6 +441,12 @@ func bitFlipSweep(t *testing.T, g *goldenTable, stride int, opts *reader.Options
 // with mapEvery 1): for tables whose mapped reads take another path than
 // reads over a ReaderAt (a partitioned table's hash index).
 func bitFlipSweepMapped(t *testing.T, g *goldenTable, stride int, opts *reader.Options, dir string, mapEvery int) sweepStats {
+	return bitFlipSweepRange(t, g, stride, opts, dir, mapEvery, 0, len(g.data))
+}
+
+// bitFlipSweepRange is bitFlipSweepMapped over the bits of the bytes
+// [lo, hi) of g's table only.
+func bitFlipSweepRange(t *testing.T, g *goldenTable, stride int, opts *reader.Options, dir string, mapEvery, lo, hi int) sweepStats {
 	workers := runtime.GOMAXPROCS(0)
 	var (
 		mu    sync.Mutex
@@ -382,7 +455,7 @@ func bitFlipSweepMapped(t *testing.T, g *goldenTable, stride int, opts *reader.O
 		wg    sync.WaitGroup
 	)
 	tStart := time.Now()
-	flips := 8 * len(g.data)
+	flips := 8 * (hi - lo)
 	for w := range workers {
 		wg.Add(1)
 		go func() {
@@ -398,7 +471,7 @@ func bitFlipSweepMapped(t *testing.T, g *goldenTable, stride int, opts *reader.O
 			// Flip f damages bit f%8 of byte f/8. The workers share
 			// out the multiples of stride.
 			for f := w * stride; f < flips; f += workers * stride {
-				i, mask := f/8, byte(1)<<(f%8)
+				i, mask := lo+f/8, byte(1)<<(f%8)
 				buf[i] ^= mask
 				res := c.check(openMem, f%2 == 1)
 				st.count(res)
@@ -459,12 +532,21 @@ func TestGoldenTruncationSweep(t *testing.T) {
 // Every length goes through reader.New with opts, every 13th also through
 // reader.Open of a file in dir.
 func truncationSweep(t *testing.T, g *goldenTable, opts *reader.Options, dir string) {
+	truncationSweepEvery(t, g, opts, dir, 1)
+}
+
+// truncationSweepEvery is truncationSweep over every every-th length
+// (those cutting the footer, the last 64 bytes, all).
+func truncationSweepEvery(t *testing.T, g *goldenTable, opts *reader.Options, dir string, every int) {
 	var probs problems
 	var st sweepStats
 	c := &checker{g: g}
 	path := filepath.Join(dir, g.name)
 	tStart := time.Now()
 	for n := 0; n < len(g.data); n++ {
+		if n%every != 0 && n < len(g.data)-footer.Size {
+			continue
+		}
 		trunc := g.data[:n:n]
 		res := c.check(func() (*reader.Reader, error) {
 			return reader.New(bytes.NewReader(trunc), int64(n), opts)
@@ -781,6 +863,49 @@ func TestHashIndexBitFlipSweep(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSpanSweeps flips bits (sampled with odd strides, densest in the
+// span block) of the golden version 5 tables, one-level and partitioned,
+// and cuts them to every shorter length, as TestGoldenBitFlipSweep and
+// TestGoldenTruncationSweep do: Open or Verify must report every flip and
+// cut, and SpanAt and span scans, like every other read, must give the
+// undamaged table's answer or an error wrapping format.ErrCorrupt, never
+// a wrong span.
+func TestSpanSweeps(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	dir := t.TempDir()
+	for _, name := range []string{"v5.sst", "v5parted.sst"} {
+		data, err := os.ReadFile(filepath.Join(sweepGoldenDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := newGoldenTable(t, name, data)
+		if len(g.spans) == 0 {
+			t.Fatalf("%s: no spans", name)
+		}
+		// Every 3rd bit of the span block with SSTABLE_LONG_TESTS=1 (about
+		// 6 s for both tables on a 2-core machine), every 7th under plain
+		// go test; every 13th bit and length of the whole file (every
+		// 61st). Strides are odd: every bit position is covered.
+		f, err := footer.Decode(data[len(data)-footer.Size:], int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := int(f.Index.End()), int(f.Properties.Offset)
+		spanStride, fileStride := 3, 13
+		if sweepStride() != 1 {
+			spanStride, fileStride = sweepStride(), 61
+		}
+		t.Run(name+"/flips", func(t *testing.T) {
+			st := bitFlipSweepRange(t, g, spanStride, sweepOpts, dir, 7, lo, hi)
+			st.add(bitFlipSweep(t, g, fileStride, sweepOpts, dir))
+			if st.undetected != 0 {
+				t.Errorf("%d flips went undetected", st.undetected)
+			}
+		})
+		t.Run(name+"/truncations", func(t *testing.T) { truncationSweepEvery(t, g, sweepOpts, dir, fileStride) })
 	}
 }
 

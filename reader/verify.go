@@ -25,7 +25,11 @@ import (
 // know the splitter checks neither filter nor hash index slots). In a
 // Version3 table it checks every partition's checksums, that each
 // partition's top-level key is its last key, and that each partition's
-// filter matches every key (or prefix) of the partition. It returns
+// filter matches every key (or prefix) of the partition. In a Version5
+// table it reads the span block again and checks its checksum, that its
+// fragments are sorted, do not overlap, each have a start below its end
+// and at least one value, and that their count and bounds agree with the
+// properties. It returns
 // the first problem found, wrapping format.ErrCorrupt, or an error
 // wrapping ErrClosed (or a failed read), naming the table as the
 // Reader's errors do.
@@ -48,6 +52,9 @@ func (r *Reader) verifyGuarded() (err error) {
 
 func (r *Reader) verify() error {
 	if err := r.filter.check(); err != nil {
+		return err
+	}
+	if err := r.verifySpans(); err != nil {
 		return err
 	}
 	s := scratch{}

@@ -55,6 +55,7 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	splitFlag := fset.String("split", "", "write tables of about this size into the directory OUT, with OUT/manifest.json")
 	quiet := fset.Bool("q", false, "no progress line on stderr")
 	hexFlag := fset.Bool("hex", false, "text input lines are hexkey<TAB>hexvalue")
+	spansFlag := fset.String("spans", "", "text file of spans (range deletions): start<TAB>end<TAB>value lines")
 	pos, err := parseArgs(fset, args)
 	if err != nil {
 		return err
@@ -80,8 +81,8 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 		return usagef("build: -block-size %d out of range [1, %d]", *blockSize, maxBlockSize)
 	case *bitsPerKey < 1 || *bitsPerKey > maxBitsPerKey:
 		return usagef("build: -bits-per-key %d out of range [1, %d]", *bitsPerKey, maxBitsPerKey)
-	case *formatVersion < 0 || *formatVersion > int(format.Version):
-		return usagef("build: -format-version %d out of range [1, %d]", *formatVersion, format.Version)
+	case *formatVersion < 0 || *formatVersion > int(format.Version4):
+		return usagef("build: -format-version %d out of range [1, %d]", *formatVersion, format.Version4)
 	case *hashIndex && *formatVersion == int(format.Version4):
 		return usagef("build: -hash-index writes format version 2 or 3, not 4 (whose hash index is always there)")
 	}
@@ -148,7 +149,10 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 		}
 		inputs = append(inputs, buildInput{path: in, dir: st.IsDir()})
 	}
-	cfg := buildConfig{opts: opts, memory: memory, split: split, hex: *hexFlag}
+	cfg := buildConfig{opts: opts, memory: memory, split: split, hex: *hexFlag, spans: *spansFlag}
+	if cfg.spans != "" && (opts.HashIndex || opts.FormatVersion != 0 && opts.FormatVersion != format.Version4) {
+		return usagef("build: -spans needs format version 4 (spans make a table version 5): drop -format-version and -hash-index")
+	}
 	if !*quiet {
 		cfg.progress = progressWriter(stderr)
 	}

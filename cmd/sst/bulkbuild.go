@@ -36,6 +36,7 @@ type buildConfig struct {
 	split    int64     // bulk.Options.TargetTableSize; 0: one table
 	progress io.Writer // where the progress line goes; nil: none
 	hex      bool      // text inputs are hexkey<TAB>hexvalue lines
+	spans    string    // a text file of spans, start<TAB>end<TAB>value lines (hex digits with hex); "": none
 }
 
 // forceProgress makes progressWriter return stderr even when it is not a
@@ -281,6 +282,9 @@ func buildDir(dir string, skip []string, cfg buildConfig, inputs []buildInput) (
 	defer signal.Stop(sig)
 	stop := showProgress(cfg.progress, w)
 	err = addInputs(w, inputs, cfg.hex, skip, sig)
+	if err == nil && cfg.spans != "" {
+		err = addSpans(w, cfg.spans, cfg.hex, sig)
+	}
 	var tables []bulk.TableInfo
 	if err == nil {
 		finished := make(chan struct{})
@@ -344,6 +348,36 @@ func addInputs(w *bulk.Writer, inputs []buildInput, hexInput bool, skip []string
 		}
 	}
 	return nil
+}
+
+// addSpans adds the spans of the text file path to w: each line is
+// start<TAB>end<TAB>value (value may be empty, its tab too), or with
+// hexInput the three as hex digits. Spans may come in any order and
+// overlap.
+func addSpans(w *bulk.Writer, path string, hexInput bool, sig <-chan os.Signal) error {
+	return readLines(path, false, sig, func(start, rest []byte, line int) error {
+		select {
+		case s := <-sig:
+			return fmt.Errorf("interrupted (%v)", s)
+		default:
+		}
+		end, value, _ := bytes.Cut(rest, []byte("\t"))
+		if hexInput {
+			fields := [][]byte{start, end, value}
+			for i, name := range []string{"start", "end", "value"} {
+				d, err := decodeHex(fields[i])
+				if err != nil {
+					return fmt.Errorf("%s:%d: -hex: bad span %s %s: %v", path, line, name, quoteKey(fields[i]), err)
+				}
+				fields[i] = d
+			}
+			start, end, value = fields[0], fields[1], fields[2]
+		}
+		if err := w.AddSpan(start, end, value); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		return nil
+	})
 }
 
 // addEntries adds directory entries, reading each file's value as it goes.

@@ -43,7 +43,7 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 	if *hexFlag {
 		showKey = hex.EncodeToString
 	}
-	keyLines := map[string][]byte{"smallest key:": p.SmallestKey, "largest key:": p.LargestKey}
+	keyLines := map[string][]byte{"smallest key:": p.SmallestKey, "largest key:": p.LargestKey, "smallest span key:": p.SmallestSpanKey, "largest span end:": p.LargestSpanKey}
 	for _, line := range strings.SplitAfter(strings.TrimSuffix(p.String(), "\n"), "\n") {
 		label, _, _ := strings.Cut(line, ":")
 		if k, ok := keyLines[label+":"]; ok {
@@ -67,6 +67,9 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 	} else {
 		section("filter section", f.Filter.Offset, onDisk(f.Filter))
 		section("index block", f.Index.Offset, onDisk(f.Index))
+	}
+	if p.SpanBlockSize > 0 {
+		section("span block", f.Index.End(), p.SpanBlockSize)
 	}
 	section("properties block", f.Properties.Offset, onDisk(f.Properties))
 	section("footer", size-footer.Size, footer.Size)

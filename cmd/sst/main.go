@@ -7,7 +7,7 @@
 //
 // The commands are:
 //
-//	build -o OUT [-f] [-memory BYTES] [-q] [-hex] [-block-size N] [-compression snappy|minlz|zstd|none] [-compression-level L] [-dict BYTES] [-bits-per-key N] [-filter bloom|fuse8] [-format-version N] [-hash-index] INPUT
+//	build -o OUT [-f] [-memory BYTES] [-q] [-hex] [-spans FILE] [-block-size N] [-compression snappy|minlz|zstd|none] [-compression-level L] [-dict BYTES] [-bits-per-key N] [-filter bloom|fuse8] [-format-version N] [-hash-index] INPUT
 //	build -split BYTES -o DIR [-f] [-memory BYTES] [-q] [-hex] [flags] INPUT...
 //	    Write a table to OUT. An existing OUT is an error unless -f is
 //	    given; with -f the new table replaces it atomically (by rename)
@@ -25,6 +25,11 @@
 //	    any bytes, tabs and newlines included; bad hex is an error naming
 //	    the line. Entries are sorted by
 //	    key; a duplicate key is an error and leaves no file behind.
+//	    -spans FILE adds spans (range deletions, range keys) from the text
+//	    file FILE, one "start<TAB>end<TAB>value" per line (hex digits with
+//	    -hex), in any order and possibly overlapping: the table (each
+//	    table, with -split, clipped to its key range) stores them
+//	    fragmented in a span block, as format version 5.
 //	    Input of any size is sorted within -memory (default 256MiB):
 //	    entries beyond it are sorted and spilled to temporary tables,
 //	    merged at the end (package bulk), in a working directory
@@ -64,7 +69,7 @@
 //	    hexadecimal digits and each value is printed as hexadecimal digits
 //	    and a newline.
 //
-//	scan FILE [-start K] [-end K] [-prefix P] [-limit N] [-keys-only] [-hex]
+//	scan FILE [-start K] [-end K] [-prefix P] [-limit N] [-keys-only] [-spans] [-hex]
 //	    Print the entries with start <= key < end whose keys begin with P,
 //	    in key order, one per line: the key, then (unless -keys-only) a
 //	    tab and the value. The output is raw bytes: keys or values holding
@@ -131,7 +136,7 @@ const usageText = `sst builds, reads and checks SSTable files.
 
 Usage:
 
-  sst build -o OUT [-f] [-memory BYTES] [-q] [-hex] [-block-size N] [-compression snappy|minlz|zstd|none] [-compression-level L] [-dict BYTES] [-bits-per-key N] [-filter bloom|fuse8] [-format-version N] [-hash-index] INPUT
+  sst build -o OUT [-f] [-memory BYTES] [-q] [-hex] [-spans FILE] [-block-size N] [-compression snappy|minlz|zstd|none] [-compression-level L] [-dict BYTES] [-bits-per-key N] [-filter bloom|fuse8] [-format-version N] [-hash-index] INPUT
   sst build -split BYTES -o DIR [-f] [-memory BYTES] [-q] [-hex] [flags] INPUT...
         Write a table to OUT from INPUT, a directory, a text file, or "-"
         for standard input, read as a text file (./- is a file named "-").
@@ -165,6 +170,12 @@ Usage:
           -hex               text input lines are hexkey<TAB>hexvalue: hex
                              digits (either case), so keys and values may
                              hold any bytes, tabs and newlines included
+          -spans FILE        add the spans (range deletions, range keys) of
+                             the text file FILE: lines start<TAB>end<TAB>value
+                             (hex digits with -hex), in any order, possibly
+                             overlapping; the table (each table, with
+                             -split) holds them fragmented, as format
+                             version 5
           -block-size N      target data block size in bytes, 1..1073741824 (default 4096)
           -compression C     data block compression: snappy, minlz, zstd or none (default snappy)
           -compression-level L  zstd or minlz level: fastest, default, better or best (default default);
@@ -191,7 +202,7 @@ Usage:
           -hex               each KEY is hex digits; each value is printed
                              as hex digits and a newline
 
-  sst scan FILE [-start K] [-end K] [-prefix P] [-limit N] [-keys-only] [-hex]
+  sst scan FILE [-start K] [-end K] [-prefix P] [-limit N] [-keys-only] [-spans] [-hex]
         Print entries with start <= key < end in key order, one per line:
         key, TAB, value (raw bytes: ambiguous if they hold tabs or newlines;
         with -hex they are not).
@@ -201,6 +212,9 @@ Usage:
           -prefix P          only keys beginning with P (and within -start, -end)
           -limit N           print at most N entries; 0 means no limit (default 0)
           -keys-only         print keys only
+          -spans             print the span fragments overlapping [start,
+                             end) instead: start, TAB, end, then TAB and each
+                             value of the spans covering the fragment
           -hex               K and P are hex digits; keys and values are
                              printed as hex digits: hexkey TAB hexvalue
 

@@ -20,12 +20,13 @@ func runScan(args []string, stdout, stderr io.Writer) error {
 	limit := fset.Int("limit", 0, "maximum number of entries; 0 means no limit")
 	keysOnly := fset.Bool("keys-only", false, "print keys only")
 	hexFlag := fset.Bool("hex", false, "keys given and printed in hex, values printed in hex")
+	spansFlag := fset.Bool("spans", false, "print the span fragments (range deletions) instead of the entries")
 	pos, err := parseArgs(fset, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("scan: want exactly one FILE, got %d arguments (usage: sst scan FILE [-start K] [-end K] [-prefix P] [-limit N] [-keys-only] [-hex])", len(pos))
+		return usagef("scan: want exactly one FILE, got %d arguments (usage: sst scan FILE [-start K] [-end K] [-prefix P] [-limit N] [-keys-only] [-spans] [-hex])", len(pos))
 	}
 	if *limit < 0 {
 		return usagef("scan: -limit %d is negative", *limit)
@@ -60,6 +61,9 @@ func runScan(args []string, stdout, stderr io.Writer) error {
 		return fileErr("scan", pos[0], err)
 	}
 	defer r.Close()
+	if *spansFlag {
+		return scanSpans(r, pos[0], start, end, haveEnd, *limit, *hexFlag, stdout)
+	}
 	it := r.NewIterator()
 	defer it.Close()
 
@@ -98,6 +102,48 @@ func runScan(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := it.Err(); err != nil {
 		return fileErr("scan", pos[0], err)
+	}
+	return nil
+}
+
+// scanSpans prints the span fragments of r that overlap [start, end) (end
+// only with haveEnd), at most limit of them (0: no limit), one per line:
+// start, TAB, end, then TAB and each value, in the order the spans were
+// added; raw bytes, or hex digits with hexOut.
+func scanSpans(r *reader.Reader, file string, start, end []byte, haveEnd bool, limit int, hexOut bool, stdout io.Writer) error {
+	it := r.NewSpanIterator()
+	defer it.Close()
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	field := func(line, b []byte) []byte {
+		if hexOut {
+			return hex.AppendEncode(line, b)
+		}
+		return append(line, b...)
+	}
+	var line []byte
+	n := 0
+	for ok := it.SeekGE(start); ok; ok = it.Next() {
+		sp := it.Span()
+		if haveEnd && bytes.Compare(sp.Start, end) >= 0 {
+			break
+		}
+		line = field(line[:0], sp.Start)
+		line = field(append(line, '\t'), sp.End)
+		for _, v := range sp.Values {
+			line = field(append(line, '\t'), v)
+		}
+		if _, err := w.Write(append(line, '\n')); err != nil {
+			return cmdErr("scan", err)
+		}
+		if n++; n == limit {
+			break
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return cmdErr("scan", err)
+	}
+	if err := it.Close(); err != nil {
+		return fileErr("scan", file, err)
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/s3blob"
 
+	"github.com/sstkit/sstable/diskcache"
 	"github.com/sstkit/sstable/examples/blobra"
 	"github.com/sstkit/sstable/reader"
 )
@@ -87,4 +88,31 @@ func Upload(ctx context.Context, bucket *blob.Bucket, key, path string) error {
 // table's tail. The returned ReaderAt counts the reads.
 func Open(ctx context.Context, bucket *blob.Bucket, key string, opts *reader.Options) (*reader.Reader, *blobra.ReaderAt, error) {
 	return blobra.Open(ctx, bucket, key, opts)
+}
+
+// Stat returns the size in bytes and the ETag of the object key in
+// bucket: one HEAD request. A store that keeps its tables' sizes and
+// versions in its own manifest needs none.
+func Stat(ctx context.Context, bucket *blob.Bucket, key string) (size int64, etag string, err error) {
+	a, err := bucket.Attributes(ctx, key)
+	if err != nil {
+		return 0, "", fmt.Errorf("s3tables: stat %s: %w", key, err)
+	}
+	return a.Size, a.ETag, nil
+}
+
+// OpenCached opens the table stored as key in bucket, of size bytes and
+// version (its ETag, from Stat or the caller's manifest), through the
+// local disk cache dc: reader.New over dc.ReaderAt over a ReaderAt of the
+// object, so that every byte read once, in this process or an earlier
+// one that used dc's directory, is served from local disk. The returned
+// ReaderAt counts the requests made to the bucket; it makes none for an
+// object dc holds whole (OpenCached itself makes none either).
+func OpenCached(ctx context.Context, bucket *blob.Bucket, key string, size int64, version string, dc *diskcache.Cache, opts *reader.Options) (*reader.Reader, *blobra.ReaderAt, error) {
+	ra := blobra.NewReaderAt(ctx, bucket, key, size)
+	r, err := reader.New(dc.ReaderAt(key+"@"+version, size, ra), size, opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("s3tables: open %s: %w", key, err)
+	}
+	return r, ra, nil
 }

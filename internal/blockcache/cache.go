@@ -43,7 +43,8 @@ type Stats struct {
 	Hits      int64 // Table.Get calls that found their block
 	Misses    int64 // Table.Reserve calls: blocks that had to be read
 	Evictions int64 // blocks evicted to make room
-	Held      int64 // bytes of Size (whole chunks, as Size counts them) set aside by Table.Hold (readers' filter copies), pinned until released
+	Refused   int64 // misses ReserveAdmitted did not admit: blocks missed once, when admitting them would evict
+	Held      int64 // bytes of Size (whole chunks, as Size counts them) set aside by Table.Hold (readers' filter copies) and Table.Charge (their state on the Go heap), until released
 }
 
 // Cache is a byte-budgeted cache of blocks shared by many Tables. It is
@@ -127,6 +128,7 @@ func (c *Cache) Stats() Stats {
 		s.mu.Lock()
 		st.Size += int64(s.used) * ChunkSize
 		st.Evictions += s.evictions
+		st.Refused += s.refused
 		s.mu.Unlock()
 		st.Hits += s.hits.Load()
 		st.Misses += s.misses.Load()
@@ -188,15 +190,20 @@ func (c *Cache) Close() error {
 // numbered block slots (0 to n-1). It fails with ErrClosed once Close has
 // succeeded. Close the Table when done with it. A user that needs more
 // than one array of slots takes the others from the first with
-// NewSibling, so that Close counts it once.
+// NewSibling, so that Close counts it once. The slot array, 8 bytes a
+// slot on the Go heap, is charged to the budget (Charge) from MinCharge
+// bytes up, until the Table is closed.
 func (c *Cache) NewTable(n int) (*Table, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
+		c.mu.Unlock()
 		return nil, ErrClosed
 	}
 	c.tables++
-	return c.newTable(n, &tableUser{}), nil
+	t := c.newTable(n, &tableUser{})
+	c.mu.Unlock()
+	t.chargeSlots()
+	return t, nil
 }
 
 // newTable returns a Table of n slots for user u; c.mu is held.
@@ -215,14 +222,17 @@ func (c *Cache) newTable(n int, u *tableUser) *Table {
 // its own. It fails with ErrClosed once the Cache is closed.
 func (t *Table) NewSibling(n int) (*Table, error) {
 	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
 	if t.c.closed {
+		t.c.mu.Unlock()
 		return nil, ErrClosed
 	}
 	if t.user.open == 0 {
 		t.c.tables++ // every sibling was closed: the user is back
 	}
-	return t.c.newTable(n, t.user), nil
+	sib := t.c.newTable(n, t.user)
+	t.c.mu.Unlock()
+	sib.chargeSlots()
+	return sib, nil
 }
 
 // tableUser counts the open Tables of one user: a Table and its siblings.
@@ -323,6 +333,9 @@ type Table struct {
 	slots  []atomic.Uint64
 	closed atomic.Bool
 	user   *tableUser
+
+	chargeMu sync.Mutex
+	charges  []Handle // set aside by Charge, released by Close
 }
 
 // Cache returns the Cache t belongs to.
@@ -400,7 +413,25 @@ func (t *Table) Get(i int) (Handle, bool) {
 // Release it to give the bytes back. It reports false, and the caller
 // should use memory of its own, when n is 0 or larger than a shard, when
 // t is closed, or when every block that could make room is pinned.
-func (t *Table) Reserve(i, n int) (Handle, bool) {
+func (t *Table) Reserve(i, n int) (Handle, bool) { return t.reserve(i, n, false) }
+
+// ReserveAdmitted is Reserve for a caller that can as well use memory of
+// its own, at the cost of the same work again on the block's next miss
+// (a decompression of a mapped block, not a read): when the block would
+// take the place of others, it admits the block only if it missed
+// recently before. A block missed for the first time is then not
+// admitted: its slot remembers it as a ghost, as if it had passed through
+// the small queue, and a miss within the ghost window (as many misses
+// and small-queue evictions as the main queue holds blocks) is admitted,
+// straight to the main queue. One-off lookups of a table many times the
+// cache thus neither pay for an insertion and an eviction nor churn the
+// blocks lookups keep using: TinyLFU's doorkeeper (Gil Einziger, Roy
+// Friedman, Ben Manes: "TinyLFU: A Highly Efficient Cache Admission
+// Policy", ACM TOS 2017) on S3-FIFO's ghosts. While the shard has room,
+// every block is admitted.
+func (t *Table) ReserveAdmitted(i, n int) (Handle, bool) { return t.reserve(i, n, true) }
+
+func (t *Table) reserve(i, n int, doorkeeper bool) (Handle, bool) {
 	s := t.c.shardOf(t.id, i)
 	s.misses.Add(1)
 	if n <= 0 || n > s.nchunks*ChunkSize || t.closed.Load() {
@@ -408,6 +439,18 @@ func (t *Table) Reserve(i, n int) (Handle, bool) {
 	}
 	k := (n + ChunkSize - 1) / ChunkSize
 	s.mu.Lock()
+	if doorkeeper && s.used+k > s.nchunks {
+		w := t.slots[i].Load()
+		if w&ghostBit == 0 || s.clock-uint32(w) > uint32(s.main.n) {
+			if w == 0 || w&ghostBit != 0 {
+				s.clock++
+				t.slots[i].Store(ghostBit | uint64(s.clock))
+			}
+			s.refused++
+			s.mu.Unlock()
+			return Handle{}, false
+		}
+	}
 	e, ok := s.alloc(k)
 	if !ok {
 		s.mu.Unlock()
@@ -433,8 +476,12 @@ func (t *Table) Reserve(i, n int) (Handle, bool) {
 // after the Cache's Close (the mapping is then kept, its pages returned to
 // the kernel), so that a reader racing its own Close can read it without
 // faulting.
-func (t *Table) Hold(n int) (Handle, bool) {
-	s := t.c.shardOf(t.id, -1)
+func (t *Table) Hold(n int) (Handle, bool) { return t.hold(-1, n, true) }
+
+// hold is Hold in the shard of key (negative: never a block's); readable
+// says the holder reads the memory (Charge's never does).
+func (t *Table) hold(key, n int, readable bool) (Handle, bool) {
+	s := t.c.shardOf(t.id, key)
 	if n <= 0 || n > s.nchunks*ChunkSize || t.closed.Load() {
 		return Handle{}, false
 	}
@@ -449,13 +496,60 @@ func (t *Table) Hold(n int) (Handle, bool) {
 	e.freq.Store(0)
 	e.refs.Store(1) // the holder's pin, its only reference
 	s.mu.Unlock()
-	t.c.everHeld.Store(true)
+	if readable {
+		t.c.everHeld.Store(true)
+	}
 	t.c.held.Add(int64(k * ChunkSize))
 	off := uintptr(e.chunk) * ChunkSize
 	if hp := t.c.huge; hp != nil {
 		hp.reserved(int(off), n)
 	}
 	return Handle{e: e, b: t.c.mem[off : off+uintptr(n) : off+uintptr(n)]}, true
+}
+
+// Charge sets aside n bytes of the budget for memory the user keeps
+// outside the cache, on the Go heap (a reader's per-block state, its
+// partitions' keys), as RocksDB's cache reservations charge the block
+// cache for memory it does not hold: counted in Stats.Size and Stats.Held,
+// never evicted, until t is closed. The chunks set aside are never
+// written, so they cost no resident memory unless blocks used them
+// before. A charge is taken in pieces of at most an eighth of a shard,
+// each from the shard its piece number maps to, evicting blocks to make
+// room. It reports false, leaving what it took charged, when a piece
+// finds no room (the blocks there are pinned) or t is closed: the memory
+// is then in use all the same, uncounted.
+func (t *Table) Charge(n int) bool {
+	piece := max(ChunkSize, t.c.shards[0].nchunks*ChunkSize/8)
+	for j := 0; n > 0; j++ {
+		k := min(n, piece)
+		h, ok := t.hold(-(j+1)*shardRun, k, false) // a shard per piece
+		if !ok {
+			return false
+		}
+		t.chargeMu.Lock()
+		if t.closed.Load() {
+			t.chargeMu.Unlock()
+			h.Release()
+			return false
+		}
+		t.charges = append(t.charges, h)
+		t.chargeMu.Unlock()
+		n -= k
+	}
+	return true
+}
+
+// MinCharge is the smallest slot array, in bytes, a Table charges to the
+// budget: a reader keeps a few KiB of its own uncounted, as the cost of
+// being open, rather than charge for every table however small.
+const MinCharge = 4 << 10
+
+// chargeSlots charges t's slot array, 8 bytes a slot, from MinCharge
+// bytes up.
+func (t *Table) chargeSlots() {
+	if b := len(t.slots) * 8; b >= MinCharge {
+		t.Charge(b)
+	}
 }
 
 // Publish makes the block of h, a Handle from Reserve(i, ...) filled by the
@@ -527,6 +621,12 @@ func (t *Table) Close() {
 		}
 		s.mu.Unlock()
 	}
+	t.chargeMu.Lock()
+	for i := range t.charges {
+		t.charges[i].Release()
+	}
+	t.charges = nil
+	t.chargeMu.Unlock()
 	t.c.mu.Lock()
 	if t.user.open--; t.user.open == 0 {
 		t.c.tables--

@@ -583,6 +583,10 @@ func TestSiblingsCountOnce(t *testing.T) {
 func TestHold(t *testing.T) {
 	c := newCache(1 << 20)
 	tb, _ := c.NewTable(4096)
+	slots := c.Stats().Held // the slot array's charge
+	if slots != 4096*8 {
+		t.Fatalf("Held %d after NewTable(4096), want the slots' %d bytes", slots, 4096*8)
+	}
 	h, ok := tb.Hold(100 << 10)
 	if !ok {
 		t.Fatal("Hold(100 KiB) in a 1 MiB cache failed")
@@ -590,7 +594,7 @@ func TestHold(t *testing.T) {
 	for i := range h.Bytes() {
 		h.Bytes()[i] = byte(i)
 	}
-	if st := c.Stats(); st.Held != 100<<10 || st.Size < st.Held {
+	if st := c.Stats(); st.Held != slots+100<<10 || st.Size < st.Held {
 		t.Fatalf("after Hold: %+v", st)
 	}
 	for i := range 4096 { // 16 MiB of blocks through a 1 MiB cache
@@ -605,10 +609,63 @@ func TestHold(t *testing.T) {
 		t.Fatal("Hold of more than a shard succeeded")
 	}
 	h.Release()
-	if st := c.Stats(); st.Held != 0 {
-		t.Fatalf("after Release: Held %d", st.Held)
+	if st := c.Stats(); st.Held != slots {
+		t.Fatalf("after Release: Held %d, want %d", st.Held, slots)
 	}
 	tb.Close()
+	if st := c.Stats(); st.Held != 0 {
+		t.Fatalf("after Close: Held %d", st.Held)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCharge: a charge counts in Size and Held, in pieces spread over the
+// shards when it is larger than one, pushes blocks out of the budget, and
+// goes back at the Table's Close; small slot arrays are not charged.
+func TestCharge(t *testing.T) {
+	c := newCache(64 << 20) // 16 shards
+	small, _ := c.NewTable(MinCharge/8 - 1)
+	if st := c.Stats(); st.Held != 0 {
+		t.Fatalf("a table of %d slots charged %d bytes", MinCharge/8-1, st.Held)
+	}
+	const blocks = 16 << 10
+	tb, _ := c.NewTable(blocks)
+	for i := range blocks { // 64 MiB of blocks: fills the cache
+		put(tb, i, 4096, uint32(i))
+	}
+	shard := c.shards[0].nchunks * ChunkSize
+	n := 3*shard + 1000 // more than any one shard can set aside
+	if !small.Charge(n) {
+		t.Fatalf("Charge(%d) in a cache of %d-byte shards failed", n, shard)
+	}
+	st := c.Stats()
+	want := int64(blocks*8 + (n+ChunkSize-1)/ChunkSize*ChunkSize)
+	if st.Held != want || st.Size > st.Capacity {
+		t.Fatalf("after Charge: %+v, want Held %d and Size within Capacity", st, want)
+	}
+	cached := 0
+	for i := range blocks {
+		if h, ok := tb.Get(i); ok {
+			cached++
+			h.Release()
+		}
+	}
+	if max := int(st.Capacity-st.Held) / 4096; cached > max {
+		t.Fatalf("%d blocks cached beside the charge, room for %d", cached, max)
+	}
+	small.Close()
+	if st := c.Stats(); st.Held != blocks*8 {
+		t.Fatalf("after the charging Table's Close: Held %d, want the other's slots, %d", st.Held, blocks*8)
+	}
+	if small.Charge(100) {
+		t.Fatal("Charge on a closed Table succeeded")
+	}
+	tb.Close()
+	if st := c.Stats(); st.Held != 0 || st.Size != 0 {
+		t.Fatalf("after every Close: %+v", st)
+	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}

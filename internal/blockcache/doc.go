@@ -57,6 +57,15 @@
 // queue. Ghosts cost no memory of their own: an evicted block's slot in
 // its Table records when it was evicted.
 //
+// Table.ReserveAdmitted adds an admission filter for callers whose miss
+// costs little to repeat (a memory-mapped table's decompression): once a
+// shard is full, a block missed for the first time is not inserted at
+// all but recorded as a ghost at once, and only a second miss within the
+// ghost window admits it, to the main queue. Lookups spread over tables
+// many times the cache then mostly decode into their own memory, with no
+// insertion and no eviction to pay for, and the blocks in the cache are
+// those looked up more than once.
+//
 // # Pinning
 //
 // Table.Get and Table.Reserve return a Handle that pins its block by

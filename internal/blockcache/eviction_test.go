@@ -130,3 +130,90 @@ func TestAllocs(t *testing.T) {
 	}
 	closeAll(t, c, tb)
 }
+
+// admit is a lookup through ReserveAdmitted: a hit, or a miss that is
+// filled and published if admitted. It reports whether block i hit.
+func admit(tb *Table, i, n int, v uint32) (hit bool) {
+	if h, ok := tb.Get(i); ok {
+		h.Release()
+		return true
+	}
+	if h, ok := tb.ReserveAdmitted(i, n); ok {
+		fill(h.Bytes(), tb.id, i, v)
+		tb.Publish(i, h, v)
+		h.Release()
+	}
+	return false
+}
+
+// TestReserveAdmitted: while the cache has room every block is admitted;
+// once full, a block missed for the first time is refused and remembered
+// as a ghost, and missed again soon after it is admitted.
+func TestReserveAdmitted(t *testing.T) {
+	const blk = 4096
+	c := newCache(1 << 20)              // one shard of 256 blocks
+	tb := newTable(t, c, MinCharge/8-1) // slots not charged: 256 blocks fit
+	for i := range 256 {
+		if admit(tb, i, blk, 1); !listed(tb, i) {
+			t.Fatalf("block %d refused with room in the cache", i)
+		}
+	}
+	if st := c.Stats(); st.Refused != 0 || st.Size != 1<<20 {
+		t.Fatalf("filling: %+v", st)
+	}
+	if _, ok := tb.ReserveAdmitted(300, blk); ok {
+		t.Fatal("a first miss in a full cache was admitted")
+	}
+	if !ghost(tb, 300) || c.Stats().Refused != 1 {
+		t.Fatalf("a refused block: ghost %v, %+v", ghost(tb, 300), c.Stats())
+	}
+	admit(tb, 300, blk, 2)
+	if !listed(tb, 300) {
+		t.Fatal("a block missed twice in a row was not admitted")
+	}
+	checkHit(t, tb, 300, 2)
+	closeAll(t, c, tb)
+}
+
+// TestOneOffLookupsDoNotChurn: a hot set read again and again keeps its
+// hit rate through a flood of one-off lookups of blocks 40 times the
+// cache, and the flood costs few insertions. With Reserve, every one-off
+// block is inserted and evicts another (about 10,000 evictions here).
+func TestOneOffLookupsDoNotChurn(t *testing.T) {
+	const (
+		blk    = 4096
+		hot    = 150 // 600 KiB: 59% of the cache
+		oneOff = 10240
+	)
+	c := newCache(1 << 20)
+	tb := newTable(t, c, hot+oneOff)
+	for range 3 {
+		for i := range hot {
+			admit(tb, i, blk, 1)
+		}
+	}
+	for i := range 256 - hot { // fill the rest: the cache is full from here
+		mustPut(t, tb, hot+oneOff-1-i, blk, 1)
+	}
+	before := c.Stats()
+	hits, reads := 0, 0
+	for j := range oneOff {
+		admit(tb, hot+j, blk, 2)
+		i := j % hot
+		reads++
+		if admit(tb, i, blk, 1) {
+			hits++
+		}
+	}
+	st := c.Stats()
+	if hits < reads*9/10 {
+		t.Errorf("the hot set hit %d of %d times through the one-off lookups, want at least 90%%", hits, reads)
+	}
+	if ev := st.Evictions - before.Evictions; ev > oneOff/10 {
+		t.Errorf("%d evictions for %d one-off lookups, want at most %d", ev, oneOff, oneOff/10)
+	}
+	if st.Refused-before.Refused < oneOff*9/10 {
+		t.Errorf("%d of %d one-off lookups refused", st.Refused-before.Refused, oneOff)
+	}
+	closeAll(t, c, tb)
+}

@@ -23,7 +23,8 @@ type shard struct {
 	free    int32 // free entries, linked through next; -1 when none
 	small   fifo
 	main    fifo
-	clock   uint32 // evictions from the small queue: the ghosts' clock
+	clock   uint32 // evictions from the small queue and blocks refused by ReserveAdmitted: the ghosts' clock
+	refused int64  // blocks ReserveAdmitted did not admit
 
 	evictions int64
 	_         [64]byte // keep the counters below off the lock's cache line

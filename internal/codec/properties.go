@@ -35,10 +35,16 @@ const (
 	propSplitter
 	propUser
 	propPartitioned // Version4 only: 1 when the index and filter are partitioned
+	// Version5 (spans) only.
+	propSpanBlockSize
+	propNumSpans
+	propNumSpanFragments
+	propSmallestSpanKey // left out for a key longer than MaxPropertiesKeyLen
+	propLargestSpanKey  // left out for a key longer than MaxPropertiesKeyLen
 )
 
-// propDictionary is tag 28: the table's zstd dictionary (tags 23 to 27
-// belong to span blocks).
+// propDictionary is tag 28: the table's zstd dictionary (after the span
+// tags, 23 to 27).
 const propDictionary = 28
 
 // AppendUserProperties appends the tag 21 record value for user: for each
@@ -163,6 +169,17 @@ func AppendProperties(dst []byte, p *format.Properties) []byte {
 	if p.Partitioned {
 		num(propPartitioned, 1)
 	}
+	if p.NumSpanFragments > 0 {
+		num(propSpanBlockSize, p.SpanBlockSize)
+		num(propNumSpans, p.NumSpans)
+		num(propNumSpanFragments, p.NumSpanFragments)
+		if p.SmallestSpanKey != nil && len(p.SmallestSpanKey) <= format.MaxPropertiesKeyLen {
+			str(propSmallestSpanKey, p.SmallestSpanKey)
+		}
+		if p.LargestSpanKey != nil && len(p.LargestSpanKey) <= format.MaxPropertiesKeyLen {
+			str(propLargestSpanKey, p.LargestSpanKey)
+		}
+	}
 	if len(p.Dictionary) > 0 {
 		str(propDictionary, p.Dictionary)
 	}
@@ -220,7 +237,7 @@ func DecodeProperties(src []byte, off int64) (format.Properties, error) {
 		val := src[pos : pos+int(length)]
 		pos += int(length)
 		var num uint64
-		if tag != propSmallestKey && tag != propLargestKey && tag != propFilterPolicy && (tag <= propLargestKeyLen || tag == propPartitioned) {
+		if tag != propSmallestKey && tag != propLargestKey && tag != propFilterPolicy && (tag <= propLargestKeyLen || tag >= propPartitioned && tag <= propNumSpanFragments) {
 			v, n := binary.Uvarint(val)
 			if n <= 0 || n != len(val) {
 				return p, format.Corruptf(format.SectionProperties, recOff, "record %d: bad integer", tag)
@@ -296,12 +313,28 @@ func DecodeProperties(src []byte, off int64) (format.Properties, error) {
 				return p, format.Corruptf(format.SectionProperties, recOff, "partitioned record holds %d, not 1", num)
 			}
 			p.Partitioned = true
+		case propSpanBlockSize:
+			p.SpanBlockSize = num
+		case propNumSpans:
+			p.NumSpans = num
+		case propNumSpanFragments:
+			p.NumSpanFragments = num
+		case propSmallestSpanKey:
+			p.SmallestSpanKey = append([]byte{}, val...)
+		case propLargestSpanKey:
+			p.LargestSpanKey = append([]byte{}, val...)
 		case propDictionary:
 			if len(val) == 0 {
 				return p, format.Corruptf(format.SectionProperties, recOff, "empty dictionary record")
 			}
 			p.Dictionary = append([]byte{}, val...)
 		}
+	}
+	if has := p.NumSpanFragments > 0; has != (p.SpanBlockSize > 0) || has != (p.NumSpans > 0) || !has && (p.SmallestSpanKey != nil || p.LargestSpanKey != nil) {
+		return p, format.Corruptf(format.SectionProperties, off, "span records disagree: %d fragments, %d spans, span block of %d bytes", p.NumSpanFragments, p.NumSpans, p.SpanBlockSize)
+	}
+	if p.NumSpanFragments > 0 && (p.SmallestSpanKey != nil && len(p.SmallestSpanKey) > format.MaxPropertiesKeyLen || p.LargestSpanKey != nil && len(p.LargestSpanKey) > format.MaxPropertiesKeyLen) {
+		return p, format.Corruptf(format.SectionProperties, off, "span bound of more than %d bytes stored in the properties", format.MaxPropertiesKeyLen)
 	}
 	hasSmallest := p.SmallestKey != nil || p.SmallestKeyOmitted != 0
 	hasLargest := p.LargestKey != nil || p.LargestKeyOmitted != 0

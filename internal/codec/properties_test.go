@@ -198,8 +198,8 @@ func TestPropertiesUnknownTagsSkipped(t *testing.T) {
 		Compression: format.NoCompression, MaxBlockSize: 100,
 	}
 	enc := codec.AppendProperties(nil, &p)
-	enc = append(enc, rec(23, []byte("not an integer \xff\xff\xff"))...)
-	enc = append(enc, rec(24, nil)...)
+	enc = append(enc, rec(100, []byte("not an integer \xff\xff\xff"))...)
+	enc = append(enc, rec(101, nil)...)
 	enc = append(enc, rec(1<<40, bytes.Repeat([]byte{0x80}, 300))...)
 	got, err := codec.DecodeProperties(enc, 0)
 	if err != nil {
@@ -262,7 +262,7 @@ func TestPropertiesBadRecords(t *testing.T) {
 		{"hash index size with trailing byte", join(v1, rec(17, []byte{1, 0})), off + 3, "bad integer"},
 		{"empty hash index size", join(v1, rec(17, nil)), off + 3, "bad integer"},
 		{"hash index size not an integer", join(v1, rec(17, []byte("\xff\xff"))), off + 3, "bad integer"},
-		{"unknown tag then hash index size", join(v1, rec(23, nil), rec(17, num(5))), off + 5, "tags must increase"},
+		{"unknown tag then hash index size", join(v1, rec(100, nil), rec(17, num(5))), off + 5, "tags must increase"},
 		{"partitioned record of 0", join(v1, rec(22, num(0))), off + 3, "partitioned record"},
 		{"partitioned record of 2", join(v1, rec(22, num(2))), off + 3, "partitioned record"},
 		{"partitioned record not an integer", join(v1, rec(22, []byte("\xff"))), off + 3, "bad integer"},

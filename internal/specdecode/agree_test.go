@@ -33,7 +33,7 @@ func TestGoldenTablesAgreeWithSpec(t *testing.T) {
 		})
 	}
 	// The golden tables must keep covering every version.
-	for v := uint32(1); v <= 4; v++ {
+	for v := uint32(1); v <= 5; v++ {
 		if !versions[v] {
 			t.Errorf("no golden table of version %d decoded", v)
 		}
@@ -137,6 +137,26 @@ func checkTable(t *testing.T, path string) *table {
 		gets++
 	}
 
+	// Spans: the reader's fragments are the decoder's, and SpanAt finds
+	// each at its start and just before its end.
+	var frags []fragment
+	sit := r.NewSpanIterator()
+	for ok := sit.First(); ok; ok = sit.Next() {
+		sp := sit.Span()
+		frags = append(frags, fragment{sp.Start, sp.End, sp.Values})
+	}
+	if err := sit.Close(); err != nil {
+		t.Errorf("%s: span iterator: %v", name, err)
+	}
+	if diff := cmp.Diff(tb.spans, frags, cmp.AllowUnexported(fragment{})); diff != "" {
+		t.Errorf("%s: span fragments (-decoder +reader):\n%s", name, diff)
+	}
+	for _, f := range tb.spans {
+		if sp, err := r.SpanAt(f.start); err != nil || !bytes.Equal(sp.End, f.end) {
+			t.Errorf("%s: SpanAt(%q) = [%q, %q), %v; the decoder's fragment ends at %q", name, f.start, sp.Start, sp.End, err, f.end)
+		}
+	}
+
 	if diff := cmp.Diff(tb.properties(), r.Properties()); diff != "" {
 		t.Errorf("%s: properties (-decoder +reader):\n%s", name, diff)
 	}
@@ -172,6 +192,14 @@ func (t *table) properties() format.Properties {
 		SmallestKeyOmitted: p.smallestLen,
 		LargestKeyOmitted:  p.largestLen,
 		User:               p.user,
+		SpanBlockSize:      p.spanSize,
+		NumSpans:           p.numSpans,
+		NumSpanFragments:   p.numFragments,
+		SmallestSpanKey:    p.spanSmallest,
+		LargestSpanKey:     p.spanLargest,
+	}
+	if len(t.spans) > 0 {
+		fp.SmallestSpanKey, fp.LargestSpanKey = t.spans[0].start, t.spans[len(t.spans)-1].end
 	}
 	if p.smallestLen != 0 {
 		fp.SmallestKey = t.blocks[0].entries[0].key
@@ -213,6 +241,9 @@ func (t *table) summary() string {
 	}
 	if t.split != nil {
 		s = append(s, "splitter "+t.p.splitter)
+	}
+	if len(t.spans) > 0 {
+		s = append(s, fmt.Sprintf("span block (%d fragments of %d spans)", len(t.spans), t.p.numSpans))
 	}
 	return strings.Join(slices.Clip(s), ", ")
 }

@@ -123,6 +123,7 @@ type table struct {
 	parts       []*partition
 	filterBytes []byte     // a one-level table's filter
 	hash        *hashIndex // nil without a hash index section
+	spans       []fragment // a version 5 table's span block
 }
 
 // prefix returns key's prefix under the table's splitter: key itself
@@ -188,6 +189,9 @@ func decode(file []byte) (*table, error) {
 	if err := t.decodeFilters(); err != nil {
 		return nil, err
 	}
+	if err := t.decodeSpans(); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
@@ -206,8 +210,8 @@ func (t *table) decodeFooter() error {
 		return bad(secFooter, start+52, "footer CRC %#08x, bytes [0, 52) give %#08x", want, got)
 	}
 	t.version = binary.LittleEndian.Uint32(f[48:])
-	if t.version < 1 || t.version > 4 {
-		return bad(secFooter, start+48, "version %d is not 1 to 4", t.version)
+	if t.version < 1 || t.version > 5 {
+		return bad(secFooter, start+48, "version %d is not 1 to 5", t.version)
 	}
 	hs := []*handle{&t.index, &t.filter, &t.propsH}
 	for i, h := range hs {
@@ -613,7 +617,7 @@ func (t *table) decodeDataBlocks(idx []indexEntry) error {
 	}
 	mode, interval := sharePrev, int(t.p.restartInterval)
 	switch {
-	case t.version == 4:
+	case t.version >= 4:
 		mode = shareFirst
 	case t.p.hashSize != 0:
 		mode = shareNone

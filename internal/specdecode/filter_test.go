@@ -233,7 +233,7 @@ func (t *table) decodeFilters() error {
 			return bad(secFilterPart, p.off, "partition %d: %v", i, err)
 		}
 	}
-	if t.version == 4 {
+	if t.version >= 4 {
 		x := t.hash
 		if err := checkFilter(policy, x.filter, t.distinct(t.blocks), milli); err != nil {
 			return bad(secHash, x.filterOff, "whole filter: %v", err)

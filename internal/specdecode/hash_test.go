@@ -56,7 +56,7 @@ func (t *table) decodeHashIndex(sec []byte) (*hashIndex, error) {
 	x.tagBits = uint(8*x.width) - x.blockBits - x.offsetBits
 	f := x.flags
 	var want byte
-	if t.version == 4 {
+	if t.version >= 4 {
 		want = flagFirstKey
 		if t.p.partitioned {
 			want |= flagWholeFilter
@@ -142,13 +142,13 @@ func (t *table) decodeHashIndex(sec []byte) (*hashIndex, error) {
 	// The writer's choices.
 	n := uint64(len(t.slotted()))
 	minTag, slots := uint(8), n+n/2+1
-	if t.version == 4 {
+	if t.version >= 4 {
 		minTag, slots = 5, n+n/9+1
 	}
 	var wantFlags byte
 	wantOffsetBits := bitLen(uint64(t.maxSlottedOffset()))
 	switch {
-	case t.version == 4:
+	case t.version >= 4:
 		wantFlags = f
 	case allRaw && x.blockBits+bitLen(t.p.dataSize)+8 <= 64:
 		wantFlags, wantOffsetBits = flagFileOffsets, bitLen(t.p.dataSize)

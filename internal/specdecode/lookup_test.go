@@ -20,7 +20,7 @@ func (t *table) getByHash(key []byte) (value []byte, found bool, err error) {
 	var inner error
 	_, err = t.probe(fk, func(l loc) bool {
 		b := t.blocks[l.block]
-		k, v, err := entryAt(b.contents[:b.end], uint64(l.off), t.version == 4)
+		k, v, err := entryAt(b.contents[:b.end], uint64(l.off), t.version >= 4)
 		if err != nil {
 			inner = bad(secData, b.h.off+uint64(l.off), "entry a slot names: %v", err)
 			return true
@@ -162,7 +162,7 @@ func (t *table) filterAnswers(key []byte) []bool {
 	if t.split != nil {
 		answers = append(answers, in(sort.Search(len(t.parts), func(i int) bool { return bytes.Compare(t.prefix(t.parts[i].key), fk) >= 0 })))
 	}
-	if t.version == 4 {
+	if t.version >= 4 {
 		answers = append(answers, mayContain(t.p.policy, t.hash.filter, fk))
 	}
 	return answers

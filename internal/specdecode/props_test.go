@@ -30,6 +30,11 @@ type props struct {
 	splitter        string            // tag 20
 	user            map[string][]byte // tag 21; nil when absent
 	partitioned     bool              // tag 22
+	spanSize        uint64            // tag 23; 0 when absent
+	numSpans        uint64            // tag 24
+	numFragments    uint64            // tag 25
+	spanSmallest    []byte            // tag 26; nil when absent
+	spanLargest     []byte            // tag 27; nil when absent
 	dictionary      []byte            // tag 28; nil when absent
 }
 
@@ -66,7 +71,7 @@ func decodeProps(b []byte, off uint64) (props, error) {
 		p.tags = append(p.tags, tag)
 		var num uint64
 		switch tag {
-		case 4, 5, 12, 20, 21, 28:
+		case 4, 5, 12, 20, 21, 26, 27, 28:
 		default:
 			// An integer: one uvarint filling the value.
 			v, w := binary.Uvarint(val)
@@ -134,6 +139,16 @@ func decodeProps(b []byte, off uint64) (props, error) {
 			} else {
 				p.largestLen = num
 			}
+		case 23:
+			p.spanSize = num
+		case 24:
+			p.numSpans = num
+		case 25:
+			p.numFragments = num
+		case 26:
+			p.spanSmallest = append([]byte{}, val...)
+		case 27:
+			p.spanLargest = append([]byte{}, val...)
 		case 20:
 			if len(val) < 1 || len(val) > 255 {
 				return p, bad(secProps, at, "splitter name of %d bytes", len(val))
@@ -210,9 +225,13 @@ func (t *table) checkVersion() error {
 		return bad(secProps, at, "version %d, the footer says %d", p.version, t.version)
 	case t.version == 1 && p.hashSize != 0:
 		return bad(secProps, at, "a version 1 table with a hash index (tag 17)")
-	case (t.version == 2 || t.version == 4) && p.hashSize == 0:
+	case (t.version == 2 || t.version >= 4) && p.hashSize == 0:
 		return bad(secProps, at, "a version %d table without a hash index (tag 17)", t.version)
-	case p.partitioned && t.version != 4:
+	case t.version == 5 && !(p.has(23) && p.has(24) && p.has(25)):
+		return bad(secProps, at, "a version 5 table without tags 23 to 25")
+	case t.version != 5 && (p.has(23) || p.has(24) || p.has(25) || p.has(26) || p.has(27)):
+		return bad(secProps, at, "span tags (23 to 27) in a version %d table", t.version)
+	case p.partitioned && t.version < 4:
 		return bad(secProps, at, "tag 22 in a version %d table", t.version)
 	}
 	t.partitioned = t.version == 3 || p.partitioned
@@ -229,7 +248,7 @@ func (t *table) checkLayout() error {
 		return bad(secFooter, uint64(len(t.file))-footerLen+16, "filter handle at %d, data size + hash index size is %d", t.filter.off, p.dataSize+p.hashSize)
 	case t.filter.end() != t.index.off:
 		return bad(secFooter, uint64(len(t.file))-footerLen, "index handle at %d, the filter handle ends at %d", t.index.off, t.filter.end())
-	case t.index.end() != t.propsH.off:
+	case t.index.end()+p.spanSize != t.propsH.off:
 		return bad(secFooter, uint64(len(t.file))-footerLen+32, "properties at %d, the index ends at %d", t.propsH.off, t.index.end())
 	case t.propsH.end() != uint64(len(t.file))-footerLen:
 		return bad(secFooter, uint64(len(t.file))-footerLen+32, "properties end at %d, the footer starts at %d", t.propsH.end(), len(t.file)-footerLen)

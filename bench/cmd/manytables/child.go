@@ -35,6 +35,7 @@ type childSpec struct {
 	CacheBytes  int64                 `json:"cache_bytes"`
 	Seed        uint64                `json:"seed"`
 	CPUProfile  string                `json:"cpu_profile,omitempty"` // write a CPU profile of the timed run here
+	PresentPct  int                   `json:"present_pct"`           // share of Gets of present keys, percent
 }
 
 // childResult is the one JSON line a child prints.
@@ -88,8 +89,9 @@ type counts struct {
 }
 
 // worker looks up random keys until stop is set: a random table each
-// time, half present keys (whose value must match byte for byte), half
-// absent ones (which must not be found). It allocates nothing itself;
+// time, present keys (whose value must match byte for byte) in
+// w.presentPct percent of the Gets, absent ones (which must not be found)
+// in the others. It allocates nothing itself;
 // only an error or a wrong value costs a formatted description, once.
 func worker(g getter, w workload, seed uint64, stop *atomic.Bool) (c counts) {
 	var key [keyLen]byte
@@ -97,9 +99,9 @@ func worker(g getter, w workload, seed uint64, stop *atomic.Bool) (c counts) {
 	r := rng{state: seed}
 	for !stop.Load() {
 		for range 64 {
-			x, y := r.next(), r.next()
+			x, y, z := r.next(), r.next(), r.next()
 			t, j := below(x, w.tables), below(y, w.entries)
-			if y&1 == 0 {
+			if below(z, 100) < w.presentPct {
 				c.present++
 				w.presentKey(key[:], t, j)
 				v, found, err := g.get(t, key[:])
@@ -256,6 +258,7 @@ func runChild(spec childSpec, stdout, stderr io.Writer) (err error) {
 		return fmt.Errorf("bad child spec %+v", spec)
 	}
 	w := newWorkload(spec.Tables, spec.Entries)
+	w.presentPct = spec.PresentPct
 	res := childResult{Impl: spec.Impl, Compression: string(spec.Compression), GOMAXPROCS: runtime.GOMAXPROCS(0)}
 
 	mr := newMemReader()

@@ -1,7 +1,7 @@
 // Command manytables measures point lookups over many tables that share
 // one block cache: by default 200 tables of 50,000 entries each (16-byte
 // keys, 100-byte values as in cmd/compare), 16 goroutines of random Gets
-// for 20 s after 2 s of warm-up, half present keys and half absent ones, a random table each
+// for 20 s after 2 s of warm-up, three in four of present keys and the others of absent ones, a random table each
 // time, with one 64 MiB cache for all the tables. The decoded tables
 // (about 1.1 GiB) are 17 times the cache, so the cache thrashes: that is
 // the workload.
@@ -62,6 +62,7 @@ func main() {
 // config is one run's parameters.
 type config struct {
 	tables, entries, goroutines int
+	presentPct                  int
 	duration, warmup            time.Duration
 	rounds                      int // interleaved measurements of every configuration
 	cacheBytes                  int64
@@ -117,6 +118,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	rounds := fs.Int("rounds", 3, "measure every implementation and compression this many times, in turn, for -duration/rounds each, starting each round one configuration later; Gets/s is the median round")
 	warmup := fs.Duration("warmup", 2*time.Second, "untimed lookups before the timed ones, in each child (values checked too)")
 	goroutines := fs.Int("goroutines", 16, "goroutines doing lookups")
+	present := fs.Int("present", 75, "share of the Gets that look up present keys, in percent (the others look up absent ones)")
 	cacheSize := sizeFlag(64 << 20)
 	fs.Var(&cacheSize, "cache", "shared block cache budget (bytes, or with KiB, MiB, GiB)")
 	impls := fs.String("impls", strings.Join(implNames, ","), "comma-separated implementations: ours (hash index), ours-v1 (no hash index), pebble (v1.1.5), pebble2 (v2.1.7, TableFormatPebblev7), goleveldb")
@@ -150,10 +152,13 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		return runChild(spec, stdout, stderr)
 	}
 
-	cfg := config{tables: *tables, entries: *entries, goroutines: *goroutines, duration: *duration, warmup: *warmup, rounds: *rounds,
+	cfg := config{tables: *tables, entries: *entries, goroutines: *goroutines, presentPct: *present, duration: *duration, warmup: *warmup, rounds: *rounds,
 		cacheBytes: int64(cacheSize), dir: *dir, keep: *keep, cpuprofile: *cpuprofile}
 	if cfg.tables < 1 || cfg.tables > maxTables || cfg.entries < 1 || cfg.entries > maxEntries {
 		return fmt.Errorf("-tables must be in [1, %d] and -entries in [1, %d]", maxTables, maxEntries)
+	}
+	if cfg.presentPct < 0 || cfg.presentPct > 100 {
+		return fmt.Errorf("-present must be in [0, 100]")
 	}
 	if cfg.goroutines < 1 || cfg.duration <= 0 || cfg.warmup < 0 || cfg.rounds < 1 {
 		return fmt.Errorf("-goroutines, -duration and -rounds must be positive, -warmup not negative")
@@ -260,6 +265,7 @@ type report struct {
 	Tables     int     `json:"tables"`
 	Entries    int     `json:"entries"`
 	Goroutines int     `json:"goroutines"`
+	PresentPct int     `json:"present_pct"`
 	Duration   string  `json:"duration"`
 	Rounds     int     `json:"rounds"`
 	Warmup     string  `json:"warmup"`
@@ -298,7 +304,7 @@ func run(cfg config, progress io.Writer) (*report, error) {
 	}
 	w := newWorkload(cfg.tables, cfg.entries)
 	rep := &report{CPU: cpuName(), Cores: runtime.NumCPU(), GoVersion: runtime.Version(), Cgo: cgoEnabled,
-		Tables: cfg.tables, Entries: cfg.entries, Goroutines: cfg.goroutines, Duration: cfg.duration.String(), Rounds: cfg.rounds, Warmup: cfg.warmup.String(),
+		Tables: cfg.tables, Entries: cfg.entries, Goroutines: cfg.goroutines, PresentPct: cfg.presentPct, Duration: cfg.duration.String(), Rounds: cfg.rounds, Warmup: cfg.warmup.String(),
 		CacheBytes: cfg.cacheBytes}
 	logf("%d tables × %d entries (%.0f MiB of keys and values), %d goroutines × %v (after %v of warm-up), shared cache %s",
 		cfg.tables, cfg.entries, mib(int64(cfg.tables)*w.rawBytes()), cfg.goroutines, cfg.duration, cfg.warmup, formatSize(cfg.cacheBytes))
@@ -321,7 +327,7 @@ func run(cfg config, progress io.Writer) (*report, error) {
 				name, c, cfg.tables, mib(r.FileBytes), r.BuildSec, r.BuildWorkers)
 			spec := childSpec{Impl: name, Compression: c, Dir: sub, Tables: cfg.tables, Entries: cfg.entries,
 				Duration: cfg.duration / time.Duration(cfg.rounds), Warmup: cfg.warmup, Goroutines: cfg.goroutines, CacheBytes: cfg.cacheBytes,
-				Seed: uint64(ci*len(cfg.impls)+ii) + 1}
+				Seed: uint64(ci*len(cfg.impls)+ii) + 1, PresentPct: cfg.presentPct}
 			if cfg.cpuprofile != "" {
 				if err := os.MkdirAll(cfg.cpuprofile, 0o755); err != nil {
 					return nil, err

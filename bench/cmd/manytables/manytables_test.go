@@ -124,12 +124,16 @@ func (lyingGetter) close() error { return nil }
 
 func TestWorkerNoticesWrongValues(t *testing.T) {
 	w := newWorkload(3, 100)
+	w.presentPct = 75
 	for _, honest := range []bool{false, true} {
 		var stop atomic.Bool
 		go func() { time.Sleep(20 * time.Millisecond); stop.Store(true) }()
 		c := worker(lyingGetter{w, honest}, w, 1, &stop)
 		if c.present == 0 || c.absent == 0 || c.errors != 0 {
 			t.Fatalf("honest %v: counts %+v", honest, c)
+		}
+		if share := float64(c.present) / float64(c.present+c.absent); c.present+c.absent > 1000 && (share < 0.72 || share > 0.78) {
+			t.Errorf("honest %v: %.3f of the Gets were of present keys, want 0.75", honest, share)
 		}
 		if honest && c.wrong != 0 {
 			t.Errorf("honest getter: %d wrong values (%s)", c.wrong, c.firstWrong)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -42,7 +43,7 @@ func writeMarkdown(w io.Writer, r *report) {
 	}
 
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Gets/s: all goroutines together over a timed run, the median of the rounds (their range in brackets), half present keys and half absent, every value checked (in the warm-up too: errors and wrong values count both). vs pebble: Gets/s over Pebble v1.1.5's (pebble) at the same compression. "+
+	fmt.Fprintln(w, "Gets/s: all goroutines together over a timed run, the median of the rounds (their range in brackets), "+strconv.Itoa(r.PresentPct)+"% present keys and the others absent, every value checked (in the warm-up too: errors and wrong values count both). vs pebble: Gets/s over Pebble v1.1.5's (pebble) at the same compression. "+
 		"RssAnon: resident memory minus file-mapped pages (Go heap, stacks, C malloc, our cache's anonymous mapping; Pebble's caches, v1 and v2, are C malloc with cgo, Go heap without); peaks sampled every 50 ms over the child's life. "+
 		"allocs/Get: MemStats.Mallocs over the timed run / Gets (the warm-up takes the readers' one-time allocations: lazy per-table setup on the first Get, scratch pools filling, Pebble's iterators). "+
 		"Cache hit rate: hits / (hits + misses) of the shared cache over the timed run. Ours caches decoded data blocks only (index, filter and hash index are read in place from the mapping); "+

@@ -45,10 +45,14 @@ const (
 type workload struct {
 	tables, entries int
 	spacing         uint64 // math.MaxUint64 / entries
+	presentPct      int    // the share of Gets that look up present keys, in percent
 }
 
+// newWorkload returns the workload of tables tables of entries entries
+// each, with half the Gets of present keys (set presentPct for another
+// share).
 func newWorkload(tables, entries int) workload {
-	return workload{tables: tables, entries: entries, spacing: math.MaxUint64 / uint64(entries)}
+	return workload{tables: tables, entries: entries, spacing: math.MaxUint64 / uint64(entries), presentPct: 50}
 }
 
 // splitmix64 is SplitMix64's output function: a cheap, well-mixing

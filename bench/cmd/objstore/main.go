@@ -605,6 +605,8 @@ var latency time.Duration
 func main() {
 	sizes := flag.String("n", "10000,200000,1000000,5000000", "comma-separated entry counts")
 	flag.DurationVar(&latency, "latency", 0, "sleep this long in every ReadAt (as a request to object storage) and report wall times")
+	disk := flag.Bool("diskcache", true, "also read the default table through a diskcache.Cache: cold, warm on disk after a restart, warm in memory (diskcache.go)")
+	flag.IntVar(&spanCount, "spans", 1000, "range deletions in the span table measured after each size (0: none)")
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "objstore-*")
 	if err != nil {
@@ -628,6 +630,7 @@ func main() {
 		}
 		results := make([]*result, len(impls))
 		fileSizes := make([]int64, len(impls))
+		var diskRows []diskRow
 		for i, im := range impls {
 			path := filepath.Join(dir, fmt.Sprintf("t%d-%d.sst", i, n))
 			if err := im.build(path, n); err != nil {
@@ -635,6 +638,11 @@ func main() {
 			}
 			if results[i], fileSizes[i], err = measure(im, path, n); err != nil {
 				fail(fmt.Errorf("%s, %d entries: %w", im.name, n, err))
+			}
+			if i == 0 && *disk {
+				if diskRows, err = measureDisk(path, n); err != nil {
+					fail(fmt.Errorf("%s through diskcache, %d entries: %w", im.name, n, err))
+				}
 			}
 			os.Remove(path)
 		}
@@ -658,7 +666,27 @@ func main() {
 			fmt.Fprintln(tw, "\t|")
 		}
 		tw.Flush()
+		if diskRows != nil {
+			printDisk(os.Stdout, n, diskRows)
+		}
 		checks = append(checks, check(n, results)...)
+		if spanCount > 0 {
+			path := filepath.Join(dir, fmt.Sprintf("spans-%d.sst", n))
+			if err := buildSpans(path, n, spanCount); err != nil {
+				fail(fmt.Errorf("span table: %w", err))
+			}
+			sr, err := measureSpans(path, n)
+			if err != nil {
+				fail(fmt.Errorf("span table, %d entries: %w", n, err))
+			}
+			os.Remove(path)
+			fmt.Println(sr)
+			ok := "ok"
+			if sr.first.calls != 0 && sr.blockSize+64 <= 256<<10 {
+				ok = "NOT MET"
+			}
+			checks = append(checks, fmt.Sprintf("%s: %d entries, span table: the first SpanAt makes %d reads after open (0 when the span block is in the 256 KiB tail)", ok, n, sr.first.calls))
+		}
 	}
 	fmt.Println("\nChecks (ours against the read caps, and against Pebble v2's reads on every row but the concurrent one):")
 	good, bad := 0, 0

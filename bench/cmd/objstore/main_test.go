@@ -109,3 +109,25 @@ func TestLatencyWallTimes(t *testing.T) {
 		t.Errorf("%s: %d reads at %v each, at most %d at once, in %v (cell %q)", concurrentRow, reads, latency, peak, wall, r.cells[concurrentRow])
 	}
 }
+
+// TestSpanReads checks the span table's reads: SpanAt reads nothing after
+// New when the span block lies in the tail (1000 spans over 60000
+// entries), and the span block once when it does not (20000 spans, a
+// span block past the 256 KiB tail).
+func TestSpanReads(t *testing.T) {
+	defer func(s int) { spanCount = s }(spanCount)
+	for _, c := range []struct{ n, spans, first int }{{60000, 1000, 0}, {60000, 20000, 1}} {
+		spanCount = c.spans
+		path := filepath.Join(t.TempDir(), "spans.sst")
+		if err := buildSpans(path, c.n, c.spans); err != nil {
+			t.Fatal(err)
+		}
+		r, err := measureSpans(path, c.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.first.calls != int64(c.first) || r.thousand.calls != 0 || r.fragments != uint64(c.spans) {
+			t.Errorf("%s: want %d reads for the first SpanAt, none after, %d fragments", r, c.first, c.spans)
+		}
+	}
+}

@@ -1,0 +1,5 @@
+package diskcache
+
+import "runtime"
+
+func runtimeGosched() { runtime.Gosched() }

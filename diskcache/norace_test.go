@@ -1,0 +1,5 @@
+//go:build !race
+
+package diskcache
+
+const raceEnabled = false
