@@ -8,6 +8,7 @@ require (
 	github.com/golang/snappy v1.0.0
 	github.com/google/go-cmp v0.7.0
 	github.com/klauspost/compress v1.20.3
+	github.com/minio/minlz v1.2.4
 	golang.org/x/sys v0.49.0
 	pgregory.net/rapid v1.3.0
 )

@@ -50,10 +50,19 @@ type Builder struct {
 	offset uint64    // bytes written so far
 
 	blockSize int
-	compress  format.Compression // NoCompression, SnappyCompression or ZstdCompression
+	compress  format.Compression // NoCompression, SnappyCompression, ZstdCompression or MinLZCompression
 	level     format.CompressionLevel
 	policy    filterblock.Policy
 	filter    filterblock.Generator
+
+	// A zstd dictionary (Options.DictionarySize > 0): until it is
+	// trained, data blocks wait in dictQueue, decoded, up to dictTrain
+	// bytes (dictQueued); then dictEnc encodes every block.
+	dictSize   int
+	dictTrain  int
+	dictQueue  []queuedBlock
+	dictQueued int
+	dictEnc    *codec.ZstdDictEncoder
 
 	data  codec.BlockWriter
 	index codec.BlockWriter
@@ -131,8 +140,12 @@ func New(w io.Writer, opts *Options) *Builder {
 	switch o.Compression {
 	case format.DefaultCompression:
 		b.compress = format.SnappyCompression
-	case format.ZstdCompression:
+	case format.ZstdCompression, format.MinLZCompression:
 		b.level = o.CompressionLevel
+	}
+	if o.DictionarySize > 0 {
+		b.dictSize = o.DictionarySize
+		b.dictTrain = DictionaryTrainingFactor * o.DictionarySize
 	}
 	b.props.Compression = b.compress
 	b.blockSize = o.BlockSize
@@ -325,6 +338,13 @@ func (b *Builder) finish() error {
 	if b.data.Entries() > 0 {
 		b.flushDataBlock()
 	}
+	if b.training() {
+		b.trainDict()
+	}
+	if b.dictEnc != nil {
+		b.dictEnc.Close()
+		b.dictEnc = nil
+	}
 	if b.pendingIndex {
 		b.sepBuf = codec.AppendSuccessor(b.sepBuf[:0], b.lastKey)
 		b.addIndexEntry(b.sepBuf)
@@ -437,6 +457,11 @@ func (b *Builder) Abort() error {
 		return nil
 	}
 	b.done = true
+	b.dictQueue = nil
+	if b.dictEnc != nil {
+		b.dictEnc.Close()
+		b.dictEnc = nil
+	}
 	if b.file != nil {
 		return b.file.abort()
 	}

@@ -764,7 +764,7 @@ func TestAbortNew(t *testing.T) {
 }
 
 func TestUnknownCompression(t *testing.T) {
-	for _, c := range []format.Compression{format.Compression(4), format.Compression(99), format.Compression(-1)} {
+	for _, c := range []format.Compression{format.Compression(5), format.Compression(99), format.Compression(-1)} {
 		t.Run(c.String(), func(t *testing.T) {
 			var buf bytes.Buffer
 			b := builder.New(&buf, &builder.Options{Compression: c})

@@ -10,7 +10,9 @@ import (
 
 // EstimatedSize returns the size in bytes the table would have if Finish
 // were called now: the bytes written so far, plus estimates of the
-// pending data block (compressed at the ratio seen so far), the hash
+// pending data block (compressed at the ratio seen so far; blocks
+// waiting for a dictionary, Options.DictionarySize, count uncompressed
+// until it is trained), the hash
 // index, the filter, the index block, the properties and the footer.
 // For tables over 1 MiB it is within 5% of the final size; after a
 // successful Finish it is the exact file size. Like file sizes in
@@ -20,12 +22,12 @@ func (b *Builder) EstimatedSize() int64 {
 	if b.done {
 		return int64(b.offset)
 	}
-	est := b.offset
+	est := b.offset + uint64(b.dictQueued) + format.BlockTrailerLen*uint64(len(b.dictQueue)) // queued blocks counted uncompressed
 	if b.data.Entries() > 0 {
 		pending := uint64(b.data.EstimatedSize())
 		if b.rawData > 0 && b.compress != format.NoCompression {
 			// Only data blocks are written before Finish.
-			stored := b.offset - format.BlockTrailerLen*b.props.NumDataBlocks
+			stored := b.offset - format.BlockTrailerLen*(b.props.NumDataBlocks-uint64(len(b.dictQueue)))
 			pending = pending * stored / b.rawData
 		}
 		est += pending + format.BlockTrailerLen

@@ -64,6 +64,13 @@ var goldenTables = []struct {
 	{"v4prefix.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.ZstdCompression, Filter: filterblock.Bloom(10), Splitter: format.Suffix(4), PartitionThreshold: 1, PartitionSize: 256}, true,
 		map[string][]byte{"app.level": {6}}},
 	{"v4empty.sst", builder.Options{}, false, nil},
+	// minlz.sst pins MinLZ blocks (type 3, compression 4) in a version 4
+	// table, and zstddict.sst a zstd dictionary (tag 28) and blocks
+	// encoded with it (type 4). Like zstd.sst, they pin the encoders of
+	// github.com/minio/minlz and github.com/klauspost/compress (and its
+	// dictionary trainer) at the versions in go.mod.
+	{"minlz.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.MinLZCompression, Filter: filterblock.Bloom(10)}, true, nil},
+	{"zstddict.sst", builder.Options{BlockSize: 256, RestartInterval: 4, Compression: format.ZstdCompression, DictionarySize: 256, Filter: filterblock.Bloom(10)}, true, nil},
 	// Version 5: v4.sst and v4parted.sst with the overlapping spans of
 	// spans.txt, fragmented into a span block after the index block (the
 	// top-level index), and a table of spans alone (goldenSpans: the

@@ -1,14 +1,34 @@
 package builder
 
-import "github.com/sstkit/sstable/internal/codec"
+import (
+	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
+)
 
 // addIndexEntry adds the index entry of the data block last flushed
 // (b.pendingHandle) under sep, and cuts a partition once the partition
 // reaches b.partSize.
 func (b *Builder) addIndexEntry(sep []byte) {
+	b.pendingIndex = false
+	if b.training() {
+		// The block waits for the dictionary: keep its separator for
+		// when it is written, and count its entry in the partition with
+		// the handle it would have uncompressed (at least as long).
+		q := &b.dictQueue[len(b.dictQueue)-1]
+		q.sep, q.hasSep = append([]byte(nil), sep...), true
+		b.handleBuf = codec.AppendHandle(b.handleBuf[:0], format.BlockHandle{Offset: b.offset + uint64(b.dictQueued), Length: uint64(len(q.contents))})
+		b.countIndexEntry(sep)
+		return
+	}
 	b.handleBuf = codec.AppendHandle(b.handleBuf[:0], b.pendingHandle)
 	b.index.Add(sep, b.handleBuf)
-	b.pendingIndex = false
+	b.countIndexEntry(sep)
+}
+
+// countIndexEntry counts an index entry of key sep and handle
+// b.handleBuf in the partition, and cuts a partition once it reaches
+// b.partSize.
+func (b *Builder) countIndexEntry(sep []byte) {
 	if b.partitionable {
 		// An index entry costs its key, its handle, a 3-byte header at
 		// most for short keys, and its 4-byte restart.

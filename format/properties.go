@@ -65,7 +65,7 @@ type Properties struct {
 	DataSize         uint64      // bytes of all data blocks, trailers included
 	IndexSize        uint64      // bytes of the index block, trailer included; in a partitioned table, of the top-level index only
 	FilterSize       uint64      // bytes of the filter section, trailer included; in a partitioned table, of the whole partitions section (every filter and index partition)
-	Compression      Compression // NoCompression, SnappyCompression or ZstdCompression
+	Compression      Compression // NoCompression, SnappyCompression, ZstdCompression or MinLZCompression
 	FilterPolicy     string      // filter policy name; "" when the table has no filter
 	FilterBitsPerKey float64     // the policy's configured bits per key (stored in 1/1000 bits)
 	BlockSize        uint64      // target data block size the builder used, bytes
@@ -86,6 +86,12 @@ type Properties struct {
 	NumSpanFragments uint64 // fragments stored in the span block (tag 25)
 	SmallestSpanKey  []byte // the first fragment's start (tag 26); nil without spans, and when decoded from a block that leaves out a key of more than MaxPropertiesKeyLen bytes (readers of package reader fill it in)
 	LargestSpanKey   []byte // the last fragment's end, exclusive (tag 27); nil as SmallestSpanKey is
+
+	// Dictionary is the table's zstd dictionary (tag 28): a Zstandard
+	// dictionary as RFC 8878 section 5 defines it, which data blocks of
+	// type BlockTypeZstdDict are encoded with. nil when the table has none
+	// (builder.Options.DictionarySize 0, the default).
+	Dictionary []byte
 
 	// SmallestKeyOmitted and LargestKeyOmitted are the lengths of
 	// SmallestKey and LargestKey when the properties block leaves them
@@ -149,6 +155,9 @@ func (p *Properties) extraString() string {
 	var b strings.Builder
 	if p.NumSpanFragments != 0 {
 		fmt.Fprintf(&b, "spans:              %d\nspan fragments:     %d\nspan block size:    %d\nsmallest span key:  %q\nlargest span end:   %q\n", p.NumSpans, p.NumSpanFragments, p.SpanBlockSize, p.SmallestSpanKey, p.LargestSpanKey)
+	}
+	if len(p.Dictionary) > 0 {
+		fmt.Fprintf(&b, "dictionary:         %d bytes\n", len(p.Dictionary))
 	}
 	if p.Splitter != "" {
 		fmt.Fprintf(&b, "splitter:           %s\n", p.Splitter)

@@ -3,12 +3,15 @@ package fuzz
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/golang/snappy"
 	"github.com/klauspost/compress/zstd"
+	"github.com/minio/minlz"
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/internal/codec"
 )
@@ -46,6 +49,11 @@ func addBlockSeeds(f *testing.F, withData, withIndex, withSnappy bool) {
 	f.Add(binary.AppendUvarint(nil, 1<<30)) // a snappy header claiming 1 GiB
 	f.Add(codec.AppendZstd(nil, bytes.Repeat([]byte("zstd! "), 40), format.LevelDefault))
 	f.Add(codec.AppendZstd(nil, []byte{0, 1, 1, 'k', 'v', 0, 0, 0, 0, 1, 0, 0, 0}, format.LevelFastest))
+	if m, ok := codec.AppendMinLZ(nil, bytes.Repeat([]byte("minlz! "), 40), format.LevelDefault); ok {
+		f.Add(m)
+	}
+	f.Add([]byte{0, 0x80, 0x80, 0x80, 0x04, 0}) // a MinLZ header claiming 8 MiB
+	f.Add([]byte{0, 0, 'l', 'i', 't'})          // a literal-only MinLZ block
 	// A zstd frame claiming 1 GiB (single segment, 8-byte content size)
 	// with one RLE block of 100 bytes.
 	f.Add([]byte{0x28, 0xb5, 0x2f, 0xfd, 0xe0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0x23, 0x03, 0, 'a'})
@@ -265,13 +273,111 @@ func checkStoredBlock(t *testing.T, stored []byte) {
 	if out, err := codec.DecodeBlock(format.SectionDataBlock, 0, stored, format.BlockTypeRaw, 0, nil); err != nil || !bytes.Equal(out, stored) {
 		t.Fatalf("DecodeBlock raw: %v", err)
 	}
-	if _, err := codec.DecodeBlock(format.SectionDataBlock, 0, stored, 3, 1<<20, nil); err == nil {
-		t.Fatal("DecodeBlock accepted compression type 3")
+	if _, err := codec.DecodeBlock(format.SectionDataBlock, 0, stored, 5, 1<<20, nil); err == nil {
+		t.Fatal("DecodeBlock accepted compression type 5")
 	} else {
-		wantErr(t, "DecodeBlock type 3", err, format.ErrCorrupt)
+		wantErr(t, "DecodeBlock type 5", err, format.ErrCorrupt)
+	}
+	// A dictionary block without a dictionary is always corrupt.
+	if _, err := codec.DecodeBlock(format.SectionDataBlock, 0, stored, format.BlockTypeZstdDict, 1<<20, nil); err == nil {
+		t.Fatal("DecodeBlock accepted a dictionary block without a dictionary")
+	} else {
+		wantErr(t, "DecodeBlock type 4", err, format.ErrCorrupt)
 	}
 
 	checkZstdBlock(t, stored)
+	checkMinLZBlock(t, stored)
+	checkZstdDictBlock(t, stored)
+}
+
+// checkMinLZBlock decodes stored as a MinLZ block: with a small limit
+// into a buffer of that capacity (success must not allocate), and with a
+// large limit, where what decodes must agree with DecodedLen and with
+// minlz's own decoder, and a block not starting with MinLZ's 0 byte is
+// refused. It also round-trips stored through AppendMinLZ.
+func checkMinLZBlock(t *testing.T, stored []byte) {
+	const small = 256
+	dst := make([]byte, 0, small)
+	out, err := codec.DecodeBlock(format.SectionDataBlock, 0, stored, format.BlockTypeMinLZ, small, dst)
+	wantErr(t, "DecodeBlock minlz", err, format.ErrCorrupt)
+	if err == nil {
+		if len(out) > small {
+			t.Fatalf("DecodeBlock minlz returned %d bytes, limit %d", len(out), small)
+		}
+		if len(out) > 0 && &out[:1][0] != &dst[:1][0] {
+			t.Fatal("DecodeBlock minlz allocated although dst had room")
+		}
+	}
+	n, lenErr := codec.DecodedLen(stored, format.BlockTypeMinLZ)
+	wantErr(t, "DecodedLen minlz", lenErr, format.ErrCorrupt)
+	out, err = codec.DecodeBlock(format.SectionDataBlock, 0, stored, format.BlockTypeMinLZ, 1<<24, nil)
+	wantErr(t, "DecodeBlock minlz", err, format.ErrCorrupt)
+	if err == nil {
+		if len(stored) == 0 || stored[0] != 0 {
+			t.Fatal("DecodeBlock minlz accepted a block without MinLZ's 0 byte")
+		}
+		if lenErr != nil || n != len(out) {
+			t.Fatalf("DecodeBlock minlz returned %d bytes, DecodedLen %d, %v", len(out), n, lenErr)
+		}
+		want, err := minlz.Decode(nil, stored)
+		if err != nil || !bytes.Equal(out, want) {
+			t.Fatalf("DecodeBlock minlz disagrees with the library's decoder (err %v)", err)
+		}
+	}
+	enc, ok := codec.AppendMinLZ(nil, stored, format.LevelDefault)
+	if !ok {
+		t.Fatalf("AppendMinLZ refused %d bytes", len(stored))
+	}
+	back, err := codec.DecodeBlock(format.SectionDataBlock, 0, enc, format.BlockTypeMinLZ, len(stored), nil)
+	if err != nil || !bytes.Equal(back, stored) {
+		t.Fatalf("MinLZ round trip of %d bytes: %v", len(stored), err)
+	}
+}
+
+// fuzzDict is a dictionary trained from the fuzz seeds' shapes, for
+// checkZstdDictBlock.
+var fuzzDict = sync.OnceValues(func() (*codec.ZstdDict, *codec.ZstdDictEncoder) {
+	var samples [][]byte
+	for i := range 64 {
+		samples = append(samples, []byte(fmt.Sprintf("key%05d value number %d of the fuzz dictionary; zstd! snappy! ", i, i*i)))
+	}
+	raw, err := codec.TrainZstdDict(samples, 1024, format.LevelDefault)
+	if err != nil {
+		panic(err)
+	}
+	d, err := codec.NewZstdDict("dictionary", 0, raw)
+	if err != nil {
+		panic(err)
+	}
+	// One encoder for every call: a fuzz worker runs its inputs one at
+	// a time, and making an encoder costs more than the checks.
+	enc, err := codec.NewZstdDictEncoder(raw, format.LevelDefault)
+	if err != nil {
+		panic(err)
+	}
+	return d, enc
+})
+
+// checkZstdDictBlock decodes stored as a zstd dictionary block with a
+// fixed dictionary: success must agree with DecodedLen and stay within
+// the limit; and round-trips stored through the dictionary's encoder.
+func checkZstdDictBlock(t *testing.T, stored []byte) {
+	d, enc := fuzzDict()
+	n, lenErr := codec.DecodedLen(stored, format.BlockTypeZstdDict)
+	wantErr(t, "DecodedLen zstd dict", lenErr, format.ErrCorrupt)
+	out, err := codec.DecodeBlockDict(format.SectionDataBlock, 0, stored, format.BlockTypeZstdDict, 1<<20, nil, d)
+	wantErr(t, "DecodeBlock zstd dict", err, format.ErrCorrupt)
+	if err == nil && (lenErr != nil || n != len(out) || n > 1<<20) {
+		t.Fatalf("DecodeBlock zstd dict returned %d bytes, DecodedLen %d, %v", len(out), n, lenErr)
+	}
+	if len(stored) == 0 {
+		return // the encoder names no dictionary in an empty frame; data blocks are never empty
+	}
+	frame := enc.Append(nil, stored)
+	back, err := codec.DecodeBlockDict(format.SectionDataBlock, 0, frame, format.BlockTypeZstdDict, len(stored), nil, d)
+	if err != nil || !bytes.Equal(back, stored) {
+		t.Fatalf("zstd dictionary round trip of %d bytes: %v", len(stored), err)
+	}
 }
 
 // checkZstdBlock decodes stored as a zstd block: with a small limit into a

@@ -19,7 +19,12 @@
 //     has. The bytes also go to
 //     codec.CheckBlock and to codec.DecodeBlock as a snappy block and as a
 //     zstd block with small length limits, measuring the bytes allocated;
-//     what zstd decodes must agree with DecodedLen and the library.
+//     what zstd decodes must agree with DecodedLen and the library. They
+//     also go to the MinLZ decoder (which must agree with minlz.Decode and
+//     refuse blocks without MinLZ's 0 byte) and to the zstd dictionary
+//     decoder with a fixed dictionary, and round-trip through both
+//     encoders. (FuzzRoundTrip builds MinLZ tables and zstd tables with a
+//     dictionary where its restart interval byte is 31.)
 //   - FuzzIndex: the bytes as an index block; every entry's value goes to
 //     codec.DecodeHandle and codec.DecodePartitionHandle (the value of a
 //     top-level index entry), which also gets the bytes whole and is

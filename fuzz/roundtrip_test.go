@@ -32,7 +32,9 @@ type roundTripInput struct {
 //	        partitions the table (format version 3, with the hash index
 //	        section too if bit 7 of byte 2 asks for one) in partitions of
 //	        64·(1 + b>>6) bytes
-//	byte 2: bits 0-1 compression (0 default, 1 none, 2 snappy, 3 zstd);
+//	byte 2: bits 0-1 compression (0 default, 1 none, 2 snappy, 3 zstd;
+//	        with restart interval 31, 2 is MinLZ and 3 zstd with a
+//	        256-byte dictionary);
 //	        bits 2-5 filter bits per key (0 means 10, 15 the binary fuse
 //	        filter BinaryFuse8); bit 6 read via mmap;
 //	        bit 7 hash index (format version 2)
@@ -71,6 +73,16 @@ func decodeRoundTrip(data []byte) roundTripInput {
 	}
 	b := next()
 	in.opts.Compression = []format.Compression{format.DefaultCompression, format.NoCompression, format.SnappyCompression, format.ZstdCompression}[b&3]
+	if ri&31 == 31 {
+		// Restart interval 31 also picks the newer codecs: MinLZ for
+		// snappy, zstd with a dictionary for zstd.
+		switch in.opts.Compression {
+		case format.SnappyCompression:
+			in.opts.Compression = format.MinLZCompression
+		case format.ZstdCompression:
+			in.opts.DictionarySize = builder.MinDictionarySize
+		}
+	}
 	in.opts.Filter = filterblock.Bloom(float64(b >> 2 & 15))
 	if b>>2&15 == 15 {
 		in.opts.Filter = filterblock.BinaryFuse8()
@@ -238,8 +250,13 @@ func FuzzRoundTrip(f *testing.F) {
 		if f := r.Footer(); f.Version != wantProps.FormatVersion {
 			t.Fatalf("footer version %d, want %d", f.Version, wantProps.FormatVersion)
 		}
-		if in.opts.Compression == format.NoCompression || in.opts.Compression == format.ZstdCompression {
+		if in.opts.Compression != format.DefaultCompression && in.opts.Compression != format.SnappyCompression {
 			wantProps.Compression = in.opts.Compression
+		}
+		if in.opts.DictionarySize > 0 {
+			// Trained or not (too few samples), as the builder decided;
+			// the reads below check that blocks decode with it.
+			wantProps.Dictionary = p.Dictionary
 		}
 		if s, ok := in.opts.Filter.(filterblock.Sized); ok {
 			wantProps.FilterBitsPerKey = s.BitsPerKey()
@@ -341,16 +358,25 @@ func layoutOf(t *testing.T, file []byte, partitioned, hashed bool) tableLayout {
 	if err != nil {
 		t.Fatalf("footer: %v", err)
 	}
+	var dict *codec.ZstdDict // the table's zstd dictionary, from its properties
 	block := func(section string, h format.BlockHandle) []byte {
 		stored, typ, err := codec.CheckBlock(section, int64(h.Offset), file[h.Offset:h.End()])
 		if err != nil {
 			t.Fatalf("%s: %v", section, err)
 		}
-		c, err := codec.DecodeBlock(section, int64(h.Offset), stored, typ, 1<<30, nil)
+		c, err := codec.DecodeBlockDict(section, int64(h.Offset), stored, typ, 1<<30, nil, dict)
 		if err != nil {
 			t.Fatalf("%s: %v", section, err)
 		}
 		return c
+	}
+	if p, err := codec.DecodeProperties(block(format.SectionProperties, f.Properties), int64(f.Properties.Offset)); err != nil {
+		t.Fatalf("properties: %v", err)
+	} else if p.Dictionary != nil {
+		if dict, err = codec.NewZstdDict(format.SectionProperties, int64(f.Properties.Offset), p.Dictionary); err != nil {
+			t.Fatal(err)
+		}
+		defer dict.Close()
 	}
 	var lay tableLayout
 	dataBlocks := func(index []byte) {

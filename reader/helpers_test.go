@@ -228,6 +228,13 @@ func dataBlocks(t tb, data []byte) []blockInfo {
 			t.Fatalf("top-level index: %v", err)
 		}
 	}
+	var dict *codec.ZstdDict
+	if d := tableProps(t, data).Dictionary; d != nil {
+		if dict, err = codec.NewZstdDict(format.SectionProperties, 0, d); err != nil {
+			t.Fatalf("%v", err)
+		}
+		defer dict.Close()
+	}
 	var out []blockInfo
 	for _, ih := range indexes {
 		var idx codec.BlockIter
@@ -243,7 +250,7 @@ func dataBlocks(t tb, data []byte) []blockInfo {
 			if err != nil {
 				t.Fatalf("%v", err)
 			}
-			contents, err := codec.DecodeBlock(format.SectionDataBlock, int64(h.Offset), stored, typ, 1<<30, nil)
+			contents, err := codec.DecodeBlockDict(format.SectionDataBlock, int64(h.Offset), stored, typ, 1<<30, nil, dict)
 			if err != nil {
 				t.Fatalf("%v", err)
 			}
@@ -382,14 +389,24 @@ func drawFormatVersion(t *rapid.T, o *builder.Options) {
 	o.FormatVersion = rapid.SampledFrom([]uint32{format.Version1, 0, format.Version4}).Draw(t, "formatVersion")
 }
 
-// drawCompression draws the data block compression: snappy or none, and
-// with zstd also zstd.
+// drawCompression draws the data block compression: snappy, MinLZ or
+// none, and with zstd also zstd.
 func drawCompression(t *rapid.T, zstd bool) format.Compression {
-	cs := []format.Compression{format.NoCompression, format.SnappyCompression}
+	cs := []format.Compression{format.NoCompression, format.SnappyCompression, format.MinLZCompression}
 	if zstd {
 		cs = append(cs, format.ZstdCompression)
 	}
 	return rapid.SampledFrom(cs).Draw(t, "compression")
+}
+
+// drawDictionary draws Options.DictionarySize for compression c: with
+// zstd, none or a small dictionary (which small tables train from all
+// their blocks at Finish).
+func drawDictionary(t *rapid.T, c format.Compression) int {
+	if c != format.ZstdCompression {
+		return 0
+	}
+	return rapid.SampledFrom([]int{0, builder.MinDictionarySize, 2048}).Draw(t, "dictionarySize")
 }
 
 // isV4 reports whether a builder with options o writes format version 4:

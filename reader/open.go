@@ -192,6 +192,11 @@ func (r *Reader) checkProperties(raw []byte) error {
 	p := &r.props
 	propsOff := int64(f.Properties.Offset)
 	r.dataEnd = p.DataSize
+	if len(p.Dictionary) > 0 {
+		if r.dict, err = codec.NewZstdDict(format.SectionProperties, propsOff, p.Dictionary); err != nil {
+			return err
+		}
+	}
 	switch {
 	case p.FormatVersion != f.Version:
 		return format.Corruptf(format.SectionProperties, propsOff, "format version %d disagrees with the footer's %d", p.FormatVersion, f.Version)
@@ -262,6 +267,7 @@ func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 		bc.owner = src.sections
 	}
 	bc.n, bc.maxBlock, bc.dataEnd, bc.indexOff = int(p.NumDataBlocks), int(p.MaxBlockSize), p.DataSize, int64(f.Index.Offset)
+	bc.dict = r.dict
 
 	// The filter: one section, a filter per partition, or none. Get
 	// probes it before the index (getFilter) only in a one-level table

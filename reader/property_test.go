@@ -160,7 +160,7 @@ func propertyRoundTrip(t *rapid.T, dir string, parted bool) {
 			valueBytes += uint64(len(v))
 		}
 
-		opts := &builder.Options{BlockSize: blockSize, RestartInterval: restart, Compression: comp, Filter: policy, HashIndex: hash}
+		opts := &builder.Options{BlockSize: blockSize, RestartInterval: restart, Compression: comp, DictionarySize: drawDictionary(t, comp), Filter: policy, HashIndex: hash}
 		drawFormatVersion(t, opts)
 		if parted {
 			drawPartitioning(t, opts)
@@ -468,6 +468,7 @@ func damagedBlocks(t *rapid.T, dir string, parted bool) {
 			BlockSize:       blockSize,
 			RestartInterval: rapid.IntRange(1, 8).Draw(t, "restartInterval"),
 			Compression:     comp,
+			DictionarySize:  drawDictionary(t, comp),
 			HashIndex:       hash,
 		}
 		drawFormatVersion(t, opts)

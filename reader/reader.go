@@ -85,6 +85,7 @@ import (
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // ErrNotFound is the error Get returns for an absent key: the sentinel
@@ -196,7 +197,8 @@ type Reader struct {
 	errClosed error  // ErrClosed, named: the error of calls after Close
 	footer    footer.Footer
 	props     format.Properties
-	dataEnd   uint64 // end of the data blocks: the hash index's or filter section's offset
+	dataEnd   uint64          // end of the data blocks: the hash index's or filter section's offset
+	dict      *codec.ZstdDict // the table's zstd dictionary (property tag 28), nil without one; closed by free
 
 	policy   filterblock.Policy // nil when the table's policy (or splitter) is unknown
 	bloom    bool               // policy is the built-in Bloom
@@ -388,6 +390,9 @@ func (r *Reader) free() {
 	}
 	r.drop()
 	r.src.free()
+	if r.dict != nil {
+		r.dict.Close()
+	}
 }
 
 // drop drops the source's blocks from the cache, once.

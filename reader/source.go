@@ -182,6 +182,7 @@ type blockCache struct {
 	owner    *blockcache.Table // the source's section table: blocks is its sibling, so the cache counts the reader once
 	n        int               // data blocks
 	maxBlock int               // bound on a decoded block's size (Properties.MaxBlockSize)
+	dict     *codec.ZstdDict   // the table's zstd dictionary, nil without one
 	dataEnd  uint64            // end of the data blocks: the hash index's offset
 	indexOff int64             // the index block's offset, for messages
 	once     sync.Once
@@ -253,7 +254,7 @@ func (c *blockCache) decode(s *scratch, i int, h format.BlockHandle, stored []by
 			pin, ok = t.Reserve(i, n)
 		}
 		if ok {
-			out, err := decodeInto(pin.Bytes(), stored, typ, int64(h.Offset), c.maxBlock)
+			out, err := decodeInto(pin.Bytes(), stored, typ, int64(h.Offset), c.maxBlock, c.dict)
 			if err != nil {
 				pin.Release()
 				return nil, err
@@ -270,7 +271,7 @@ func (c *blockCache) decode(s *scratch, i int, h format.BlockHandle, stored []by
 	if typ == format.BlockTypeRaw {
 		return stored, nil
 	}
-	out, err := codec.DecodeBlock(format.SectionDataBlock, int64(h.Offset), stored, typ, c.maxBlock, s.decoded)
+	out, err := codec.DecodeBlockDict(format.SectionDataBlock, int64(h.Offset), stored, typ, c.maxBlock, s.decoded, c.dict)
 	if err != nil {
 		return nil, err
 	}
@@ -369,12 +370,12 @@ func decodedLen(stored []byte, typ byte, maxLen int) int {
 
 // decodeInto decodes a checked stored block into dst, which must be
 // exactly its decoded size, and returns dst.
-func decodeInto(dst, stored []byte, typ byte, off int64, maxLen int) ([]byte, error) {
+func decodeInto(dst, stored []byte, typ byte, off int64, maxLen int, dict *codec.ZstdDict) ([]byte, error) {
 	if typ == format.BlockTypeRaw {
 		copy(dst, stored)
 		return dst, nil
 	}
-	out, err := codec.DecodeBlock(format.SectionDataBlock, off, stored, typ, maxLen, dst[:0])
+	out, err := codec.DecodeBlockDict(format.SectionDataBlock, off, stored, typ, maxLen, dst[:0], dict)
 	if err != nil {
 		return nil, err
 	}

@@ -308,6 +308,7 @@ func (m *smMachine) build(t *rapid.T) {
 		Filter:          policy,
 		HashIndex:       rapid.Bool().Draw(t, "hashIndex"),
 	}
+	m.opts.DictionarySize = drawDictionary(t, m.opts.Compression)
 	drawFormatVersion(t, &m.opts)
 	if m.parted {
 		drawPartitioning(t, &m.opts)

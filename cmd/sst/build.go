@@ -44,8 +44,9 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	out := fset.String("o", "", "output table")
 	force := fset.Bool("f", false, "replace OUT if it exists")
 	blockSize := fset.Int("block-size", builder.DefaultBlockSize, "target data block size in bytes")
-	compression := fset.String("compression", "snappy", "snappy, zstd or none")
-	level := fset.String("compression-level", "default", "zstd level: fastest, default, better or best")
+	compression := fset.String("compression", "snappy", "snappy, minlz, zstd or none")
+	level := fset.String("compression-level", "default", "zstd or minlz level: fastest, default, better or best")
+	dictFlag := fset.String("dict", "0", "zstd dictionary size trained from the table's first blocks (e.g. 16KiB; 0 for none); with -compression zstd")
 	filterName := fset.String("filter", "bloom", "filter policy: bloom or fuse8 (binary fuse, 8-bit fingerprints)")
 	bitsPerKey := fset.Int("bits-per-key", builder.DefaultBitsPerKey, "bloom filter bits per key")
 	hashIndex := fset.Bool("hash-index", false, "write format version 2 (3 when partitioned) with its wide hash index instead of version 4")
@@ -98,16 +99,26 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 		opts.Compression = format.NoCompression
 	case "zstd":
 		opts.Compression = format.ZstdCompression
+	case "minlz":
+		opts.Compression = format.MinLZCompression
 	default:
-		return usagef("build: unknown -compression %q (want snappy, zstd or none)", *compression)
+		return usagef("build: unknown -compression %q (want snappy, minlz, zstd or none)", *compression)
+	}
+	if d, err := parseBytes(*dictFlag); err != nil || d < 0 || d > builder.MaxDictionarySize {
+		return usagef("build: bad -dict %q (want a size such as 16KiB, at most %d bytes, or 0 for none)", *dictFlag, builder.MaxDictionarySize)
+	} else {
+		opts.DictionarySize = int(d)
+	}
+	if opts.DictionarySize != 0 && opts.Compression != format.ZstdCompression {
+		return usagef("build: -dict applies to zstd only; add -compression zstd (compression is %s)", *compression)
 	}
 	if opts.CompressionLevel, err = format.ParseCompressionLevel(*level); err != nil {
 		return usagef("build: unknown -compression-level %q (want fastest, default, better or best)", *level)
 	}
-	if flagSet(fset, "compression-level") && opts.Compression != format.ZstdCompression {
-		// The level is zstd's alone: silently building a snappy table
-		// would hide a forgotten -compression zstd.
-		return usagef("build: -compression-level applies to zstd only; add -compression zstd (compression is %s)", *compression)
+	if flagSet(fset, "compression-level") && opts.Compression != format.ZstdCompression && opts.Compression != format.MinLZCompression {
+		// The level is zstd's and MinLZ's alone: silently building a
+		// snappy table would hide a forgotten -compression zstd.
+		return usagef("build: -compression-level applies to zstd and minlz only; add -compression zstd (compression is %s)", *compression)
 	}
 	switch *filterName {
 	case "bloom":

@@ -7,7 +7,7 @@
 //
 // The commands are:
 //
-//	build -o OUT [-f] [-memory BYTES] [-q] [-hex] [-spans FILE] [-block-size N] [-compression snappy|zstd|none] [-compression-level L] [-bits-per-key N] [-filter bloom|fuse8] [-format-version N] [-hash-index] INPUT
+//	build -o OUT [-f] [-memory BYTES] [-q] [-hex] [-spans FILE] [-block-size N] [-compression snappy|minlz|zstd|none] [-compression-level L] [-dict BYTES] [-bits-per-key N] [-filter bloom|fuse8] [-format-version N] [-hash-index] INPUT
 //	build -split BYTES -o DIR [-f] [-memory BYTES] [-q] [-hex] [flags] INPUT...
 //	    Write a table to OUT. An existing OUT is an error unless -f is
 //	    given; with -f the new table replaces it atomically (by rename)
@@ -136,7 +136,7 @@ const usageText = `sst builds, reads and checks SSTable files.
 
 Usage:
 
-  sst build -o OUT [-f] [-memory BYTES] [-q] [-hex] [-spans FILE] [-block-size N] [-compression snappy|zstd|none] [-compression-level L] [-bits-per-key N] [-filter bloom|fuse8] [-format-version N] [-hash-index] INPUT
+  sst build -o OUT [-f] [-memory BYTES] [-q] [-hex] [-spans FILE] [-block-size N] [-compression snappy|minlz|zstd|none] [-compression-level L] [-dict BYTES] [-bits-per-key N] [-filter bloom|fuse8] [-format-version N] [-hash-index] INPUT
   sst build -split BYTES -o DIR [-f] [-memory BYTES] [-q] [-hex] [flags] INPUT...
         Write a table to OUT from INPUT, a directory, a text file, or "-"
         for standard input, read as a text file (./- is a file named "-").
@@ -177,9 +177,13 @@ Usage:
                              -split) holds them fragmented, as format
                              version 5
           -block-size N      target data block size in bytes, 1..1073741824 (default 4096)
-          -compression C     data block compression: snappy, zstd or none (default snappy)
-          -compression-level L  zstd level: fastest, default, better or best (default default);
-                             an error without -compression zstd
+          -compression C     data block compression: snappy, minlz, zstd or none (default snappy)
+          -compression-level L  zstd or minlz level: fastest, default, better or best (default default);
+                             an error without -compression zstd or minlz
+          -dict BYTES        with -compression zstd, train a dictionary of
+                             this size (e.g. 16KiB; 0, the default, for
+                             none) from the first blocks, store it in the
+                             table and encode every block with it
           -bits-per-key N    bloom filter bits per key, 1..64 (default 10)
           -filter F          filter policy: bloom or fuse8, a binary fuse filter (default bloom)
           -format-version N  4 (the default: a compact hash index serves Get,

@@ -303,7 +303,7 @@ func TestCompressionLevelNeedsZstd(t *testing.T) {
 		{"build", "-o", out, "-compression", "snappy", "-compression-level", "best", input},
 		{"build", "-o", out, "-compression", "none", "-compression-level", "default", input},
 	} {
-		wantError(t, args, 2, "-compression-level applies to zstd only")
+		wantError(t, args, 2, "-compression-level applies to zstd and minlz only")
 	}
 	if names := dirNames(t, dir); !slices.Equal(names, []string{"in.txt"}) {
 		t.Errorf("usage errors left %q", names)
@@ -602,6 +602,65 @@ func TestBuildZstdFuse(t *testing.T) {
 			t.Errorf("zstd table %d bytes, snappy %d", zs.Size(), ss.Size())
 		}
 	}
+}
+
+// TestBuildMinLZAndDict builds with -compression minlz and with
+// -compression zstd -dict 2KiB (also split into several tables), and
+// reads the tables back through every command; -dict without zstd, or
+// of a bad size, is a usage error.
+func TestBuildMinLZAndDict(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "in.txt")
+	var in strings.Builder
+	want := map[string]string{}
+	for i := range 3000 {
+		k, v := fmt.Sprintf("key%05d", i), fmt.Sprintf("Package: pkg%d\\nVersion: %d.%d-%d\\nArchitecture: amd64\\nMaintainer: Team %d <team%d@lists.example.org>\\nInstalled-Size: %d\\nDepends: libc6 (>= 2.%d), libfoo%d\\nDescription: tool number %d for doing things",
+			i, i%7, i%13, i%3, i%50, i%50, i*37%10000, i%40, i%9, i)
+		want[k] = v
+		fmt.Fprintf(&in, "%s\t%s\n", k, v)
+	}
+	writeFile(t, input, []byte(in.String()))
+	snappyTable := filepath.Join(dir, "snappy.sst")
+	mustSST(t, "build", "-o", snappyTable, input)
+	zstdTable := filepath.Join(dir, "zstd.sst")
+	mustSST(t, "build", "-compression", "zstd", "-o", zstdTable, input)
+	for _, c := range []struct {
+		name, info string
+		args       []string
+	}{
+		{"minlz", `(?m)^\s*compression:\s+minlz$`, []string{"-compression", "minlz"}},
+		{"minlz-best", `(?m)^\s*compression:\s+minlz$`, []string{"-compression", "minlz", "-compression-level", "best"}},
+		{"dict", `(?m)^\s*dictionary:\s+\d+ bytes$`, []string{"-compression", "zstd", "-dict", "2KiB"}},
+	} {
+		table := filepath.Join(dir, c.name+".sst")
+		mustSST(t, append(append([]string{"build"}, c.args...), "-o", table, input)...)
+		if info := mustSST(t, "info", table); !regexp.MustCompile(c.info).MatchString(info) {
+			t.Errorf("%s: info does not match %s:\n%s", c.name, c.info, info)
+		}
+		for _, k := range []string{"key00000", "key01234", "key02999"} {
+			if got := mustSST(t, "get", table, k); got != want[k] {
+				t.Errorf("%s: get %q = %q, want %q", c.name, k, got, want[k])
+			}
+		}
+		if a, b := mustSST(t, "scan", table), mustSST(t, "scan", snappyTable); a != b {
+			t.Errorf("%s and snappy tables scan differently", c.name)
+		}
+		mustSST(t, "verify", table)
+		ts, _ := os.Stat(table)
+		ref := snappyTable
+		if c.name == "dict" {
+			ref = zstdTable
+		}
+		rs, _ := os.Stat(ref)
+		if ts.Size() >= rs.Size() {
+			t.Errorf("%s table %d bytes, %s %d", c.name, ts.Size(), ref, rs.Size())
+		}
+	}
+	split := filepath.Join(dir, "split")
+	mustSST(t, "build", "-compression", "zstd", "-dict", "1KiB", "-split", "64KiB", "-o", split, input)
+	wantError(t, []string{"build", "-dict", "16KiB", "-o", filepath.Join(dir, "x.sst"), input}, 2, "-dict applies to zstd only")
+	wantError(t, []string{"build", "-compression", "zstd", "-dict", "1MiB", "-o", filepath.Join(dir, "x.sst"), input}, 2, "-dict")
+	wantError(t, []string{"build", "-compression", "zstd", "-dict", "100", "-o", filepath.Join(dir, "x.sst"), input}, 1, "DictionarySize")
 }
 
 func TestBuildHashIndex(t *testing.T) {

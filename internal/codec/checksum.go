@@ -52,7 +52,7 @@ func CheckBlock(section string, off int64, buf []byte) (stored []byte, typ byte,
 	if got := BlockChecksum(stored, typ); got != want {
 		return nil, 0, format.Corruptf(section, off, "checksum mismatch: trailer at offset %d says %#08x, %d stored bytes give %#08x", off+int64(n), want, n, got)
 	}
-	if typ != format.BlockTypeRaw && typ != format.BlockTypeSnappy && typ != format.BlockTypeZstd {
+	if typ > format.BlockTypeZstdDict {
 		return nil, 0, format.Corruptf(section, off+int64(n), "unknown block compression type %d", typ)
 	}
 	return stored, typ, nil
@@ -65,18 +65,27 @@ const maxSnappyExpansion = 22
 // snappyDecodedLen is snappy.DecodedLen.
 func snappyDecodedLen(stored []byte) (int, error) { return snappy.DecodedLen(stored) }
 
-// DecodeBlock returns the contents of a checked stored block of type typ.
-// Raw blocks are returned as is (aliasing stored); snappy and zstd blocks
-// are decoded into dst's spare capacity, with no allocation when it holds
-// the decoded length (DecodedLen), or else into a new buffer of exactly
-// that length. The decoded length the block claims (snappy's length
-// varint, the zstd frame's content size) is checked against maxLen, and
-// for snappy against its maximum expansion, before anything is allocated
-// or decoded, so a lying length field cannot cause a large allocation; a
-// zstd frame without a content size is refused, and the decoder never
-// writes past the bounded buffer (a "zstd bomb" is an error, not an
-// allocation). Errors wrap ErrCorrupt.
+// DecodeBlock is DecodeBlockDict without a dictionary: a block of type
+// BlockTypeZstdDict is then an error wrapping ErrCorrupt.
 func DecodeBlock(section string, off int64, stored []byte, typ byte, maxLen int, dst []byte) ([]byte, error) {
+	return DecodeBlockDict(section, off, stored, typ, maxLen, dst, nil)
+}
+
+// DecodeBlockDict returns the contents of a checked stored block of type
+// typ, d being the table's zstd dictionary (nil when it has none). Raw
+// blocks are returned as is (aliasing stored); snappy, zstd, MinLZ and
+// zstd dictionary blocks are decoded into dst's spare capacity, with no
+// allocation when it holds the decoded length (DecodedLen), or else into
+// a new buffer of exactly that length. The decoded length the block
+// claims (snappy's and MinLZ's length varint, the zstd frame's content
+// size) is checked against maxLen, and for snappy against its maximum
+// expansion, before anything is allocated or decoded, so a lying length
+// field cannot cause a large allocation; a zstd frame without a content
+// size is refused, and the decoder never writes past the bounded buffer
+// (a "zstd bomb" is an error, not an allocation). A MinLZ block must
+// start with MinLZ's 0 byte (minlz's snappy fallback is refused), and a
+// dictionary block's frame must name d's ID. Errors wrap ErrCorrupt.
+func DecodeBlockDict(section string, off int64, stored []byte, typ byte, maxLen int, dst []byte, d *ZstdDict) ([]byte, error) {
 	switch typ {
 	case format.BlockTypeRaw:
 		return stored, nil
@@ -96,7 +105,7 @@ func DecodeBlock(section string, off int64, stored []byte, typ byte, maxLen int,
 			return nil, format.Corruptf(section, off, "bad snappy data (%v)", err)
 		}
 		return out, nil
-	case format.BlockTypeZstd:
+	case format.BlockTypeZstd, format.BlockTypeZstdDict:
 		n, err := zstdDecodedLen(stored)
 		if err != nil {
 			return nil, format.Corruptf(section, off, "%v", err)
@@ -104,7 +113,19 @@ func DecodeBlock(section string, off int64, stored []byte, typ byte, maxLen int,
 		if n > maxLen {
 			return nil, format.Corruptf(section, off, "zstd block claims %d decoded bytes from %d stored bytes (limit %d)", n, len(stored), maxLen)
 		}
+		if typ == format.BlockTypeZstdDict {
+			return decodeZstdDict(section, off, stored, n, dst, d)
+		}
 		return decodeZstd(section, off, stored, n, dst)
+	case format.BlockTypeMinLZ:
+		n, err := minlzDecodedLen(stored)
+		if err != nil {
+			return nil, format.Corruptf(section, off, "%v", err)
+		}
+		if n > maxLen {
+			return nil, format.Corruptf(section, off, "MinLZ block claims %d decoded bytes from %d stored bytes (limit %d)", n, len(stored), maxLen)
+		}
+		return decodeMinLZ(section, off, stored, n, dst)
 	}
 	return nil, format.Corruptf(section, off, "unknown block compression type %d", typ)
 }

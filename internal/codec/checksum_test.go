@@ -110,7 +110,7 @@ func TestCheckBlockErrors(t *testing.T) {
 	}{
 		{"empty", nil, off, "shorter than"},
 		{"4 bytes", []byte{0, 1, 2, 3}, off, "shorter than"},
-		{"unknown type", checkedBlock(stored, 3), off + int64(len(stored)), "compression type"},
+		{"unknown type", checkedBlock(stored, 5), off + int64(len(stored)), "compression type"},
 		{"unknown type 0xff", checkedBlock(stored, 0xff), off + int64(len(stored)), "compression type"},
 		{"bad crc", append(bytes.Clone(stored), 0, 1, 2, 3, 4), off, "checksum"},
 		{"trailer only, bad crc", []byte{0, 0, 0, 0, 0}, off, "checksum"},

@@ -43,6 +43,10 @@ const (
 	propLargestSpanKey  // left out for a key longer than MaxPropertiesKeyLen
 )
 
+// propDictionary is tag 28: the table's zstd dictionary (after the span
+// tags, 23 to 27).
+const propDictionary = 28
+
 // AppendUserProperties appends the tag 21 record value for user: for each
 // name in increasing bytes order, `uvarint nameLen | name | uvarint
 // valueLen | value`.
@@ -176,6 +180,9 @@ func AppendProperties(dst []byte, p *format.Properties) []byte {
 			str(propLargestSpanKey, p.LargestSpanKey)
 		}
 	}
+	if len(p.Dictionary) > 0 {
+		str(propDictionary, p.Dictionary)
+	}
 	return dst
 }
 
@@ -262,7 +269,7 @@ func DecodeProperties(src []byte, off int64) (format.Properties, error) {
 		case propFilterSize:
 			p.FilterSize = num
 		case propCompression:
-			if c := format.Compression(num); c != format.NoCompression && c != format.SnappyCompression && c != format.ZstdCompression {
+			if c := format.Compression(num); c != format.NoCompression && c != format.SnappyCompression && c != format.ZstdCompression && c != format.MinLZCompression {
 				return p, format.Corruptf(format.SectionProperties, recOff, "unknown compression %d", num)
 			}
 			p.Compression = format.Compression(num)
@@ -316,6 +323,11 @@ func DecodeProperties(src []byte, off int64) (format.Properties, error) {
 			p.SmallestSpanKey = append([]byte{}, val...)
 		case propLargestSpanKey:
 			p.LargestSpanKey = append([]byte{}, val...)
+		case propDictionary:
+			if len(val) == 0 {
+				return p, format.Corruptf(format.SectionProperties, recOff, "empty dictionary record")
+			}
+			p.Dictionary = append([]byte{}, val...)
 		}
 	}
 	if has := p.NumSpanFragments > 0; has != (p.SpanBlockSize > 0) || has != (p.NumSpans > 0) || !has && (p.SmallestSpanKey != nil || p.LargestSpanKey != nil) {

@@ -250,7 +250,7 @@ func TestPropertiesBadRecords(t *testing.T) {
 		{"overlong integer", join(v1, rec(2, bytes.Repeat([]byte{0xff}, 11))), off + 3, "bad integer"},
 		{"format version above 32 bits", rec(1, num(1<<32)), off, "format version"},
 		{"compression 0 (default)", join(v1, ent0, rec(11, num(0))), off + 6, "compression"},
-		{"compression 4", join(v1, ent0, rec(11, num(4))), off + 6, "compression"},
+		{"compression 5", join(v1, ent0, rec(11, num(5))), off + 6, "compression"},
 		{"length past the end", join(v1, []byte{2, 5, 1}), off + 3, "claims"},
 		{"unterminated tag", join(v1, []byte{0x80}), off + 3, "tag varint"},
 		{"missing length", join(v1, []byte{2}), off + 3, "length varint"},

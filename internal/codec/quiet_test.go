@@ -38,6 +38,22 @@ func TestDecodersWriteNothing(t *testing.T) {
 	for i, n := range []int{0, 1, 40, 300, 4096} {
 		inputs = append(inputs, blockLike(n, uint64(i)))
 	}
+	codecs = append(codecs, blockCodec{"minlz", format.BlockTypeMinLZ, func(b []byte) []byte { m, _ := codec.AppendMinLZ(nil, b, format.LevelDefault); return m }})
+	rawDict, err := codec.TrainZstdDict(inputs[1:], 1024, format.LevelDefault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dict, err := codec.NewZstdDict("dictionary", 0, rawDict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dict.Close()
+	dictEnc, err := codec.NewZstdDictEncoder(rawDict, format.LevelDefault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dictEnc.Close()
+	codecs = append(codecs, blockCodec{"zstd-dict", format.BlockTypeZstdDict, func(b []byte) []byte { return dictEnc.Append(nil, b) }})
 	inputs = append(inputs, bytes.Repeat([]byte("abc"), 2000))
 	stride := 1
 	if testing.Short() {
@@ -45,9 +61,9 @@ func TestDecodersWriteNothing(t *testing.T) {
 	}
 	decode := func(stored []byte, typ byte) {
 		if n, err := codec.DecodedLen(stored, typ); err == nil && n <= 1<<20 {
-			codec.DecodeBlock(format.SectionDataBlock, 0, stored, typ, 1<<20, make([]byte, 0, n))
+			codec.DecodeBlockDict(format.SectionDataBlock, 0, stored, typ, 1<<20, make([]byte, 0, n), dict)
 		}
-		codec.DecodeBlock(format.SectionDataBlock, 0, stored, typ, 64<<10, nil)
+		codec.DecodeBlockDict(format.SectionDataBlock, 0, stored, typ, 64<<10, nil, dict)
 	}
 	stopErr := fdcapture.Start(t, 2)
 	stopOut := fdcapture.Start(t, 1)

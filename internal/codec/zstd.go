@@ -102,8 +102,10 @@ func zstdDecodedLen(stored []byte) (int, error) {
 // DecodedLen returns the length in bytes that a stored block of
 // compression type typ claims to decode to, without decoding it: len(stored)
 // for raw blocks, the length varint of a snappy block
-// (snappy.DecodedLen), and the frame content size of a zstd frame (RFC
-// 8878 section 3.1.1.1.4). A zstd frame without a content size, or one
+// (snappy.DecodedLen) or of a MinLZ block (after its 0 byte; for a
+// literal-only MinLZ block, the literals' length), and the frame content
+// size of a zstd frame, with or without a dictionary (RFC 8878 section
+// 3.1.1.1.4). A zstd frame without a content size, or one
 // claiming more than 2^31-1 bytes, is an error. Callers use it to size
 // a buffer for DecodeBlock; the claim is only a claim, and DecodeBlock
 // checks it against its bound again. Errors wrap ErrCorrupt.
@@ -117,8 +119,14 @@ func DecodedLen(stored []byte, typ byte) (int, error) {
 			return 0, fmt.Errorf("%w: bad snappy header (%v)", format.ErrCorrupt, err)
 		}
 		return n, nil
-	case format.BlockTypeZstd:
+	case format.BlockTypeZstd, format.BlockTypeZstdDict:
 		n, err := zstdDecodedLen(stored)
+		if err != nil {
+			return 0, fmt.Errorf("%w: %v", format.ErrCorrupt, err)
+		}
+		return n, nil
+	case format.BlockTypeMinLZ:
+		n, err := minlzDecodedLen(stored)
 		if err != nil {
 			return 0, fmt.Errorf("%w: %v", format.ErrCorrupt, err)
 		}

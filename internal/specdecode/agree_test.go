@@ -188,6 +188,7 @@ func (t *table) properties() format.Properties {
 		HashIndexSize:      p.hashSize,
 		Splitter:           p.splitter,
 		Partitioned:        p.partitioned,
+		Dictionary:         p.dictionary,
 		SmallestKeyOmitted: p.smallestLen,
 		LargestKeyOmitted:  p.largestLen,
 		User:               p.user,
@@ -218,7 +219,7 @@ func (t *table) summary() string {
 	for _, b := range t.blocks {
 		types[b.typ]++
 	}
-	s = append(s, fmt.Sprintf("%d data blocks (raw %d, snappy %d, zstd %d)", len(t.blocks), types[blockRaw], types[blockSnappy], types[blockZstd]))
+	s = append(s, fmt.Sprintf("%d data blocks (raw %d, snappy %d, zstd %d, minlz %d, zstd with dictionary %d)", len(t.blocks), types[blockRaw], types[blockSnappy], types[blockZstd], types[blockMinLZ], types[blockZstdDict]))
 	if t.partitioned {
 		s = append(s, fmt.Sprintf("top-level index, %d partitions (filter and index)", len(t.parts)))
 	} else {

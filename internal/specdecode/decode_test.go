@@ -15,6 +15,7 @@ import (
 
 	"github.com/golang/snappy"
 	"github.com/klauspost/compress/zstd"
+	"github.com/minio/minlz"
 )
 
 // specError is a place where a table's bytes disagree with the
@@ -54,9 +55,11 @@ const (
 	magic      = "\x8bSST\r\n\x1a\n"
 	crcMask    = 0xa282ead8
 
-	blockRaw    = 0
-	blockSnappy = 1
-	blockZstd   = 2
+	blockRaw      = 0
+	blockSnappy   = 1
+	blockZstd     = 2
+	blockMinLZ    = 3
+	blockZstdDict = 4
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -234,7 +237,7 @@ func (t *table) readBlock(section string, h handle) ([]byte, byte, error) {
 	if got := maskedCRC(stored, []byte{typ}); got != want {
 		return nil, 0, bad(section, h.off+h.n, "trailer CRC %#08x, the %d stored bytes and type give %#08x", want, h.n, got)
 	}
-	if typ > blockZstd {
+	if typ > blockZstdDict {
 		return nil, 0, bad(section, h.off+h.n, "block type %d", typ)
 	}
 	return stored, typ, nil
@@ -253,9 +256,54 @@ func (t *table) rawBlock(section string, h handle) ([]byte, error) {
 var zstdDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
 
 // decompress returns the contents of a data block of type typ, at most
-// maxLen bytes (property tag 16).
-func decompress(off uint64, stored []byte, typ byte, maxLen uint64) ([]byte, error) {
+// maxLen bytes (property tag 16); dict is the table's dictionary (tag
+// 28), nil when it has none.
+func decompress(off uint64, stored []byte, typ byte, maxLen uint64, dict []byte) ([]byte, error) {
 	switch typ {
+	case blockMinLZ:
+		// A 0 byte, the decoded length as a uvarint, then MinLZ elements.
+		if len(stored) == 0 || stored[0] != 0 {
+			return nil, bad(secData, off, "MinLZ block does not start with 0")
+		}
+		n, w := binary.Uvarint(stored[1:])
+		if w <= 0 {
+			return nil, bad(secData, off, "MinLZ block without a length")
+		}
+		if n == 0 {
+			n = uint64(len(stored) - 1 - w) // literals only
+		}
+		if n > maxLen {
+			return nil, bad(secData, off, "MinLZ block claims %d bytes, largest block %d", n, maxLen)
+		}
+		out, err := minlz.Decode(nil, stored)
+		if err != nil || uint64(len(out)) != n {
+			return nil, bad(secData, off, "MinLZ block claims %d bytes, decodes to %d (%v)", n, len(out), err)
+		}
+		return out, nil
+	case blockZstdDict:
+		if dict == nil {
+			return nil, bad(secData, off, "dictionary block in a table without tag 28")
+		}
+		n, id, err := zstdHeader(stored)
+		if err != nil {
+			return nil, bad(secData, off, "%v", err)
+		}
+		if want := binary.LittleEndian.Uint32(dict[4:]); id != want {
+			return nil, bad(secData, off, "zstd frame names dictionary %d, tag 28's is %d", id, want)
+		}
+		if n > maxLen {
+			return nil, bad(secData, off, "zstd frame claims %d bytes, largest block %d", n, maxLen)
+		}
+		dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderDicts(dict))
+		if err != nil {
+			return nil, bad(secProps, off, "tag 28: %v", err)
+		}
+		defer dec.Close()
+		out, err := dec.DecodeAll(stored, make([]byte, 0, n))
+		if err != nil || uint64(len(out)) != n {
+			return nil, bad(secData, off, "zstd frame claims %d bytes, decodes to %d (%v)", n, len(out), err)
+		}
+		return out, nil
 	case blockSnappy:
 		n, err := snappy.DecodedLen(stored)
 		if err != nil || uint64(n) > maxLen {
@@ -267,9 +315,12 @@ func decompress(off uint64, stored []byte, typ byte, maxLen uint64) ([]byte, err
 		}
 		return out, nil
 	case blockZstd:
-		n, err := zstdContentSize(stored)
+		n, id, err := zstdHeader(stored)
 		if err != nil {
 			return nil, bad(secData, off, "%v", err)
+		}
+		if id != 0 {
+			return nil, bad(secData, off, "type 2 zstd frame names dictionary %d", id)
 		}
 		if n > maxLen {
 			return nil, bad(secData, off, "zstd frame claims %d bytes, largest block %d", n, maxLen)
@@ -283,32 +334,41 @@ func decompress(off uint64, stored []byte, typ byte, maxLen uint64) ([]byte, err
 	return stored, nil
 }
 
-// zstdContentSize reads the frame content size from a Zstandard frame
+// zstdHeader reads the frame content size from a Zstandard frame
 // header (RFC 8878, section 3.1.1.1), which the specification requires,
-// and checks that the frame has no checksum, which writers omit.
-func zstdContentSize(b []byte) (uint64, error) {
+// and the dictionary ID (0 when absent), and checks that the frame has no
+// checksum, which writers omit.
+func zstdHeader(b []byte) (uint64, uint32, error) {
 	if len(b) < 6 || binary.LittleEndian.Uint32(b) != 0xFD2FB528 {
-		return 0, fmt.Errorf("not a zstd frame")
+		return 0, 0, fmt.Errorf("not a zstd frame")
 	}
 	fhd := b[4]
 	fcsFlag, single, checksum, dictFlag := fhd>>6, fhd>>5&1 == 1, fhd>>2&1 == 1, fhd&3
 	if checksum {
-		return 0, fmt.Errorf("zstd frame carries a checksum, which writers omit")
+		return 0, 0, fmt.Errorf("zstd frame carries a checksum, which writers omit")
 	}
 	pos := 5
 	if !single {
 		pos++ // window descriptor
 	}
-	pos += []int{0, 1, 2, 4}[dictFlag]
+	idLen := []int{0, 1, 2, 4}[dictFlag]
+	if len(b) < pos+idLen {
+		return 0, 0, fmt.Errorf("zstd frame header truncated")
+	}
+	var id uint32
+	for i := idLen - 1; i >= 0; i-- {
+		id = id<<8 | uint32(b[pos+i])
+	}
+	pos += idLen
 	size := []int{0, 2, 4, 8}[fcsFlag]
 	if fcsFlag == 0 && single {
 		size = 1
 	}
 	if size == 0 {
-		return 0, fmt.Errorf("zstd frame without a content size")
+		return 0, 0, fmt.Errorf("zstd frame without a content size")
 	}
 	if len(b) < pos+size {
-		return 0, fmt.Errorf("zstd frame header truncated")
+		return 0, 0, fmt.Errorf("zstd frame header truncated")
 	}
 	var v uint64
 	for i := size - 1; i >= 0; i-- {
@@ -317,7 +377,7 @@ func zstdContentSize(b []byte) (uint64, error) {
 	if size == 2 {
 		v += 256
 	}
-	return v, nil
+	return v, id, nil
 }
 
 // How a block's entries share key bytes.
@@ -577,7 +637,7 @@ func (t *table) decodeDataBlocks(idx []indexEntry) error {
 		if err := t.checkCompression(ie.h, typ); err != nil {
 			return err
 		}
-		contents, err := decompress(ie.h.off, stored, typ, t.p.maxBlock)
+		contents, err := decompress(ie.h.off, stored, typ, t.p.maxBlock, t.p.dictionary)
 		if err != nil {
 			return err
 		}
@@ -612,15 +672,18 @@ func (t *table) decodeDataBlocks(idx []indexEntry) error {
 
 // checkCompression checks a data block's type against tag 11: a table
 // compressed with snappy or zstd stores a block raw when compression does
-// not pay, and a zstd table stores as snappy a block zstd would shrink
-// too much.
+// not pay, and a zstd or MinLZ table stores as snappy a block zstd or
+// MinLZ would shrink too much; a zstd table may hold dictionary blocks
+// only with a dictionary (tag 28), and plain frames with or without one.
 func (t *table) checkCompression(h handle, typ byte) error {
 	ok := typ == blockRaw
 	switch t.p.compression {
 	case 2:
 		ok = ok || typ == blockSnappy
 	case 3:
-		ok = ok || typ == blockZstd || typ == blockSnappy
+		ok = ok || typ == blockSnappy || typ == blockZstd || typ == blockZstdDict && t.p.dictionary != nil
+	case 4:
+		ok = ok || typ == blockMinLZ || typ == blockSnappy
 	}
 	if !ok {
 		return bad(secData, h.off+h.n, "block type %d in a table of compression %d (tag 11)", typ, t.p.compression)

@@ -35,6 +35,7 @@ type props struct {
 	numFragments    uint64            // tag 25
 	spanSmallest    []byte            // tag 26; nil when absent
 	spanLargest     []byte            // tag 27; nil when absent
+	dictionary      []byte            // tag 28; nil when absent
 }
 
 // has reports whether the block holds a record of tag.
@@ -70,7 +71,7 @@ func decodeProps(b []byte, off uint64) (props, error) {
 		p.tags = append(p.tags, tag)
 		var num uint64
 		switch tag {
-		case 4, 5, 12, 20, 21, 26, 27:
+		case 4, 5, 12, 20, 21, 26, 27, 28:
 		default:
 			// An integer: one uvarint filling the value.
 			v, w := binary.Uvarint(val)
@@ -110,8 +111,8 @@ func decodeProps(b []byte, off uint64) (props, error) {
 		case 10:
 			p.filterSize = num
 		case 11:
-			if num < 1 || num > 3 {
-				return p, bad(secProps, at, "compression %d is not 1, 2 or 3", num)
+			if num < 1 || num > 4 {
+				return p, bad(secProps, at, "compression %d is not 1, 2, 3 or 4", num)
 			}
 			p.compression = num
 		case 12:
@@ -164,6 +165,13 @@ func decodeProps(b []byte, off uint64) (props, error) {
 				return p, bad(secProps, at, "partitioned is %d, not 1", num)
 			}
 			p.partitioned = true
+		case 28:
+			// A Zstandard dictionary (RFC 8878 section 5): magic
+			// 0xEC30A437 and a non-zero ID, 4 bytes LE each.
+			if len(val) < 8 || binary.LittleEndian.Uint32(val) != 0xEC30A437 || binary.LittleEndian.Uint32(val[4:]) == 0 {
+				return p, bad(secProps, at, "tag 28 is not a zstd dictionary with an ID")
+			}
+			p.dictionary = val
 		default:
 			return p, bad(secProps, at, "tag %d is not in the specification", tag)
 		}
