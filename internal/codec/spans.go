@@ -100,7 +100,14 @@ type SpanBlock struct {
 	n      int      // fragments
 	values [][]byte // every fragment's values, in fragment order
 	vstart []uint32 // fragment i's values are values[vstart[i]:vstart[i+1]]
+	sample []uint64 // the start key prefix of every spanSampleEvery-th fragment, contiguous
 }
+
+// spanSampleEvery spaces the sampled prefixes a search narrows its range
+// with first: 8 bytes per 64 fragments (1.25 KiB for 10,000) stay in the
+// CPU's L1 cache, where the index entries they stand for, 12 bytes each,
+// do not.
+const spanSampleEvery = 64
 
 // DecodeSpanBlock checks the span block contents b (trailer removed)
 // whose first byte is at file offset off, and returns it decoded. Every
@@ -169,6 +176,10 @@ func DecodeSpanBlock(b []byte, off int64) (*SpanBlock, error) {
 		return nil, format.Corruptf(format.SectionSpans, off+int64(pos), "%d bytes after the last fragment, before the offset array", recEnd-pos)
 	}
 	s.vstart = append(s.vstart, uint32(total))
+	s.sample = make([]uint64, 0, (s.n+spanSampleEvery-1)/spanSampleEvery)
+	for i := 0; i < s.n; i += spanSampleEvery {
+		s.sample = append(s.sample, s.prefix(i))
+	}
 	s.values = make([][]byte, 0, total)
 	for i := 0; i < s.n; i++ {
 		o := int(binary.LittleEndian.Uint32(s.offs[spanEntryLen*i:]))
@@ -230,7 +241,7 @@ func (s *SpanBlock) Len() int { return s.n }
 // HeapBytes returns the bytes the decoded block keeps of its own beside
 // the block's bytes: its value slices and per-fragment value offsets.
 func (s *SpanBlock) HeapBytes() int {
-	return cap(s.values)*int(unsafe.Sizeof([]byte(nil))) + cap(s.vstart)*4
+	return cap(s.values)*int(unsafe.Sizeof([]byte(nil))) + cap(s.vstart)*4 + cap(s.sample)*8
 }
 
 // Fragment returns fragment i's start and end keys, slices of the block,
@@ -283,6 +294,22 @@ func (s *SpanBlock) SearchStartBefore(key []byte) int { return s.search(key, 0) 
 func (s *SpanBlock) search(key []byte, c int) int {
 	kp := spanPrefix(key)
 	lo, hi := 0, s.n // invariant: fragments before lo qualify, from hi on do not
+	// Narrow [lo, hi) with the sampled prefixes: a fragment whose prefix
+	// is below key's starts below key, one whose prefix is above it starts
+	// above it, whatever c.
+	a, z := 0, len(s.sample) // first sample above kp
+	for a < z {
+		m := int(uint(a+z) >> 1)
+		if s.sample[m] <= kp {
+			a = m + 1
+		} else {
+			z = m
+		}
+	}
+	hi = min(hi, a*spanSampleEvery)
+	if a > 0 && s.sample[a-1] < kp {
+		lo = (a-1)*spanSampleEvery + 1
+	}
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		var d int
