@@ -9,20 +9,29 @@ import (
 )
 
 // BenchmarkGetPressure looks up present keys in random order in the
-// default (version 4) snappy table through caches of 1/4 to 1/32 of its
-// decoded data blocks: most Gets miss the cache and decode a block, the
-// case of data many times the cache. It reports the cache's hit rate.
+// default (version 4) snappy table through caches of twice (the table
+// fits) and of 1/4 to 1/32 of its decoded data blocks: in the latter most
+// Gets miss the cache and decode a block, the case of data many times the
+// cache. It reports the cache's hit rate.
 func BenchmarkGetPressure(b *testing.B) {
 	path := benchTable(b, benchKind{c: format.SnappyCompression, v4: true})
-	for _, share := range []int{4, 32} {
-		b.Run(fmt.Sprintf("cache=1/%d", share), func(b *testing.B) {
+	for _, share := range []int{0, 4, 32} {
+		name := fmt.Sprintf("cache=1/%d", share)
+		if share == 0 {
+			name = "cache=2x"
+		}
+		b.Run(name, func(b *testing.B) {
 			probe, err := reader.Open(path, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
 			decoded := int64(probe.Properties().RawKeyBytes + probe.Properties().RawValueBytes)
 			probe.Close()
-			opts := cacheOpts(b, decoded/int64(share))
+			capacity := 2 * decoded
+			if share > 0 {
+				capacity = decoded / int64(share)
+			}
+			opts := cacheOpts(b, capacity)
 			r, err := reader.Open(path, opts)
 			if err != nil {
 				b.Fatal(err)
