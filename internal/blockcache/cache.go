@@ -496,13 +496,13 @@ func (t *Table) hold(key, n int, readable bool) (Handle, bool) {
 	e.freq.Store(0)
 	e.refs.Store(1) // the holder's pin, its only reference
 	s.mu.Unlock()
-	if readable {
-		t.c.everHeld.Store(true)
-	}
 	t.c.held.Add(int64(k * ChunkSize))
 	off := uintptr(e.chunk) * ChunkSize
-	if hp := t.c.huge; hp != nil {
-		hp.reserved(int(off), n)
+	if readable {
+		t.c.everHeld.Store(true)
+		if hp := t.c.huge; hp != nil {
+			hp.reserved(int(off), n) // faults the memory in: a charge's is never touched
+		}
 	}
 	return Handle{e: e, b: t.c.mem[off : off+uintptr(n) : off+uintptr(n)]}, true
 }
