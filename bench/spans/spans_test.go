@@ -78,6 +78,9 @@ func build(b testing.TB, n int) *tables {
 		if err := pw.DeleteRange(s, e); err != nil {
 			b.Fatal(err)
 		}
+		if err := pw.RangeKeySet(s, e, nil, v); err != nil {
+			b.Fatal(err)
+		}
 	}
 	if err := ob.Finish(); err != nil {
 		b.Fatal(err)
@@ -131,30 +134,40 @@ func BenchmarkSpanAt(b *testing.B) {
 				b.Fatal("no key covered")
 			}
 		})
-		b.Run(fmt.Sprintf("pebble2/n=%d", n), func(b *testing.B) {
-			it, err := t.pebble.NewRawRangeDelIter(context.Background(), sstable2.NoFragmentTransforms, sstable2.NoReadEnv)
-			if err != nil || it == nil {
-				b.Fatal(err)
-			}
-			defer it.Close()
-			it.SeekGE(keys[0])
-			hits := 0
-			for i := 0; b.Loop(); i++ {
-				k := keys[i&(len(keys)-1)]
-				sp, err := it.SeekGE(k)
-				if err != nil {
+		for _, kind := range pebbleIters {
+			b.Run(fmt.Sprintf("pebble2-%s/n=%d", kind, n), func(b *testing.B) {
+				it, err := t.pebble.NewRawRangeDelIter(context.Background(), sstable2.NoFragmentTransforms, sstable2.NoReadEnv)
+				if err == nil && kind == "rangekey" {
+					it.Close()
+					it, err = t.pebble.NewRawRangeKeyIter(context.Background(), sstable2.NoFragmentTransforms, sstable2.NoReadEnv)
+				}
+				if err != nil || it == nil {
 					b.Fatal(err)
 				}
-				if sp != nil && bytes.Compare(sp.Start, k) <= 0 {
-					hits++
+				defer it.Close()
+				it.SeekGE(keys[0])
+				hits := 0
+				for i := 0; b.Loop(); i++ {
+					k := keys[i&(len(keys)-1)]
+					sp, err := it.SeekGE(k)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if sp != nil && bytes.Compare(sp.Start, k) <= 0 {
+						hits++
+					}
 				}
-			}
-			if hits == 0 {
-				b.Fatal("no key covered")
-			}
-		})
+				if hits == 0 {
+					b.Fatal("no key covered")
+				}
+			})
+		}
 	}
 }
+
+// pebbleIters names Pebble v2's two raw span iterators over the same
+// spans: its range deletions and its range keys (RangeKeySet, no suffix).
+var pebbleIters = []string{"rangedel", "rangekey"}
 
 func BenchmarkSpanScan(b *testing.B) {
 	for _, n := range sizes {
@@ -173,24 +186,30 @@ func BenchmarkSpanScan(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/fragment")
 		})
-		b.Run(fmt.Sprintf("pebble2/n=%d", n), func(b *testing.B) {
-			it, err := t.pebble.NewRawRangeDelIter(context.Background(), sstable2.NoFragmentTransforms, sstable2.NoReadEnv)
-			if err != nil || it == nil {
-				b.Fatal(err)
-			}
-			defer it.Close()
-			for b.Loop() {
-				c := 0
-				sp, err := it.First()
-				for ; sp != nil && err == nil; sp, err = it.Next() {
-					c += len(sp.Keys)
+		for _, kind := range pebbleIters {
+			b.Run(fmt.Sprintf("pebble2-%s/n=%d", kind, n), func(b *testing.B) {
+				it, err := t.pebble.NewRawRangeDelIter(context.Background(), sstable2.NoFragmentTransforms, sstable2.NoReadEnv)
+				if err == nil && kind == "rangekey" {
+					it.Close()
+					it, err = t.pebble.NewRawRangeKeyIter(context.Background(), sstable2.NoFragmentTransforms, sstable2.NoReadEnv)
 				}
-				if err != nil || c != n {
-					b.Fatalf("%d fragments, %v", c, err)
+				if err != nil || it == nil {
+					b.Fatal(err)
 				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/fragment")
-		})
+				defer it.Close()
+				for b.Loop() {
+					c := 0
+					sp, err := it.First()
+					for ; sp != nil && err == nil; sp, err = it.Next() {
+						c += len(sp.Keys)
+					}
+					if err != nil || c != n {
+						b.Fatalf("%d fragments, %v", c, err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/fragment")
+			})
+		}
 	}
 }
 
