@@ -101,6 +101,7 @@ type Builder struct {
 	pendingHandle format.BlockHandle
 	props         format.Properties
 	spans         spanState // AddSpan's fragments and open spans (spans.go)
+	pipe          *pipeline // data blocks on their way to the file; nil with Options.Serial
 
 	handleBuf, sepBuf, compressBuf []byte
 
@@ -188,6 +189,9 @@ func New(w io.Writer, opts *Options) *Builder {
 	if o.Splitter != nil {
 		b.splitter = o.Splitter
 		b.props.Splitter = o.Splitter.Name()
+	}
+	if usePipeline(&o) {
+		b.pipe = newPipeline(b)
 	}
 	return b
 }
@@ -321,6 +325,7 @@ func (b *Builder) Finish() error {
 	}
 	b.done = true
 	err := b.finish()
+	b.pipe = nil // after an error: its goroutine, if any, only compresses and exits
 	if b.file != nil {
 		if err != nil {
 			b.file.abort()
@@ -348,6 +353,13 @@ func (b *Builder) finish() error {
 	if b.pendingIndex {
 		b.sepBuf = codec.AppendSuccessor(b.sepBuf[:0], b.lastKey)
 		b.addIndexEntry(b.sepBuf)
+	}
+	if b.pipe != nil {
+		b.pipe.drain() // every data block written and indexed
+		b.pipe = nil
+		if b.err != nil {
+			return b.err
+		}
 	}
 	if b.props.NumEntries > 0 {
 		b.props.LargestKey = append([]byte{}, b.lastKey...)
@@ -457,6 +469,7 @@ func (b *Builder) Abort() error {
 		return nil
 	}
 	b.done = true
+	b.pipe = nil // its goroutine, if any, only compresses and exits
 	b.dictQueue = nil
 	if b.dictEnc != nil {
 		b.dictEnc.Close()

@@ -217,6 +217,22 @@ type Options struct {
 	// data block that makes it reach this size. 0 or negative means
 	// DefaultPartitionSize (16 KiB).
 	PartitionSize int
+	// Serial compresses, checksums and writes every data block on the
+	// goroutine calling Add. By default (false) the builder hands each
+	// finished data block to a goroutine of its own, which does that
+	// work while Add fills the next block, at most pipelineDepth (4)
+	// blocks behind; the goroutine exits whenever it has caught up, so a
+	// Builder dropped without Finish or Abort leaves none running. The
+	// table's bytes are the same either way; Serial saves the second core
+	// (a compaction running on every core, say), and the default builds
+	// 1M entries of 116 bytes 1.4-1.6x faster with snappy on two cores
+	// (BENCHMARKS.md, "Builds"). Pebble v2's writer also writes data
+	// blocks from a goroutine of its own, and RocksDB's
+	// CompressionOptions.parallel_threads compresses on others. A table
+	// with a Splitter or a zstd dictionary (DictionarySize) is always
+	// built serially: their index entries and partition cuts depend on
+	// each block's stored size as soon as it is cut.
+	Serial bool
 }
 
 // Limits of Options fields, checked by Validate.
