@@ -6,7 +6,6 @@
 package builder
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -45,7 +44,7 @@ var ErrClosed = errors.New("sstable: builder closed (after Finish or Abort)")
 // order, then Finish, or Abort to give up. A Builder is not safe for
 // concurrent use.
 type Builder struct {
-	out    *bufio.Writer
+	out    *output
 	file   *tempFile // set by Create
 	offset uint64    // bytes written so far
 
@@ -113,9 +112,12 @@ type Builder struct {
 // checks opts with Options.Validate and, if an option is invalid, writes
 // nothing and returns a Builder whose Add and Finish return that error;
 // call opts.Validate first to learn it before building. Writes to w are
-// buffered; w sees the complete table only after Finish.
+// buffered, in chunks of 256 KiB, and by default made from goroutines of
+// the Builder's own, one at a time and in order (Options.Serial); w sees
+// the complete table only after Finish, and is not written to once
+// Finish or Abort has returned.
 func New(w io.Writer, opts *Options) *Builder {
-	b := &Builder{out: bufio.NewWriterSize(w, 256<<10)}
+	b := &Builder{out: newOutput(w, opts == nil || !opts.Serial)}
 	if err := opts.Validate(); err != nil {
 		b.err = err
 		return b
@@ -309,7 +311,7 @@ func (b *Builder) write(p []byte) {
 	n, err := b.out.Write(p)
 	b.offset += uint64(n)
 	if err != nil {
-		b.err = fmt.Errorf("sstable: builder: write at offset %d: %w", b.offset, err)
+		b.err = fmt.Errorf("sstable: builder: %w", err) // names the offset
 	}
 }
 
@@ -326,6 +328,7 @@ func (b *Builder) Finish() error {
 	b.done = true
 	err := b.finish()
 	b.pipe = nil // after an error: its goroutine, if any, only compresses and exits
+	b.out.wait() // after an error: nothing writes to the file once it goes
 	if b.file != nil {
 		if err != nil {
 			b.file.abort()
@@ -470,6 +473,7 @@ func (b *Builder) Abort() error {
 	}
 	b.done = true
 	b.pipe = nil // its goroutine, if any, only compresses and exits
+	b.out.wait() // nothing writes to the file once it goes
 	b.dictQueue = nil
 	if b.dictEnc != nil {
 		b.dictEnc.Close()

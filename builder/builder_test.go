@@ -814,16 +814,21 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 
 func TestFailingWriter(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
-	ps := pairs(6000, func(int) string { return randomString(rng, 100) })
-	opts := &builder.Options{Compression: format.NoCompression}
-	good, _ := buildPairs(t, ps, opts)
-	const bufSize = 256 << 10 // the builder's write buffer
-	if len(good) < 2*bufSize {
+	ps := pairs(20000, func(int) string { return randomString(rng, 100) })
+	good, _ := buildPairs(t, ps, &builder.Options{Compression: format.NoCompression})
+	const bufSize = 256 << 10 // the builder's write chunk
+	// How far behind the bytes that failed Add may report the error: the
+	// chunk being filled, and with the asynchronous output (the default)
+	// the 4 chunks in flight besides.
+	lag := map[bool]int{true: bufSize, false: 5 * bufSize}
+	if len(good) < 8*bufSize {
 		t.Fatalf("table of %d bytes is too small for this test", len(good))
 	}
 	for _, limit := range []int{0, 1, 1000, bufSize - 1, bufSize + 1, len(good) - bufSize - 1, len(good) - 1, len(good)} {
-		for _, short := range []bool{false, true} {
-			t.Run(fmt.Sprintf("limit%d/short%v", limit, short), func(t *testing.T) {
+		for _, c := range []struct{ short, serial bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+			short := c.short
+			opts := &builder.Options{Compression: format.NoCompression, Serial: c.serial}
+			t.Run(fmt.Sprintf("limit%d/short%v/serial%v", limit, short, c.serial), func(t *testing.T) {
 				w := &failingWriter{limit: limit, short: short}
 				wantErr := errWrite
 				if short {
@@ -854,8 +859,9 @@ func TestFailingWriter(t *testing.T) {
 				if !errors.Is(finishErr, wantErr) {
 					t.Fatalf("Finish: %v, want an error wrapping %v", finishErr, wantErr)
 				}
-				// A write error surfaces in Add once the buffer spills.
-				if limit+bufSize < len(good)-100_000 && addErr == nil {
+				// A write error surfaces in Add once the chunk it is
+				// in is written.
+				if limit+lag[c.serial] < len(good)-100_000 && addErr == nil {
 					t.Fatalf("no Add reported the write error after %d bytes", limit)
 				}
 				if addErr != nil && !errors.Is(addErr, wantErr) {

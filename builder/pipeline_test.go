@@ -76,7 +76,7 @@ func TestPipelineLeavesNoGoroutine(t *testing.T) {
 	value := bytes.Repeat([]byte("v"), 500)
 	for i := range 20 {
 		b := builder.New(discard{}, &builder.Options{BlockSize: 256})
-		for j := range 200 {
+		for j := range 2000 {
 			if err := b.Add(fmt.Appendf(nil, "key%06d", j), value); err != nil {
 				t.Fatal(err)
 			}
