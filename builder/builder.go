@@ -401,14 +401,14 @@ func (b *Builder) finish() error {
 	var whole []byte
 	if wholeLen > 0 {
 		g := b.policy.NewGenerator()
-		b.eachFilterHash(g.(filterblock.HashAdder).AddHash) // partitionable: the generator takes hashes
+		b.eachFilterHash(g.(filterblock.HashAdder)) // partitionable: the generator takes hashes
 		whole = g.Generate(nil)
 	}
 	var filter []byte
 	if !partitioned {
 		// One filter, as a one-level table has.
 		if b.partitionable {
-			b.eachFilterHash(b.hashAdder.AddHash)
+			b.eachFilterHash(b.hashAdder)
 		}
 		b.hashes, b.cuts = hashList{}, nil
 		filter = b.filter.Generate(nil)

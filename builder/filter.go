@@ -13,18 +13,30 @@ func (b *Builder) filterBytes(n int) int {
 	return int(max(lines, 1))*64 + 1
 }
 
-// eachFilterHash calls add with every hash Add recorded for partitions,
-// once each: the prefixes continued into another partition left out, as
-// a one-level table's filter holds them.
-func (b *Builder) eachFilterHash(add func(uint64)) {
+// eachFilterHash gives g every hash Add recorded for partitions, once
+// each: the prefixes continued into another partition left out, as a
+// one-level table's filter holds them.
+func (b *Builder) eachFilterHash(g filterblock.HashAdder) {
 	from := 0
 	for _, c := range b.cuts {
 		if c.carry {
-			b.hashes.each(from, int(c.endHash), add)
+			feedHashes(g, &b.hashes, from, int(c.endHash))
 			from = int(c.endHash) + 1
 		}
 	}
-	b.hashes.each(from, b.hashes.len(), add)
+	feedHashes(g, &b.hashes, from, b.hashes.len())
+}
+
+// feedHashes gives g the hashes from to to-1 of l: as runs, which it
+// keeps until Generate rather than copying, when it takes them
+// (filterblock.HashesAdder), else one by one. l's chunks must not change
+// until g has generated its filter.
+func feedHashes(g filterblock.HashAdder, l *hashList, from, to int) {
+	if r, ok := g.(filterblock.HashesAdder); ok {
+		l.eachRun(from, to, r.AddHashes)
+		return
+	}
+	l.each(from, to, g.AddHash)
 }
 
 // noteGeneratedPolicy records in the properties the policy whose filter

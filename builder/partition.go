@@ -82,7 +82,7 @@ func (b *Builder) partitionFilters() <-chan []byte {
 	go func() {
 		var hash uint64
 		for _, c := range cuts {
-			hashes.each(int(hash), int(c.endHash), g.AddHash)
+			feedHashes(g, hashes, int(hash), int(c.endHash))
 			out <- g.(filterblock.Generator).Generate(nil)
 			hash = c.endHash
 		}
@@ -112,6 +112,17 @@ func (l *hashList) add(h uint64) {
 }
 
 func (l *hashList) len() int { return l.n }
+
+// eachRun calls f with the hashes from to to-1, in order, as slices of
+// the chunks holding them.
+func (l *hashList) eachRun(from, to int, f func([]uint64)) {
+	for i := from; i < to; {
+		c := l.chunks[i/hashChunkLen]
+		end := min(len(c), i%hashChunkLen+to-i)
+		f(c[i%hashChunkLen : end : end])
+		i += end - i%hashChunkLen
+	}
+}
 
 // each calls f with hashes from to to-1, in order.
 func (l *hashList) each(from, to int, f func(uint64)) {

@@ -3,8 +3,12 @@ package filterblock
 import (
 	"fmt"
 	"math"
+	"slices"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/sstkit/sstable/internal/prefetch"
 )
 
 // BloomName is the name stored in tables built with Bloom.
@@ -158,7 +162,7 @@ const hashChunk = 1 << 15
 
 type bloomGenerator struct {
 	policy *bloomPolicy
-	full   [][]uint64 // chunks of hashChunk hashes
+	full   [][]uint64 // chunks of hashChunk hashes, and runs from AddHashes
 	hashes []uint64   // the chunk being filled; grows by doubling up to hashChunk
 }
 
@@ -173,32 +177,60 @@ func (g *bloomGenerator) AddHash(h uint64) {
 	g.hashes = append(g.hashes, h)
 }
 
+// AddHashes records keys by their XXH64 hashes, keeping hs until
+// Generate (HashesAdder).
+func (g *bloomGenerator) AddHashes(hs []uint64) {
+	if len(hs) > 0 {
+		g.full = append(g.full, hs)
+	}
+}
+
 func (g *bloomGenerator) Generate(dst []byte) []byte {
-	n := len(g.full)*hashChunk + len(g.hashes)
+	n := len(g.hashes)
+	for _, c := range g.full {
+		n += len(c)
+	}
 	totalBits := uint64(float64(n)*g.policy.bitsPerKey + 0.5)
 	lines := (totalBits + lineBytes*8 - 1) / (lineBytes * 8)
 	if n > 0 && lines == 0 {
 		lines = 1
 	}
 	start := len(dst)
-	dst = append(dst, make([]byte, lines*lineBytes)...)
+	dst = slices.Grow(dst, int(lines)*lineBytes+1)[:start+int(lines)*lineBytes]
 	f := dst[start:]
+	clear(f)
 	k := g.policy.k
 	for _, chunk := range append(g.full, g.hashes) {
-		for _, h := range chunk {
-			hi := (h >> 32 * lines) >> 32 // Lemire range reduction, lines < 2^32
-			line := f[hi*lineBytes : hi*lineBytes+lineBytes]
-			a := uint32(h)
-			for i := 0; i < k; i++ {
-				pos := a >> 23
-				line[pos>>3] |= 1 << (pos & 7)
-				a *= remix
-			}
-		}
+		setBloomBits(f, lines, k, chunk)
 	}
 	g.full, g.hashes = nil, g.hashes[:0]
 	return append(dst, byte(k))
 }
+
+// setBloomBits sets in f, a filter of lines cache lines, the k bits of
+// each of hashes. A filter larger than the CPU's caches takes a miss per
+// hash; the line of the hash bloomAhead places further on is prefetched,
+// so that the misses overlap rather than queue (BenchmarkGenerate, 1M
+// keys in 1.25 MB: see the commit that added it).
+func setBloomBits(f []byte, lines uint64, k int, hashes []uint64) {
+	base := unsafe.Pointer(unsafe.SliceData(f))
+	for i, h := range hashes {
+		if j := i + bloomAhead; j < len(hashes) {
+			prefetch.Line(unsafe.Add(base, (hashes[j]>>32*lines)>>32*lineBytes))
+		}
+		hi := (h >> 32 * lines) >> 32 // Lemire range reduction, lines < 2^32
+		line := f[hi*lineBytes : hi*lineBytes+lineBytes : hi*lineBytes+lineBytes]
+		a := uint32(h)
+		for i := 0; i < k; i++ {
+			pos := a >> 23
+			line[pos>>3] |= 1 << (pos & 7)
+			a *= remix
+		}
+	}
+}
+
+// bloomAhead is how many hashes ahead setBloomBits prefetches.
+const bloomAhead = 8
 
 // BloomFPR returns the default cache-local policy (Bloom) sized for a
 // target false positive rate p instead of bits per key. It starts from

@@ -355,3 +355,42 @@ func TestBloomFractional(t *testing.T) {
 		t.Fatalf("BloomFPR(NaN) at %g bits/key, want 10", s)
 	}
 }
+
+// TestAddHashesSameFilter checks that a Bloom generator fed runs of hashes
+// (AddHashes, as a builder of a partitioned table does) builds the same
+// filter, byte for byte, as one fed the same hashes one by one, in any
+// split into runs and mixed with AddHash, and keys enough to take the
+// prefetching path over many chunks.
+func TestAddHashesSameFilter(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 100_000).Draw(t, "n")
+		seed := rapid.Uint64().Draw(t, "seed")
+		hs := make([]uint64, n)
+		x := seed
+		for i := range hs {
+			x = x*6364136223846793005 + 1442695040888963407
+			hs[i] = x ^ x>>29
+		}
+		policy := filterblock.Bloom(rapid.Float64Range(1, 20).Draw(t, "bitsPerKey"))
+		one := policy.NewGenerator()
+		for _, h := range hs {
+			one.(filterblock.HashAdder).AddHash(h)
+		}
+		want := one.Generate(nil)
+		runs := policy.NewGenerator()
+		for rest := hs; len(rest) > 0; {
+			k := rapid.IntRange(1, len(rest)).Draw(t, "run")
+			if rapid.Bool().Draw(t, "single") {
+				for _, h := range rest[:k] {
+					runs.(filterblock.HashAdder).AddHash(h)
+				}
+			} else {
+				runs.(filterblock.HashesAdder).AddHashes(rest[:k])
+			}
+			rest = rest[k:]
+		}
+		if got := runs.Generate(nil); !bytes.Equal(got, want) {
+			t.Fatalf("filter from runs differs (%d vs %d bytes)", len(got), len(want))
+		}
+	})
+}

@@ -51,6 +51,15 @@ type HashAdder interface {
 	AddHash(h uint64)
 }
 
+// HashesAdder is implemented by generators that take a run of hashes, as
+// HashAdder's AddHash takes one, and keep the slice itself until
+// Generate rather than copying it, as Bloom's does: a builder that holds
+// every key's hash already (for a partitioned table) saves copying them,
+// 8 bytes a key. The caller must not change hs until Generate returns.
+type HashesAdder interface {
+	AddHashes(hs []uint64)
+}
+
 // Sized is implemented by policies whose filter size is set in bits per
 // key. Builders record it in the table's properties.
 type Sized interface {
