@@ -82,7 +82,8 @@ type Builder struct {
 	bitsPerKey    float64
 	hashes        hashList
 	cuts          []partCut
-	partBytes     int // index bytes since the last cut, estimated
+	partFilters   []chan []byte // each partition's filter, as its goroutine makes it (startPartitionFilters)
+	partBytes     int           // index bytes since the last cut, estimated
 
 	anyCompressed bool // a data block was stored compressed
 	hidx          codec.HashIndexWriter
@@ -394,9 +395,8 @@ func (b *Builder) finish() error {
 		b.hidx.Filter = make([]byte, wholeLen)
 	}
 	waitHashIndex := b.startHashIndex()
-	var partFilters <-chan []byte
 	if partitioned {
-		partFilters = b.partitionFilters()
+		b.partitionFilters()
 	}
 	var whole []byte
 	if wholeLen > 0 {
@@ -421,7 +421,7 @@ func (b *Builder) finish() error {
 	var f footer.Footer
 	if partitioned {
 		start := b.offset // DataSize + HashIndexSize: the hash index, if any, comes first
-		top, err := b.writePartitions(index, partFilters)
+		top, err := b.writePartitions(index)
 		if err != nil {
 			return err
 		}

@@ -32,11 +32,19 @@ func (b *Builder) eachFilterHash(g filterblock.HashAdder) {
 // (filterblock.HashesAdder), else one by one. l's chunks must not change
 // until g has generated its filter.
 func feedHashes(g filterblock.HashAdder, l *hashList, from, to int) {
-	if r, ok := g.(filterblock.HashesAdder); ok {
-		l.eachRun(from, to, r.AddHashes)
+	l.eachRun(from, to, func(r []uint64) { feedRun(g, r) })
+}
+
+// feedRun gives g the hashes of r: the run itself when it takes runs
+// (filterblock.HashesAdder), else one by one.
+func feedRun(g filterblock.HashAdder, r []uint64) {
+	if ra, ok := g.(filterblock.HashesAdder); ok {
+		ra.AddHashes(r)
 		return
 	}
-	l.each(from, to, g.AddHash)
+	for _, h := range r {
+		g.AddHash(h)
+	}
 }
 
 // noteGeneratedPolicy records in the properties the policy whose filter

@@ -28,10 +28,44 @@ func (b *Builder) cutHash() int {
 }
 
 // cut ends a partition after the first blocks data blocks, whose last
-// key is last, and the first hashes key hashes.
+// key is last, and the first hashes key hashes. Once the table is sure
+// to be partitioned, it starts generating the partitions' filters.
 func (b *Builder) cut(last []byte, blocks uint64, hashes int) {
 	b.cuts = append(b.cuts, partCut{last: bytes.Clone(last), endBlock: blocks, endHash: uint64(hashes)})
 	b.partBytes = 0
+	if b.index.EstimatedSize()+b.filterBytes(int(b.filterKeys)) > b.partThreshold {
+		// Both only grow, so Finish will partition: filters made now
+		// are not wasted (index entries a pipeline holds back only
+		// delay this).
+		b.startPartitionFilters()
+	}
+}
+
+// startPartitionFilters generates, each on a goroutine of its own, the
+// filters of the partitions cut whose filters are not started, into
+// b.partFilters, in order: during Add they use a core Add leaves idle, and
+// Finish only collects them (at 1M entries, 17 ms of Finish's work).
+func (b *Builder) startPartitionFilters() {
+	for i := len(b.partFilters); i < len(b.cuts); i++ {
+		from := uint64(0)
+		if i > 0 {
+			from = b.cuts[i-1].endHash
+		}
+		// The runs are views of b.hashes's chunks, whose elements never
+		// change once added: the goroutine does not read b.hashes,
+		// which Add keeps growing.
+		var runs [][]uint64
+		b.hashes.eachRun(int(from), int(b.cuts[i].endHash), func(r []uint64) { runs = append(runs, r) })
+		out := make(chan []byte, 1)
+		b.partFilters = append(b.partFilters, out)
+		g := b.policy.NewGenerator()
+		go func() {
+			for _, r := range runs {
+				feedRun(g.(filterblock.HashAdder), r)
+			}
+			out <- g.Generate(nil)
+		}()
+	}
 }
 
 // writePartitions writes the partitions of a partitioned table, each its
@@ -39,7 +73,7 @@ func (b *Builder) cut(last []byte, blocks uint64, hashes int) {
 // whole index block), and returns the top-level index block: one entry
 // per partition, keyed by its last key, whose value is its
 // codec.PartitionHandle.
-func (b *Builder) writePartitions(index []byte, filters <-chan []byte) ([]byte, error) {
+func (b *Builder) writePartitions(index []byte) ([]byte, error) {
 	var it codec.BlockIter
 	if err := it.Init(format.SectionIndex, 0, index); err != nil {
 		return nil, fmt.Errorf("sstable: builder: index block: %w", err)
@@ -49,8 +83,8 @@ func (b *Builder) writePartitions(index []byte, filters <-chan []byte) ([]byte, 
 	part := codec.BlockWriter{RestartInterval: 1}
 	var handle []byte
 	var block uint64
-	for _, c := range b.cuts {
-		filter := <-filters
+	for i, c := range b.cuts {
+		filter := <-b.partFilters[i]
 		ph := codec.PartitionHandle{Offset: b.offset, FirstBlock: block}
 		ph.FilterLen = b.writeBlock(filter, format.NoCompression).Length
 		part.Reset()
@@ -65,29 +99,18 @@ func (b *Builder) writePartitions(index []byte, filters <-chan []byte) ([]byte, 
 		handle = codec.AppendPartitionHandle(handle[:0], ph)
 		top.Add(c.last, handle)
 	}
-	b.hashes, b.cuts = hashList{}, nil
+	b.hashes, b.cuts, b.partFilters = hashList{}, nil, nil
 	return top.Finish(), nil
 }
 
-// partitionFilters cuts the last partition, then generates each
-// partition's filter on another goroutine, in order, into the channel it
-// returns, so that the filters are built while the hash index is laid
-// out (at 1M entries, about 8 ms and 17 ms of Finish's work).
-func (b *Builder) partitionFilters() <-chan []byte {
+// partitionFilters cuts the last partition, then starts generating the
+// filters not started yet (startPartitionFilters), so that they are
+// built while the hash index is laid out.
+func (b *Builder) partitionFilters() {
 	if n := len(b.cuts); n == 0 || b.cuts[n-1].endBlock != b.props.NumDataBlocks {
 		b.cut(b.lastKey, b.props.NumDataBlocks, b.hashes.len()) // b.lastKey is the table's last key
 	}
-	out := make(chan []byte, len(b.cuts))
-	cuts, hashes, g := b.cuts, &b.hashes, b.hashAdder
-	go func() {
-		var hash uint64
-		for _, c := range cuts {
-			feedHashes(g, hashes, int(hash), int(c.endHash))
-			out <- g.(filterblock.Generator).Generate(nil)
-			hash = c.endHash
-		}
-	}()
-	return out
+	b.startPartitionFilters()
 }
 
 // hashChunkLen is the number of hashes in each chunk of a hashList: 256
@@ -120,18 +143,6 @@ func (l *hashList) eachRun(from, to int, f func([]uint64)) {
 		c := l.chunks[i/hashChunkLen]
 		end := min(len(c), i%hashChunkLen+to-i)
 		f(c[i%hashChunkLen : end : end])
-		i += end - i%hashChunkLen
-	}
-}
-
-// each calls f with hashes from to to-1, in order.
-func (l *hashList) each(from, to int, f func(uint64)) {
-	for i := from; i < to; {
-		c := l.chunks[i/hashChunkLen]
-		end := min(len(c), i%hashChunkLen+to-i)
-		for _, h := range c[i%hashChunkLen : end] {
-			f(h)
-		}
 		i += end - i%hashChunkLen
 	}
 }
