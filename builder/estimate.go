@@ -17,10 +17,18 @@ import (
 // For tables over 1 MiB it is within 5% of the final size; after a
 // successful Finish it is the exact file size. Like file sizes in
 // packages io and os (os.FileInfo.Size, reader.New's size), it is an
-// int64. It allocates nothing.
+// int64. It allocates nothing; while the first data blocks wait to be
+// compressed (without Options.Serial), it compresses and writes the
+// oldest, whose ratio the others are counted at.
 func (b *Builder) EstimatedSize() int64 {
 	if b.done {
 		return int64(b.offset)
+	}
+	if b.pipe != nil && b.rawData == 0 && b.pipe.count > 0 {
+		// No block written yet gives the compression ratio the pending
+		// ones are counted at: write the first (bulk cuts tables by
+		// this estimate, from their first blocks on).
+		b.pipe.writeOldest()
 	}
 	est := b.offset + uint64(b.dictQueued) + format.BlockTrailerLen*uint64(len(b.dictQueue)) // queued blocks counted uncompressed
 	// Blocks in the pipeline and the pending one count compressed at the

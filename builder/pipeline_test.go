@@ -101,3 +101,30 @@ func TestPipelineLeavesNoGoroutine(t *testing.T) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestPipelineEstimatedSize checks that EstimatedSize stays close to a
+// serial build's while blocks are in flight, from the first block on:
+// bulk cuts tables by it, and a pipeline that counted the blocks it holds
+// uncompressed until one was written made 32 KiB tables of compressible
+// entries come out at 10 KiB.
+func TestPipelineEstimatedSize(t *testing.T) {
+	for _, c := range []format.Compression{format.SnappyCompression, format.ZstdCompression, format.MinLZCompression} {
+		t.Run(c.String(), func(t *testing.T) {
+			serial := builder.New(discard{}, &builder.Options{Compression: c, Serial: true})
+			piped := builder.New(discard{}, &builder.Options{Compression: c})
+			value := bytes.Repeat([]byte("compressible value "), 10)
+			for i := range 5000 {
+				key := fmt.Appendf(nil, "key%08d", i)
+				for _, b := range []*builder.Builder{serial, piped} {
+					if err := b.Add(key, value); err != nil {
+						t.Fatal(err)
+					}
+				}
+				s, p := serial.EstimatedSize(), piped.EstimatedSize()
+				if p > s+s/4+4096 || p < s-s/4-4096 {
+					t.Fatalf("after %d entries: EstimatedSize %d, serial build's %d", i+1, p, s)
+				}
+			}
+		})
+	}
+}
