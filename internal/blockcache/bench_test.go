@@ -80,13 +80,14 @@ func BenchmarkMissThrash(b *testing.B) {
 // fragmentation mixed sizes leave (issue 27: within 1.5x across 64 MiB
 // and 4 GiB). With write=false the block's bytes are not written, so
 // the cost is the cache's own: at 4 GiB its metadata (entries, chunk
-// bitmap, run tree: about 130 MB, and the tables' slots, 20 MB) no longer
+// bitmap, run tree: about 150 MB, and the tables' slots, 20 MB) no longer
 // fits the CPU's caches, where 64 MiB's (2.5 MB) does. Fastest of 5 runs
-// on a shared 2-core VM: about 290-310 ns at 64 MiB, 770-860 ns at 4 GiB
-// (2.5-3.0x). With write=true each block is filled before Publish, as a
-// reader decodes into it: 710-720 ns at 64 MiB, about 1.8 µs at 4 GiB,
-// where the copy writes to memory no CPU cache holds. Each size runs
-// with two seeds of the access pattern.
+// on a shared 2-core VM: about 310 ns at 64 MiB, 630-680 ns at 4 GiB
+// (2.0-2.2x), of which about 200 ns are the Gets' misses on their slots
+// and, for hits, entries. With write=true each block is filled before
+// Publish, as a reader decodes into it: 710-770 ns at 64 MiB, 1.4-1.8 µs
+// at 4 GiB, where the copy writes to memory no CPU cache holds. Each
+// size runs with two seeds of the access pattern.
 func BenchmarkInsertThrash(b *testing.B) {
 	src := make([]byte, 64<<10)
 	for i := range src {
