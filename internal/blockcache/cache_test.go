@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func newTable(t *testing.T, c *Cache, n int) *Table {
@@ -77,6 +78,25 @@ func TestShards(t *testing.T) {
 }
 
 // A cache below one chunk holds nothing and never panics.
+// TestEntryLines checks that each entry fills one cache line: the
+// eviction path's misses in a large cache count lines, not entries. An
+// array of entries over 32 KiB (a cache over 1 MiB) is a large object on
+// the Go heap and starts on a page; a smaller one starts 8 bytes past a
+// line (the heap's header for small objects holding pointers), but then
+// all of the cache's metadata fits the CPU's caches anyway.
+func TestEntryLines(t *testing.T) {
+	if n := unsafe.Sizeof(entry{}); n != 64 {
+		t.Fatalf("entry is %d bytes, want 64", n)
+	}
+	for _, capacity := range []int64{2 << 20, 64 << 20} {
+		c := newCache(capacity)
+		if p := uintptr(unsafe.Pointer(&c.entries[0])); p%64 != 0 {
+			t.Errorf("capacity %d: entries at %#x, not on a 64-byte line", capacity, p)
+		}
+		c.Close()
+	}
+}
+
 func TestTinyCapacity(t *testing.T) {
 	for _, capacity := range []int64{-5, 0, 1, ChunkSize - 1} {
 		t.Run(fmt.Sprint(capacity), func(t *testing.T) {

@@ -4,6 +4,9 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+	"unsafe"
+
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // shard owns a contiguous part of the cache's memory and a fixed range of
@@ -93,6 +96,9 @@ func (s *shard) take(at, k int) *entry {
 	s.cursor = at + k
 	e := &s.c.entries[s.free]
 	s.free = e.next
+	if s.free >= 0 { // the next take's entry, freed maybe long ago
+		codec.PrefetchLine(unsafe.Pointer(&s.c.entries[s.free]))
+	}
 	e.chunk = uint32(s.base + at)
 	e.prev, e.next = -1, -1
 	return e
@@ -113,6 +119,7 @@ func (s *shard) evictOne() (at, n int, ok bool) {
 		fromMain := s.main.n > mainPinned
 		if fromSmall && (s.small.chunks*10 >= s.nchunks || !fromMain) {
 			e := &s.c.entries[s.small.tail]
+			s.prefetchPrev(e)
 			s.unlink(e)
 			if e.freq.Load() > 0 {
 				e.freq.Store(0)
@@ -128,12 +135,14 @@ func (s *shard) evictOne() (at, n int, ok bool) {
 			e.table.slots[e.slot].Store(ghostBit | uint64(s.clock))
 			s.evictions++
 			at, n = s.release(e)
+			s.prefetchVictims()
 			return at, n, true
 		}
 		if !fromMain {
 			return 0, 0, false
 		}
 		e := &s.c.entries[s.main.tail]
+		s.prefetchPrev(e)
 		s.unlink(e)
 		if f := e.freq.Load(); f > 0 {
 			e.freq.Store(f - 1)
@@ -149,9 +158,49 @@ func (s *shard) evictOne() (at, n int, ok bool) {
 		e.table.slots[e.slot].Store(0)
 		s.evictions++
 		at, n = s.release(e)
+		s.prefetchVictims()
 		return at, n, true
 	}
 	return 0, 0, false
+}
+
+// prefetchPrev starts loading the entry queued before e, the next to be
+// looked at once e leaves the tail, while e is dealt with.
+func (s *shard) prefetchPrev(e *entry) {
+	if e.prev >= 0 {
+		codec.PrefetchLine(unsafe.Pointer(&s.c.entries[e.prev]))
+	}
+}
+
+// prefetchVictims starts loading what the next evictions will touch:
+// for the tail of each queue, its slot, bitmap word and run tree
+// summaries, and the entry queued before it. In a large cache each is a
+// miss to memory; asked for now, they arrive while the caller fills its
+// block and makes its next lookup, rather than one after another inside
+// the next eviction. Which queue evicts next depends on the sizes of
+// blocks yet to come, so both are prepared. The tails' own entries were
+// asked for by the eviction before (prefetchPrev).
+func (s *shard) prefetchVictims() {
+	s.prefetchVictim(s.small.tail)
+	s.prefetchVictim(s.main.tail)
+}
+
+func (s *shard) prefetchVictim(tail int32) {
+	if tail < 0 {
+		return
+	}
+	e := &s.c.entries[tail]
+	s.prefetchPrev(e)
+	if t := e.table; t != nil && e.slot >= 0 && int(e.slot) < len(t.slots) {
+		codec.PrefetchLine(unsafe.Pointer(&t.slots[e.slot]))
+	}
+	if w := (int(e.chunk) - s.base) >> 6; w >= 0 && w < len(s.bits) {
+		codec.PrefetchLine(unsafe.Pointer(&s.bits[w]))
+		codec.PrefetchLine(unsafe.Pointer(&s.runs.leaves[w]))
+		if len(s.runs.levels) > 1 {
+			codec.PrefetchLine(unsafe.Pointer(&s.runs.levels[0][w/fanout]))
+		}
+	}
 }
 
 // freeUnlisted frees an entry whose last reference was just dropped

@@ -18,3 +18,7 @@ func Prefetch(b []byte, n int) {
 	}
 	prefetch(unsafe.Add(p, n-1)) // the last line, if the steps skipped it
 }
+
+// PrefetchLine starts loading the cache line holding p, as Prefetch does
+// for a slice: for a structure's fields, a line at a time.
+func PrefetchLine(p unsafe.Pointer) { prefetch(p) }
