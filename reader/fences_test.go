@@ -18,7 +18,7 @@ import (
 // first, after the last, without the keys' common bytes, or differing
 // from a key past its 8 bytes after them) are not, in tables whose keys
 // are random, share a long prefix, are shorter than 8 bytes after it,
-// or end in zero bytes.
+// or end in zero bytes; through a mapping and through an io.ReaderAt.
 func TestFences(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	kinds := map[string]func(i int) string{
@@ -52,40 +52,50 @@ func TestFences(t *testing.T) {
 						t.Fatal(err)
 					}
 					defer r.Close()
-					if p := r.Properties(); p.FormatVersion != format.Version4 {
-						t.Fatalf("format version %d", p.FormatVersion)
-					}
-					for pass := 0; pass < 2; pass++ {
-						for i, e := range es {
-							if v, err := r.Get([]byte(e.Key)); err != nil || string(v) != e.Value {
-								t.Fatalf("pass %d: Get(%q) = %q, %v", pass, e.Key, v, err)
-							}
-							absent := []string{e.Key + "\x00", e.Key[:len(e.Key)-1], "\x00" + e.Key, e.Key + "~"}
-							if i+1 < len(es) {
-								absent = append(absent, es[i+1].Key[:len(es[i+1].Key)-1]+"\x00")
-							}
-							for _, a := range absent {
-								if seen[a] {
-									continue
-								}
-								if _, err := r.Get([]byte(a)); !errors.Is(err, reader.ErrNotFound) {
-									t.Fatalf("pass %d: Get(%q) of an absent key: %v", pass, a, err)
-								}
-								if ok, err := r.Has([]byte(a)); ok || err != nil {
-									t.Fatalf("pass %d: Has(%q) of an absent key: %v, %v", pass, a, ok, err)
-								}
-							}
-						}
-					}
-					if !r.Mapped() || !reader.UsesHashIndex(r) {
-						return
-					}
-					if known, blocks := reader.FencesKnown(r); blocks < 2 || known < blocks*9/10 {
-						t.Fatalf("%d of %d blocks have fences after every key's Get", known, blocks)
-					}
+					checkFences(t, r, es, seen)
+					ra := openMem(t, data, nil) // over an io.ReaderAt: a one-level table's hash index is in the tail
+					defer ra.Close()
+					checkFences(t, ra, es, seen)
 				})
 			}
 		}
+	}
+}
+
+// checkFences looks every key of es up twice in r, and absent keys
+// around them (seen holds es's keys).
+func checkFences(t *testing.T, r *reader.Reader, es []entry, seen map[string]bool) {
+	t.Helper()
+	if p := r.Properties(); p.FormatVersion != format.Version4 {
+		t.Fatalf("format version %d", p.FormatVersion)
+	}
+	for pass := 0; pass < 2; pass++ {
+		for i, e := range es {
+			if v, err := r.Get([]byte(e.Key)); err != nil || string(v) != e.Value {
+				t.Fatalf("pass %d: Get(%q) = %q, %v", pass, e.Key, v, err)
+			}
+			absent := []string{e.Key + "\x00", e.Key[:len(e.Key)-1], "\x00" + e.Key, e.Key + "~"}
+			if i+1 < len(es) {
+				absent = append(absent, es[i+1].Key[:len(es[i+1].Key)-1]+"\x00")
+			}
+			for _, a := range absent {
+				if seen[a] {
+					continue
+				}
+				if _, err := r.Get([]byte(a)); !errors.Is(err, reader.ErrNotFound) {
+					t.Fatalf("pass %d: Get(%q) of an absent key: %v", pass, a, err)
+				}
+				if ok, err := r.Has([]byte(a)); ok || err != nil {
+					t.Fatalf("pass %d: Has(%q) of an absent key: %v, %v", pass, a, ok, err)
+				}
+			}
+		}
+	}
+	if !reader.UsesHashIndex(r) {
+		return
+	}
+	if known, blocks := reader.FencesKnown(r); blocks < 2 || known < blocks*9/10 {
+		t.Fatalf("%d of %d blocks have fences after every key's Get", known, blocks)
 	}
 }
 
