@@ -108,3 +108,19 @@ func FillWaiters(r *Reader, i int) int {
 	}
 	return -1
 }
+
+// FencesKnown returns how many data blocks of r's version 4 table have a
+// fence (index_compact.go), and the number of data blocks; 0, 0 when the
+// reader keeps none.
+func FencesKnown(r *Reader) (known, blocks int) {
+	x, ok := r.index.(*compactIndex)
+	if !ok || !x.fenceReady.Load() {
+		return 0, 0
+	}
+	for i := range x.fences {
+		if x.fences[i].Load() != 0 {
+			known++
+		}
+	}
+	return known, len(x.fences)
+}

@@ -2,6 +2,9 @@ package reader
 
 import (
 	"bytes"
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
 
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/internal/codec"
@@ -18,7 +21,65 @@ type compactIndex struct {
 	index    // the table's index block or partitions
 	src      source
 	ht       *hashTable
-	splitter format.Splitter // nil without one: slots name whole keys
+	splitter format.Splitter    // nil without one: slots name whole keys
+	props    *format.Properties // the reader's: its smallest and largest keys give fenceSkip
+
+	// fences holds, for each data block, keyPrefix of its first key
+	// after fenceSkip (the bytes every key of the table starts with),
+	// once a lookup has read the block; 0 until then. A lookup in a
+	// table without a splitter skips a slot whose block cannot hold its
+	// key (see get). Made by the first lookup; nil with a splitter.
+	fenceOnce  sync.Once
+	fenceReady atomic.Bool
+	fences     []atomic.Uint64
+	fenceSkip  []byte
+}
+
+// keyPrefix returns the first 8 bytes of k, big-endian, padded with
+// zeros. It keeps the order of keys: a <= b gives keyPrefix(a) <=
+// keyPrefix(b).
+func keyPrefix(k []byte) uint64 {
+	if len(k) >= 8 {
+		return binary.BigEndian.Uint64(k)
+	}
+	var b [8]byte
+	copy(b[:], k)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// fenceTable returns the fences, made on first use (8 bytes per data
+// block, charged to the reader's cache); nil in a table with a splitter.
+func (x *compactIndex) fenceTable() []atomic.Uint64 {
+	if x.fenceReady.Load() {
+		return x.fences
+	}
+	x.fenceOnce.Do(func() {
+		if x.splitter == nil && x.ht.numBlocks > 0 {
+			lo, hi := x.props.SmallestKey, x.props.LargestKey
+			n := 0
+			for n < len(lo) && n < len(hi) && lo[n] == hi[n] {
+				n++
+			}
+			x.fenceSkip = bytes.Clone(lo[:n:n])
+			x.fences = make([]atomic.Uint64, x.ht.numBlocks)
+			switch src := x.src.(type) {
+			case *mmapSource:
+				charge(src.owner, 8*len(x.fences))
+			case *readAtSource:
+				charge(src.owner, 8*len(x.fences))
+			}
+		}
+		x.fenceReady.Store(true)
+	})
+	return x.fences
+}
+
+// setFence records the fence of data block i from its entries.
+func (x *compactIndex) setFence(fences []atomic.Uint64, i int, ents []byte, blockOff int64) {
+	head, k, _, err := codec.EntryParts(ents, blockOff, 0)
+	if err == nil && head == nil && bytes.HasPrefix(k, x.fenceSkip) {
+		fences[i].Store(keyPrefix(k[len(x.fenceSkip):]))
+	}
 }
 
 func (x *compactIndex) get(dst, key, fk []byte, h uint64, has bool) ([]byte, error) {
@@ -34,13 +95,51 @@ func (x *compactIndex) get(dst, key, fk []byte, h uint64, has bool) ([]byte, err
 			return dst, err
 		}
 	}
+	// A slot whose tag matches names another key's entry in about one
+	// successful lookup in twelve (5-bit tags; 0.14 entries more per
+	// lookup at 1M entries): a data block anywhere, a cache miss as slow
+	// as the one for the key's own entry. Block i
+	// holds the keys from its first key up to the next block's first,
+	// so a slot whose block's fences exclude the key is passed over
+	// unread. Fences only pass slots over: a probe that passed any and
+	// found nothing runs again without them, so that a table whose
+	// blocks are out of order finds what it found without them.
+	fences := x.fenceTable()
+	var pk uint64
+	if fences != nil {
+		// A key without the table's common bytes is absent: the slots
+		// say so, as without fences.
+		if skip := x.fenceSkip; bytes.HasPrefix(key, skip) {
+			pk = keyPrefix(key[len(skip):])
+		} else {
+			fences = nil
+		}
+	}
+retry:
 	probe := t.Probe(h)
 	var firstErr error // see probeEnd
+	passed := false
 	for {
 		i, off, ok, err := probe.Next()
 		if err != nil || !ok {
+			if passed {
+				fences, passed = nil, false
+				goto retry
+			}
 			putScratch(s)
 			return dst, probeEnd(firstErr, err)
+		}
+		var lo uint64
+		if fences != nil {
+			lo = fences[i].Load()
+			var hi uint64
+			if i+1 < len(fences) {
+				hi = fences[i+1].Load()
+			}
+			if pk < lo || hi != 0 && pk > hi {
+				passed = true
+				continue
+			}
 		}
 		bh := t.BlockHandle(i)
 		ents, pin, fast := x.src.entries(i, bh, off)
@@ -59,6 +158,9 @@ func (x *compactIndex) get(dst, key, fk []byte, h uint64, has bool) ([]byte, err
 				continue
 			}
 			ents = contents[:end:end]
+		}
+		if fences != nil && lo == 0 {
+			x.setFence(fences, i, ents, int64(bh.Offset))
 		}
 		head, tail, v, err := codec.EntryParts(ents, int64(bh.Offset), uint32(off))
 		if err != nil {

@@ -315,7 +315,7 @@ func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 		switch {
 		case useHash && v4:
 			// Get probes the filter, then the slots.
-			r.index = &compactIndex{index: r.index, src: r.src, ht: r.hash, splitter: r.splitter}
+			r.index = &compactIndex{index: r.index, src: r.src, ht: r.hash, splitter: r.splitter, props: &r.props}
 			meta = append(meta, &r.hash.sec)
 			if parted && r.policy != nil {
 				r.getFilter = r.filter // the key's partition's, for a reader that holds no copy

@@ -38,7 +38,11 @@
 // with spans adds, from its first SpanAt or span iterator, 24 bytes per
 // fragment value and 4 per fragment (the decoded span block's slices), and
 // for a reader without a mapping the span block itself, all charged the
-// same way.
+// same way. A version 4 table without a splitter adds, from its first
+// Get or Has, 8 bytes per data block (fences: the start of each block's
+// first key, recorded as lookups read the blocks, which lets a lookup
+// pass over a hash index slot whose tag matches but whose block cannot
+// hold the key), charged the same way.
 //
 // A partitioned table (format.Version3, or Version4 with
 // Properties.Partitioned) adds, per partition, 32 bytes of

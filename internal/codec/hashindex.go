@@ -290,6 +290,14 @@ type HashIndex struct {
 	decoded    []byte // numBlocks+1 uint64LE decoded starts (hashIndexDecodedOffsets); nil otherwise
 	firstKey   bool   // entries share prefixes with their block's first key (hashIndexFirstKey)
 	filter     []byte // the table's whole filter (hashIndexFilter); nil otherwise
+
+	// Derived from the fields above by DecodeHashIndex, so that a probe
+	// spends no instructions on them between the slot's arrival and the
+	// entry's load.
+	slotMask  uint64 // the slot's bits of an 8-byte load
+	blockMask uint64 // the block field, once shifted down by offsetBits
+	offMask   uint64 // the offset field
+	tagShift  uint   // blockBits + offsetBits
 }
 
 // hashIndexFirstKey is the header flag (byte 3, bit 2) of a Version4
@@ -412,6 +420,13 @@ func DecodeHashIndex(contents []byte, off int64, dataSize, numBlocks uint64) (Ha
 		firstKey:   flags&hashIndexFirstKey != 0,
 		narrow:     offWidth == 4,
 	}
+	x.slotMask = ^uint64(0)
+	if width < 8 {
+		x.slotMask = 1<<(8*width) - 1
+	}
+	x.blockMask = 1<<blockBits - 1
+	x.offMask = 1<<offsetBits - 1
+	x.tagShift = blockBits + offsetBits
 	if withFilter {
 		x.filter = x.offsets[tables:]
 		x.offsets = x.offsets[:tables:tables]
@@ -516,29 +531,29 @@ func (p *HashProbe) Next() (block int, offset uint64, ok bool, err error) {
 		return 0, 0, false, nil
 	}
 	x := p.x
-	for p.left > 0 {
-		v := binary.LittleEndian.Uint64(x.wide[p.pos*x.width:])
-		if x.width < 8 {
-			v &= 1<<(8*x.width) - 1
+	pos, left := p.pos, p.left
+	for left > 0 {
+		v := binary.LittleEndian.Uint64(x.wide[pos*x.width:]) & x.slotMask
+		slot := pos
+		if pos++; pos == x.numSlots {
+			pos = 0
 		}
-		slot := p.pos
-		if p.pos++; p.pos == x.numSlots {
-			p.pos = 0
-		}
-		p.left--
-		b := v >> x.offsetBits & (1<<x.blockBits - 1)
+		left--
+		b := v >> x.offsetBits & x.blockMask
 		if b == 0 {
 			break
 		}
-		if v>>(x.blockBits+x.offsetBits) != p.tag {
+		if v>>x.tagShift != p.tag {
 			continue
 		}
+		p.pos, p.left = pos, left
 		if b > uint64(x.numBlocks) {
 			p.valid = false
 			return 0, 0, false, format.Corruptf(format.SectionHashIndex, x.fileOff+int64(slot*x.width), "slot %d names data block %d of %d", slot, b-1, x.numBlocks)
 		}
-		return int(b - 1), v & (1<<x.offsetBits - 1), true, nil
+		return int(b - 1), v & x.offMask, true, nil
 	}
+	p.pos, p.left = pos, left
 	p.valid = false
 	return 0, 0, false, nil
 }
