@@ -8,6 +8,7 @@ import (
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/internal/blockcache"
 	"github.com/sstkit/sstable/internal/codec"
+	"github.com/sstkit/sstable/internal/prefetch"
 )
 
 // hashTable is a table's hash index section (format versions 2, and 3
@@ -209,7 +210,7 @@ func (x *hashedIndex) entry(s *scratch, t *codec.HashIndex, i int, off uint64) (
 	if off >= uint64(end) {
 		return nil, nil, format.Corruptf(format.SectionDataBlock, int64(h.Offset), "hash index entry offset %d lies past the entries (%d bytes)", off, end)
 	}
-	codec.Prefetch(contents[off:], entryPrefetchBytes)
+	prefetch.Bytes(contents[off:], entryPrefetchBytes)
 	return codec.EntryIn(contents[:end:end], int64(h.Offset), uint32(off))
 }
 

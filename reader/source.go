@@ -9,6 +9,7 @@ import (
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/internal/blockcache"
 	"github.com/sstkit/sstable/internal/codec"
+	"github.com/sstkit/sstable/internal/prefetch"
 )
 
 // source is the layer that knows where a table's bytes come from: given a
@@ -303,7 +304,7 @@ func (c *blockCache) entryAt(x *codec.HashIndex, i int, off uint64) (key, value 
 		return nil, nil, pin, true, format.Corruptf(format.SectionHashIndex, int64(c.dataEnd), "slot names decoded offset %d, outside the entries of data block %d [%d, %d)", off, i, base, base+end)
 	}
 	off -= base
-	codec.Prefetch(b[off:], entryPrefetchBytes)
+	prefetch.Bytes(b[off:], entryPrefetchBytes)
 	key, value, err = codec.EntryIn(b[:end:end], int64(x.BlockHandle(i).Offset), uint32(off))
 	return key, value, pin, true, err
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/internal/blockcache"
 	"github.com/sstkit/sstable/internal/codec"
+	"github.com/sstkit/sstable/internal/prefetch"
 )
 
 // mmapSource reads a memory-mapped file in place. Each data block's and
@@ -161,7 +162,7 @@ func (m *mmapSource) entryAt(x *codec.HashIndex, i int, off uint64) (key, value 
 	// An entry of a 16-byte key and a 100-byte value spans two or three
 	// cache lines; ask for all of them now rather than for the value's
 	// lines only once the header has arrived.
-	codec.Prefetch(m.mapped[off:], entryPrefetchBytes)
+	prefetch.Bytes(m.mapped[off:], entryPrefetchBytes)
 	h := x.BlockHandle(i)
 	if words := m.words(); i < len(words) {
 		st := words[i].Load()
@@ -185,8 +186,8 @@ func (m *mmapSource) entryAt(x *codec.HashIndex, i int, off uint64) (key, value 
 func (m *mmapSource) entries(i int, h format.BlockHandle, off uint64) ([]byte, blockcache.Handle, bool) {
 	if m.noTable {
 		if h.Offset+off < m.dataEnd {
-			codec.Prefetch(m.mapped[h.Offset+off:], entryPrefetchBytes)
-			codec.Prefetch(m.mapped[h.Offset:], 64)
+			prefetch.Bytes(m.mapped[h.Offset+off:], entryPrefetchBytes)
+			prefetch.Bytes(m.mapped[h.Offset:], 64)
 		}
 		ents, ok := m.rawEntries(i, h)
 		return ents, blockcache.Handle{}, ok
@@ -202,7 +203,7 @@ func (m *mmapSource) blockForEntry(s *scratch, i int, h format.BlockHandle, off 
 	if ents, ok := m.rawEntries(i, h); ok {
 		s.setPin(blockcache.Handle{})
 		if off < uint64(len(ents)) {
-			codec.Prefetch(ents[off:], entryPrefetchBytes)
+			prefetch.Bytes(ents[off:], entryPrefetchBytes)
 		}
 		return m.mapped[h.Offset : h.Offset+h.Length : h.Offset+h.Length], len(ents), nil
 	}

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/sstkit/sstable/internal/codec"
+	"github.com/sstkit/sstable/internal/prefetch"
 )
 
 // ChunkSize is the allocation unit, in bytes: a block of n bytes holds
@@ -356,7 +356,7 @@ func (t *Table) Len() int { return len(t.slots) }
 func (t *Table) GetAt(i, off int) (Handle, bool) {
 	if w := t.slots[i].Load(); w != 0 && w&ghostBit == 0 && off >= 0 {
 		if p := int(uint32(w))*ChunkSize + off; p < len(t.c.mem) {
-			codec.Prefetch(t.c.mem[p:], 192)
+			prefetch.Bytes(t.c.mem[p:], 192)
 		}
 	}
 	return t.Get(i)
@@ -369,8 +369,8 @@ func (t *Table) GetAtStart(i, off int) (Handle, bool) {
 	if w := t.slots[i].Load(); w != 0 && w&ghostBit == 0 && off >= 0 {
 		base := int(uint32(w)) * ChunkSize
 		if p := base + off; p < len(t.c.mem) {
-			codec.Prefetch(t.c.mem[p:], 192)
-			codec.Prefetch(t.c.mem[base:], 64)
+			prefetch.Bytes(t.c.mem[p:], 192)
+			prefetch.Bytes(t.c.mem[base:], 64)
 		}
 	}
 	return t.Get(i)

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/sstkit/sstable/internal/codec"
+	"github.com/sstkit/sstable/internal/prefetch"
 )
 
 // shard owns a contiguous part of the cache's memory and a fixed range of
@@ -97,7 +97,7 @@ func (s *shard) take(at, k int) *entry {
 	e := &s.c.entries[s.free]
 	s.free = e.next
 	if s.free >= 0 { // the next take's entry, freed maybe long ago
-		codec.PrefetchLine(unsafe.Pointer(&s.c.entries[s.free]))
+		prefetch.Line(unsafe.Pointer(&s.c.entries[s.free]))
 	}
 	e.chunk = uint32(s.base + at)
 	e.prev, e.next = -1, -1
@@ -168,7 +168,7 @@ func (s *shard) evictOne() (at, n int, ok bool) {
 // looked at once e leaves the tail, while e is dealt with.
 func (s *shard) prefetchPrev(e *entry) {
 	if e.prev >= 0 {
-		codec.PrefetchLine(unsafe.Pointer(&s.c.entries[e.prev]))
+		prefetch.Line(unsafe.Pointer(&s.c.entries[e.prev]))
 	}
 }
 
@@ -192,13 +192,13 @@ func (s *shard) prefetchVictim(tail int32) {
 	e := &s.c.entries[tail]
 	s.prefetchPrev(e)
 	if t := e.table; t != nil && e.slot >= 0 && int(e.slot) < len(t.slots) {
-		codec.PrefetchLine(unsafe.Pointer(&t.slots[e.slot]))
+		prefetch.Line(unsafe.Pointer(&t.slots[e.slot]))
 	}
 	if w := (int(e.chunk) - s.base) >> 6; w >= 0 && w < len(s.bits) {
-		codec.PrefetchLine(unsafe.Pointer(&s.bits[w]))
-		codec.PrefetchLine(unsafe.Pointer(&s.runs.leaves[w]))
+		prefetch.Line(unsafe.Pointer(&s.bits[w]))
+		prefetch.Line(unsafe.Pointer(&s.runs.leaves[w]))
 		if len(s.runs.levels) > 1 {
-			codec.PrefetchLine(unsafe.Pointer(&s.runs.levels[0][w/fanout]))
+			prefetch.Line(unsafe.Pointer(&s.runs.levels[0][w/fanout]))
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/prefetch"
 )
 
 // HashIndexHeaderLen is the size in bytes of the hash index header.
@@ -506,7 +507,7 @@ func (x *HashIndex) Probe(h uint64) HashProbe {
 // finds it need not call Next does not wait for the slot at all.
 func (p *HashProbe) Prefetch() {
 	if p.valid {
-		prefetch(unsafe.Pointer(&p.x.wide[p.pos*p.x.width]))
+		prefetch.Line(unsafe.Pointer(&p.x.wide[p.pos*p.x.width]))
 	}
 }
 
@@ -517,7 +518,7 @@ func (p *HashProbe) Prefetch() {
 func (x *HashIndex) PrefetchHome(h uint64) {
 	if x.numSlots != 0 {
 		pos, _ := bits.Mul64(hashIndexMix(h), x.numSlots)
-		prefetch(unsafe.Pointer(&x.wide[pos*x.width]))
+		prefetch.Line(unsafe.Pointer(&x.wide[pos*x.width]))
 	}
 }
 
