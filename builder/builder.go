@@ -6,6 +6,7 @@
 package builder
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -44,7 +45,7 @@ var ErrClosed = errors.New("sstable: builder closed (after Finish or Abort)")
 // order, then Finish, or Abort to give up. A Builder is not safe for
 // concurrent use.
 type Builder struct {
-	out    *output
+	out    *bufio.Writer
 	file   *tempFile // set by Create
 	offset uint64    // bytes written so far
 
@@ -101,7 +102,6 @@ type Builder struct {
 	pendingHandle format.BlockHandle
 	props         format.Properties
 	spans         spanState // AddSpan's fragments and open spans (spans.go)
-	pipe          *pipeline // data blocks on their way to the file; nil with Options.Serial
 
 	handleBuf, sepBuf, compressBuf []byte
 
@@ -113,12 +113,9 @@ type Builder struct {
 // checks opts with Options.Validate and, if an option is invalid, writes
 // nothing and returns a Builder whose Add and Finish return that error;
 // call opts.Validate first to learn it before building. Writes to w are
-// buffered, in chunks of 256 KiB, and by default made from goroutines of
-// the Builder's own, one at a time and in order (Options.Serial); w sees
-// the complete table only after Finish, and is not written to once
-// Finish or Abort has returned.
+// buffered; w sees the complete table only after Finish.
 func New(w io.Writer, opts *Options) *Builder {
-	b := &Builder{out: newOutput(w, opts == nil || !opts.Serial)}
+	b := &Builder{out: bufio.NewWriterSize(w, 256<<10)}
 	if err := opts.Validate(); err != nil {
 		b.err = err
 		return b
@@ -192,9 +189,6 @@ func New(w io.Writer, opts *Options) *Builder {
 	if o.Splitter != nil {
 		b.splitter = o.Splitter
 		b.props.Splitter = o.Splitter.Name()
-	}
-	if usePipeline(&o) {
-		b.pipe = newPipeline(b)
 	}
 	return b
 }
@@ -312,7 +306,7 @@ func (b *Builder) write(p []byte) {
 	n, err := b.out.Write(p)
 	b.offset += uint64(n)
 	if err != nil {
-		b.err = fmt.Errorf("sstable: builder: %w", err) // names the offset
+		b.err = fmt.Errorf("sstable: builder: write at offset %d: %w", b.offset, err)
 	}
 }
 
@@ -328,8 +322,6 @@ func (b *Builder) Finish() error {
 	}
 	b.done = true
 	err := b.finish()
-	b.pipe = nil // after an error: its goroutine, if any, only compresses and exits
-	b.out.wait() // after an error: nothing writes to the file once it goes
 	if b.file != nil {
 		if err != nil {
 			b.file.abort()
@@ -357,13 +349,6 @@ func (b *Builder) finish() error {
 	if b.pendingIndex {
 		b.sepBuf = codec.AppendSuccessor(b.sepBuf[:0], b.lastKey)
 		b.addIndexEntry(b.sepBuf)
-	}
-	if b.pipe != nil {
-		b.pipe.drain() // every data block written and indexed
-		b.pipe = nil
-		if b.err != nil {
-			return b.err
-		}
 	}
 	if b.props.NumEntries > 0 {
 		b.props.LargestKey = append([]byte{}, b.lastKey...)
@@ -472,8 +457,6 @@ func (b *Builder) Abort() error {
 		return nil
 	}
 	b.done = true
-	b.pipe = nil // its goroutine, if any, only compresses and exits
-	b.out.wait() // nothing writes to the file once it goes
 	b.dictQueue = nil
 	if b.dictEnc != nil {
 		b.dictEnc.Close()

@@ -814,21 +814,16 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 
 func TestFailingWriter(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
-	ps := pairs(20000, func(int) string { return randomString(rng, 100) })
-	good, _ := buildPairs(t, ps, &builder.Options{Compression: format.NoCompression})
-	const bufSize = 256 << 10 // the builder's write chunk
-	// How far behind the bytes that failed Add may report the error: the
-	// chunk being filled, and with the asynchronous output (the default)
-	// the 4 chunks in flight besides.
-	lag := map[bool]int{true: bufSize, false: 5 * bufSize}
-	if len(good) < 8*bufSize {
+	ps := pairs(6000, func(int) string { return randomString(rng, 100) })
+	opts := &builder.Options{Compression: format.NoCompression}
+	good, _ := buildPairs(t, ps, opts)
+	const bufSize = 256 << 10 // the builder's write buffer
+	if len(good) < 2*bufSize {
 		t.Fatalf("table of %d bytes is too small for this test", len(good))
 	}
 	for _, limit := range []int{0, 1, 1000, bufSize - 1, bufSize + 1, len(good) - bufSize - 1, len(good) - 1, len(good)} {
-		for _, c := range []struct{ short, serial bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
-			short := c.short
-			opts := &builder.Options{Compression: format.NoCompression, Serial: c.serial}
-			t.Run(fmt.Sprintf("limit%d/short%v/serial%v", limit, short, c.serial), func(t *testing.T) {
+		for _, short := range []bool{false, true} {
+			t.Run(fmt.Sprintf("limit%d/short%v", limit, short), func(t *testing.T) {
 				w := &failingWriter{limit: limit, short: short}
 				wantErr := errWrite
 				if short {
@@ -859,9 +854,8 @@ func TestFailingWriter(t *testing.T) {
 				if !errors.Is(finishErr, wantErr) {
 					t.Fatalf("Finish: %v, want an error wrapping %v", finishErr, wantErr)
 				}
-				// A write error surfaces in Add once the chunk it is
-				// in is written.
-				if limit+lag[c.serial] < len(good)-100_000 && addErr == nil {
+				// A write error surfaces in Add once the buffer spills.
+				if limit+bufSize < len(good)-100_000 && addErr == nil {
 					t.Fatalf("no Add reported the write error after %d bytes", limit)
 				}
 				if addErr != nil && !errors.Is(addErr, wantErr) {
@@ -1137,33 +1131,34 @@ func TestBuilderProperties(t *testing.T) {
 	}
 }
 
-// BenchmarkAdd builds a table of 16-byte keys and 100-byte values, with
-// the pipeline (Options.Serial false, the default) and without.
+// BenchmarkAdd builds a table of 16-byte keys and 100-byte values that
+// snappy stores in about 70 bytes: 24 random bytes, then text, as
+// bench/cmd/compare's.
 func BenchmarkAdd(b *testing.B) {
 	for _, c := range []format.Compression{format.NoCompression, format.SnappyCompression, format.ZstdCompression} {
-		for _, serial := range []bool{false, true} {
-			b.Run(fmt.Sprintf("%s/serial=%v", c, serial), func(b *testing.B) {
-				value := make([]byte, 100)
-				for i := range value {
-					value[i] = byte(i % 13)
+		b.Run(c.String(), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			text := []byte(strings.Repeat("the quick brown fox jumps over the lazy dog; pack my box with five dozen liquor jugs. ", 40))
+			value := make([]byte, 100)
+			key := make([]byte, 16)
+			bld := builder.New(io.Discard, &builder.Options{Compression: c})
+			b.SetBytes(int64(len(key) + len(value)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				binary.BigEndian.PutUint64(key[8:], uint64(i))
+				for j := 0; j < 24; j += 8 {
+					binary.LittleEndian.PutUint64(value[j:], rng.Uint64())
 				}
-				key := make([]byte, 16)
-				bld := builder.New(io.Discard, &builder.Options{Compression: c, Serial: serial})
-				b.SetBytes(int64(len(key) + len(value)))
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					binary.BigEndian.PutUint64(key[8:], uint64(i))
-					binary.BigEndian.PutUint64(value, uint64(i))
-					if err := bld.Add(key, value); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if err := bld.Finish(); err != nil {
+				copy(value[24:], text[i*37%(len(text)-76):])
+				if err := bld.Add(key, value); err != nil {
 					b.Fatal(err)
 				}
-			})
-		}
+			}
+			if err := bld.Finish(); err != nil {
+				b.Fatal(err)
+			}
+		})
 	}
 }
 

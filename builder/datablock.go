@@ -35,28 +35,18 @@ func (b *Builder) flushDataBlock() {
 		}
 		return
 	}
-	if b.pipe != nil {
-		b.pipe.queue(contents)
-	} else {
-		b.writeDataBlock(contents)
-	}
+	b.writeDataBlock(contents)
 	b.data.Reset()
 }
 
 // writeDataBlock writes a data block's contents, setting pendingHandle.
 func (b *Builder) writeDataBlock(contents []byte) {
+	b.rawData += uint64(len(contents))
 	var typ byte
 	b.pendingHandle, typ = b.writeBlockType(contents, b.compress)
-	b.noteDataBlock(contents, b.pendingHandle, typ)
-}
-
-// noteDataBlock records a data block written at h, with block type typ,
-// for the properties and the hash index.
-func (b *Builder) noteDataBlock(contents []byte, h format.BlockHandle, typ byte) {
-	b.rawData += uint64(len(contents))
 	b.anyCompressed = b.anyCompressed || typ != format.BlockTypeRaw
 	if b.hashIndex {
-		b.blockOffsets = append(b.blockOffsets, h.Offset)
+		b.blockOffsets = append(b.blockOffsets, b.pendingHandle.Offset)
 		b.decodedStart = append(b.decodedStart, b.decodedTotal)
 		b.decodedTotal += uint64(len(contents))
 	}
@@ -139,54 +129,42 @@ func (b *Builder) writeBlock(contents []byte, c format.Compression) format.Block
 func withinExpansion(decoded, stored int) bool { return decoded <= 22*stored+16 }
 
 // writeBlockType is writeBlock, also returning the block type written.
+// A zstd or MinLZ encoding that would decode to more than readers'
+// expansion bound (withinExpansion) is replaced by snappy's.
 func (b *Builder) writeBlockType(contents []byte, c format.Compression) (format.BlockHandle, byte) {
-	var stored []byte
-	var typ byte
-	stored, typ, b.compressBuf = b.encodeBlock(b.compressBuf, contents, c)
+	stored, typ := contents, format.BlockTypeRaw
+	switch c {
+	case format.ZstdCompression:
+		if b.dictEnc != nil && len(contents) <= maxDictBlock {
+			b.compressBuf = b.dictEnc.Append(b.compressBuf[:0], contents)
+			typ = format.BlockTypeZstdDict
+		} else {
+			b.compressBuf = codec.AppendZstd(b.compressBuf[:0], contents, b.level)
+			typ = format.BlockTypeZstd
+		}
+		if !withinExpansion(len(contents), len(b.compressBuf)) {
+			c = format.SnappyCompression // too repetitive for readers' bound; see format's docs
+		}
+	case format.MinLZCompression:
+		var ok bool
+		b.compressBuf, ok = codec.AppendMinLZ(b.compressBuf[:0], contents, b.level)
+		typ = format.BlockTypeMinLZ
+		if !ok || !withinExpansion(len(contents), len(b.compressBuf)) {
+			c = format.SnappyCompression // over 8 MiB, or too repetitive for readers' bound
+		}
+	}
+	if c == format.SnappyCompression {
+		b.compressBuf = snappy.Encode(b.compressBuf[:cap(b.compressBuf)], contents)
+		typ = format.BlockTypeSnappy
+	}
+	if c != format.NoCompression && len(b.compressBuf) < len(contents)-len(contents)/8 {
+		stored = b.compressBuf
+	} else {
+		typ = format.BlockTypeRaw
+	}
 	h := format.BlockHandle{Offset: b.offset, Length: uint64(len(stored))}
 	var trailer [format.BlockTrailerLen]byte
 	b.write(stored)
 	b.write(codec.AppendTrailer(trailer[:0], stored, typ))
 	return h, typ
-}
-
-// encodeBlock returns the bytes to store for a block's contents and their
-// block type: contents compressed with c into scratch (returned, grown,
-// for reuse) when that saves at least 12.5%, else contents themselves,
-// raw. A zstd or MinLZ encoding that would decode to more than readers'
-// expansion bound (withinExpansion) is replaced by snappy's. It reads
-// only what New set and the dictionary encoder, so the pipeline's
-// goroutine may call it.
-func (b *Builder) encodeBlock(scratch, contents []byte, c format.Compression) (stored []byte, typ byte, _ []byte) {
-	stored, typ = contents, format.BlockTypeRaw
-	switch c {
-	case format.ZstdCompression:
-		if b.dictEnc != nil && len(contents) <= maxDictBlock {
-			scratch = b.dictEnc.Append(scratch[:0], contents)
-			typ = format.BlockTypeZstdDict
-		} else {
-			scratch = codec.AppendZstd(scratch[:0], contents, b.level)
-			typ = format.BlockTypeZstd
-		}
-		if !withinExpansion(len(contents), len(scratch)) {
-			c = format.SnappyCompression // too repetitive for readers' bound; see format's docs
-		}
-	case format.MinLZCompression:
-		var ok bool
-		scratch, ok = codec.AppendMinLZ(scratch[:0], contents, b.level)
-		typ = format.BlockTypeMinLZ
-		if !ok || !withinExpansion(len(contents), len(scratch)) {
-			c = format.SnappyCompression // over 8 MiB, or too repetitive for readers' bound
-		}
-	}
-	if c == format.SnappyCompression {
-		scratch = snappy.Encode(scratch[:cap(scratch)], contents)
-		typ = format.BlockTypeSnappy
-	}
-	if c != format.NoCompression && len(scratch) < len(contents)-len(contents)/8 {
-		stored = scratch
-	} else {
-		typ = format.BlockTypeRaw
-	}
-	return stored, typ, scratch
 }

@@ -17,37 +17,21 @@ import (
 // For tables over 1 MiB it is within 5% of the final size; after a
 // successful Finish it is the exact file size. Like file sizes in
 // packages io and os (os.FileInfo.Size, reader.New's size), it is an
-// int64. It allocates nothing; while the first data blocks wait to be
-// compressed (without Options.Serial), it compresses and writes the
-// oldest, whose ratio the others are counted at.
+// int64. It allocates nothing.
 func (b *Builder) EstimatedSize() int64 {
 	if b.done {
 		return int64(b.offset)
 	}
-	if b.pipe != nil && b.rawData == 0 && b.pipe.count > 0 {
-		// No block written yet gives the compression ratio the pending
-		// ones are counted at: write the first (bulk cuts tables by
-		// this estimate, from their first blocks on).
-		b.pipe.writeOldest()
-	}
 	est := b.offset + uint64(b.dictQueued) + format.BlockTrailerLen*uint64(len(b.dictQueue)) // queued blocks counted uncompressed
-	// Blocks in the pipeline and the pending one count compressed at the
-	// ratio of the blocks written.
-	var out, outRaw, waiting uint64
-	if b.pipe != nil {
-		out, outRaw, waiting = uint64(b.pipe.count), b.pipe.outRaw, uint64(b.pipe.waitingEntries())
-	}
-	pending := outRaw
 	if b.data.Entries() > 0 {
-		pending += uint64(b.data.EstimatedSize())
-		est += format.BlockTrailerLen
+		pending := uint64(b.data.EstimatedSize())
+		if b.rawData > 0 && b.compress != format.NoCompression {
+			// Only data blocks are written before Finish.
+			stored := b.offset - format.BlockTrailerLen*(b.props.NumDataBlocks-uint64(len(b.dictQueue)))
+			pending = pending * stored / b.rawData
+		}
+		est += pending + format.BlockTrailerLen
 	}
-	if pending > 0 && b.rawData > 0 && b.compress != format.NoCompression {
-		// Only data blocks are written before Finish.
-		stored := b.offset - format.BlockTrailerLen*(b.props.NumDataBlocks-uint64(len(b.dictQueue))-out)
-		pending = pending * stored / b.rawData
-	}
-	est += pending + format.BlockTrailerLen*out
 	blocks := b.props.NumDataBlocks
 	if b.data.Entries() > 0 {
 		blocks++
@@ -89,7 +73,7 @@ func (b *Builder) EstimatedSize() int64 {
 	}
 	// Index: the entries so far, one more per pending block, each about
 	// the last key's length plus a handle.
-	est += uint64(b.index.EstimatedSize()) + (blocks-b.props.NumDataBlocks+boolInt(b.pendingIndex)+waiting)*uint64(len(b.lastKey)+12) + format.BlockTrailerLen
+	est += uint64(b.index.EstimatedSize()) + (blocks-b.props.NumDataBlocks+boolInt(b.pendingIndex))*uint64(len(b.lastKey)+12) + format.BlockTrailerLen
 	// Properties: about 40 bytes of integers, the keys, names and user
 	// properties; then the footer.
 	est += 64 + propsKeyLen(b.props.SmallestKey) + propsKeyLen(b.lastKey) + uint64(len(b.props.FilterPolicy)+len(b.props.Splitter)+b.userSize) + format.BlockTrailerLen

@@ -17,32 +17,24 @@ func (b *Builder) addIndexEntry(sep []byte) {
 		q := &b.dictQueue[len(b.dictQueue)-1]
 		q.sep, q.hasSep = append([]byte(nil), sep...), true
 		b.handleBuf = codec.AppendHandle(b.handleBuf[:0], format.BlockHandle{Offset: b.offset + uint64(b.dictQueued), Length: uint64(len(q.contents))})
-		b.countIndexEntry(sep, b.lastKey, b.props.NumDataBlocks, b.hashes.len())
-		return
-	}
-	if b.pipe != nil {
-		// The block may still be on its way to the file: its entry
-		// is added once its handle is back.
-		b.pipe.setSeparator(sep)
+		b.countIndexEntry(sep)
 		return
 	}
 	b.handleBuf = codec.AppendHandle(b.handleBuf[:0], b.pendingHandle)
 	b.index.Add(sep, b.handleBuf)
-	b.countIndexEntry(sep, b.lastKey, b.props.NumDataBlocks, b.hashes.len())
+	b.countIndexEntry(sep)
 }
 
 // countIndexEntry counts an index entry of key sep and handle
 // b.handleBuf in the partition, and cuts a partition once it reaches
-// b.partSize. last, blocks and hashes are b.lastKey, the data block
-// count and b.hashes.len() as they were when the separator was given (a
-// pipeline adds the entry later).
-func (b *Builder) countIndexEntry(sep, last []byte, blocks uint64, hashes int) {
+// b.partSize.
+func (b *Builder) countIndexEntry(sep []byte) {
 	if b.partitionable {
 		// An index entry costs its key, its handle, a 3-byte header at
 		// most for short keys, and its 4-byte restart.
 		b.partBytes += len(sep) + len(b.handleBuf) + 3 + 4
-		if b.partBytes+b.filterBytes(hashes-b.cutHash()) >= b.partSize {
-			b.cut(last, blocks, hashes)
+		if b.partBytes+b.filterBytes(b.hashes.len()-b.cutHash()) >= b.partSize {
+			b.cut()
 		}
 	}
 }

@@ -217,26 +217,6 @@ type Options struct {
 	// data block that makes it reach this size. 0 or negative means
 	// DefaultPartitionSize (16 KiB).
 	PartitionSize int
-	// Serial does all the work of a build on the goroutine calling Add
-	// and Finish. By default (false) two kinds of work run beside it, on
-	// goroutines of the builder's own: compressing data blocks (up to 16
-	// blocks behind Add, in batches of 4; with NoCompression there is
-	// nothing to hand over), and writing the output to w, in chunks of
-	// 256 KiB, at most 4 behind, one chunk at a time and in order, so w
-	// need not be safe for concurrent use. Each goroutine exits once its
-	// work is done, so a Builder dropped without Finish or Abort leaves
-	// none running for long. When those goroutines fall behind (no core
-	// to spare), Add compresses blocks itself rather than wait. The
-	// table's bytes are the same either way; Serial saves the second
-	// core for other work (compactions running on every core, say), and
-	// reports a write error from the Add whose bytes fill the chunk that
-	// fails rather than up to 4 chunks later. Pebble v2's writer also
-	// writes data blocks from a goroutine of its own, and RocksDB's
-	// CompressionOptions.parallel_threads compresses on others. A table
-	// with a Splitter or a zstd dictionary (DictionarySize) compresses
-	// its blocks serially: its partition cuts, or its dictionary, need
-	// each block's stored size as soon as the block is cut.
-	Serial bool
 }
 
 // Limits of Options fields, checked by Validate.

@@ -56,7 +56,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	lookups := fs.Int("lookups", 1_000_000, "present and absent lookups per repetition (at most -entries)")
 	reps := fs.Int("reps", 3, "repetitions; each measures every implementation once, interleaved")
 	comps := fs.String("compression", "snappy,none,zstd", "comma-separated compressions to run: snappy, none, zstd (goleveldb has no zstd and is skipped)")
-	impls := fs.String("impls", "ours,pebble,pebble2,goleveldb", "comma-separated implementations to run: ours (the default table, as builder.Create(path, nil) writes it: format version 4, partitioned once its index and filter pass 240 KiB: at 1M entries), pebble (v1.1.5), pebble2 (v2.1.7, TableFormatPebblev7), goleveldb; also ours-v2 (format version 2: the older, wider hash index, one-level), ours-v1 (format version 1: no hash index, one-level), ours-serial (ours built with builder.Options.Serial: data blocks compressed and written on the Add goroutine), ours-default (ours through reader.Open with nil options: the 64 MiB default cache), ours-ra and ours-v1-ra (ours and ours-v1 read through ReadAt: Options.NoMmap), pebble-2lvl and pebble2-2lvl (Pebble with its default two-level index)")
+	impls := fs.String("impls", "ours,pebble,pebble2,goleveldb", "comma-separated implementations to run: ours (the default table, as builder.Create(path, nil) writes it: format version 4, partitioned once its index and filter pass 240 KiB: at 1M entries), pebble (v1.1.5), pebble2 (v2.1.7, TableFormatPebblev7), goleveldb; also ours-v2 (format version 2: the older, wider hash index, one-level), ours-v1 (format version 1: no hash index, one-level), ours-default (ours through reader.Open with nil options: the 64 MiB default cache), ours-ra and ours-v1-ra (ours and ours-v1 read through ReadAt: Options.NoMmap), pebble-2lvl and pebble2-2lvl (Pebble with its default two-level index)")
 	jsonOut := fs.Bool("json", false, "print results as JSON instead of markdown")
 	chart := fs.String("chart", "", "write an SVG bar chart of the Get and build figures to `FILE`")
 	dir := fs.String("dir", "", "where to create the temporary directory (default: os.TempDir())")
@@ -177,8 +177,6 @@ func newImpl(name string) impl {
 		return ours{cacheBytes: blockCacheSz, suffix: "-v2", layout: implsetup.HashV2Layout} // version 2's wide hash index, one-level
 	case "ours-v1":
 		return ours{cacheBytes: blockCacheSz, suffix: "-v1", layout: implsetup.V1Layout} // no hash index: format version 1, one-level
-	case "ours-serial":
-		return ours{cacheBytes: blockCacheSz, suffix: "-serial", layout: implsetup.DefaultLayout, serial: true} // builder.Options.Serial: no pipeline goroutine
 	case "ours-default":
 		return ours{suffix: "-default", layout: implsetup.DefaultLayout} // reader.Open(path, nil): the shared default 64 MiB cache
 	case "ours-ra":

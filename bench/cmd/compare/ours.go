@@ -21,9 +21,7 @@ import (
 //     one-level (implsetup.LocalPartitionThreshold), for comparison. The
 //     builder buffers its output itself (256 KiB). builder.Create would
 //     also fsync and rename; the harness fsyncs every implementation's
-//     file untimed instead. Data blocks are compressed and written on
-//     a goroutine of the builder's own, its default (-impls ours-serial
-//     builds with builder.Options.Serial, on the Add goroutine alone).
+//     file untimed instead.
 //   - reader.Open(path, &reader.Options{Cache: cache.New(256 MiB)}), a new
 //     cache for each open as Pebble gets: the file is memory-mapped;
 //     decoded snappy blocks are kept in the cache (S3-FIFO, off the Go
@@ -42,7 +40,6 @@ type ours struct {
 	suffix     string           // appended to the name "ours"
 	layout     implsetup.Layout // which table format the builder writes
 	noMmap     bool             // reader.Options.NoMmap: read through ReadAt
-	serial     bool             // builder.Options.Serial: compress and write data blocks on the Add goroutine
 }
 
 func (o ours) name() string { return "ours" + o.suffix }
@@ -53,7 +50,6 @@ func (o ours) tablePath(dir string, c implsetup.Compression) string {
 
 func (o ours) build(path string, d *dataset, c implsetup.Compression) error {
 	opts := implsetup.OursOptions(c, o.layout)
-	opts.Serial = o.serial
 	w, err := implsetup.CreateOurs(path, opts)
 	if err != nil {
 		return err
