@@ -5,9 +5,3 @@ TEXT ·Line(SB), NOSPLIT|NOFRAME, $0-8
 	MOVQ p+0(FP), AX
 	PREFETCHT0 (AX)
 	RET
-
-// func Addr(p uintptr)
-TEXT ·Addr(SB), NOSPLIT|NOFRAME, $0-8
-	MOVQ p+0(FP), AX
-	PREFETCHT0 (AX)
-	RET

@@ -5,9 +5,3 @@ TEXT ·Line(SB), NOSPLIT|NOFRAME, $0-8
 	MOVD p+0(FP), R0
 	PRFM (R0), PLDL1KEEP
 	RET
-
-// func Addr(p uintptr)
-TEXT ·Addr(SB), NOSPLIT|NOFRAME, $0-8
-	MOVD p+0(FP), R0
-	PRFM (R0), PLDL1KEEP
-	RET

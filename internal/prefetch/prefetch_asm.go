@@ -11,9 +11,3 @@ import "unsafe"
 //
 //go:noescape
 func Line(p unsafe.Pointer)
-
-// Addr is Line for an address held as an integer: one that may lie
-// outside any object (the likely place of a block not yet read, past the
-// end of the one in hand), which an unsafe.Pointer must not hold lest the
-// garbage collector take it for a pointer into its heap.
-func Addr(p uintptr)

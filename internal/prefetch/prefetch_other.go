@@ -6,6 +6,3 @@ import "unsafe"
 
 // Line is a no-op where no prefetch instruction is wired up.
 func Line(p unsafe.Pointer) {}
-
-// Addr is a no-op where no prefetch instruction is wired up.
-func Addr(p uintptr) {}
