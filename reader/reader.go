@@ -389,6 +389,12 @@ func (r *Reader) free() {
 		return
 	}
 	r.drop()
+	if r.held != nil {
+		// Not in drop: calls in flight at Close still probe the copy,
+		// and a probe made before pinning reads it before it checks
+		// closed (GetAppend).
+		r.held.releasePin()
+	}
 	r.src.free()
 	if r.dict != nil {
 		r.dict.Close()
@@ -397,12 +403,7 @@ func (r *Reader) free() {
 
 // drop drops the source's blocks from the cache, once.
 func (r *Reader) drop() {
-	r.dropOnce.Do(func() {
-		r.src.drop()
-		if r.held != nil {
-			r.held.releasePin()
-		}
-	})
+	r.dropOnce.Do(r.src.drop)
 }
 
 // Close releases the reader and drops its blocks from the cache (blocks
