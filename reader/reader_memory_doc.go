@@ -65,8 +65,10 @@
 // at 10 bits per key (1.2 MiB at 1M keys), so that Get, Has and
 // MayContain rule an absent key out without pinning the reader or reading
 // the mapping. The copy counts against the cache's capacity (cache.Stats
-// Held and Size), is never evicted, and is released at Close, so the
-// cache's budget bounds it, not the Go heap. When the cache cannot take
+// Held and Size), is never evicted, and is released at Close (or, while
+// iterators opened before Close are open, when the last is closed: calls
+// in flight at Close still probe it), so the cache's budget bounds it,
+// not the Go heap. When the cache cannot take
 // it (a filter larger than one shard, Capacity/16 for caches of 64 MiB and
 // more), the reader makes no copy and probes the mapped filter in place.
 // Readers without a mapping make no such copy.
