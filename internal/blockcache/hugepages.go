@@ -4,6 +4,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/sstkit/sstable/internal/hugemem"
 )
 
 // hugePageBytes is the size of a transparent huge page (a PMD mapping of
@@ -41,17 +43,17 @@ type hugePages struct {
 	touched []atomic.Bool // per 2 MiB range (from first - hugePageBytes): faulted in by Reserve
 
 	fault  func(b []byte) error                        // faults b in for writing: populate, but for tests
-	advise func(b []byte, on bool) bool                // adviseHuge, but for tests
+	advise func(b []byte, on bool) bool                // hugemem.Advise, but for tests
 	cost   func(f func() error) (time.Duration, error) // faultCost, but for tests
 }
 
 // newHugePages advises huge pages for mem and returns their tracker, or
 // nil where the kernel gives none or mem is too small to hold one.
 func newHugePages(mem []byte) *hugePages {
-	if len(mem) < 2*hugePageBytes || !thpPossible() {
+	if len(mem) < 2*hugePageBytes || !hugemem.Possible() {
 		return nil
 	}
-	return trackHugePages(mem, populate, adviseHuge, faultCost)
+	return trackHugePages(mem, populate, hugemem.Advise, faultCost)
 }
 
 // trackHugePages advises huge pages for mem through advise and returns

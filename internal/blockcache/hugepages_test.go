@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/sstkit/sstable/internal/hugemem"
 )
 
 // fakeHuge records the ranges a hugePages tracker faults in and the
@@ -122,7 +124,7 @@ func TestHugePagesSlowFaultTurnsThemOff(t *testing.T) {
 func TestNewAsksForHugePages(t *testing.T) {
 	c := newCache(16 << 20)
 	defer c.Close()
-	if !c.offHeap || !thpPossible() {
+	if !c.offHeap || !hugemem.Possible() {
 		if c.huge != nil {
 			t.Fatal("huge pages asked for where the kernel gives none")
 		}
