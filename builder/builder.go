@@ -373,21 +373,18 @@ func (b *Builder) finish() error {
 	// A partitioned version 4 table's hash index section ends with the
 	// whole table's filter, besides the partitions' own: the hash index is
 	// laid out with room for it (its size follows from the key count, as
-	// filterBytes computes it) while this goroutine builds it.
+	// filterBytes computes it) while this goroutine generates it there.
 	wholeLen := 0
 	if b.v4 && partitioned {
 		wholeLen = b.filterBytes(int(b.filterKeys))
-		b.hidx.Filter = make([]byte, wholeLen)
 	}
-	waitHashIndex := b.startHashIndex()
+	section, waitHashIndex := b.startHashIndex(wholeLen)
 	if partitioned {
 		b.partitionFilters()
 	}
-	var whole []byte
+	var wholeErr error
 	if wholeLen > 0 {
-		g := b.policy.NewGenerator()
-		b.eachFilterHash(g.(filterblock.HashAdder)) // partitionable: the generator takes hashes
-		whole = g.Generate(nil)
+		wholeErr = b.fillWholeFilter(section.B, wholeLen)
 	}
 	var filter []byte
 	if !partitioned {
@@ -398,7 +395,7 @@ func (b *Builder) finish() error {
 		b.hashes, b.cuts = hashList{}, nil
 		filter = b.filter.Generate(nil)
 	}
-	if err := b.writeHashIndex(waitHashIndex(), whole, wholeLen); err != nil {
+	if err := b.writeHashIndex(section, waitHashIndex, wholeErr); err != nil {
 		return err
 	}
 

@@ -58,7 +58,9 @@ func compactLayoutFor(locs []hloc, sectionOff uint64, blockOffsets []uint64, fil
 // writeCompact writes a version 4 section of locs with the whole filter
 // filter (none if empty).
 func writeCompact(locs []hloc, sectionOff uint64, blockOffsets []uint64, filter []byte) []byte {
-	return writeHashIndexWith(codec.HashIndexWriter{FirstKeyShared: true, Filter: filter}, locs, sectionOff, blockOffsets)
+	c := writeHashIndexWith(codec.HashIndexWriter{FirstKeyShared: true, FilterLen: len(filter)}, locs, sectionOff, blockOffsets)
+	copy(c[len(c)-len(filter):], filter)
+	return c
 }
 
 // checkCompact decodes a section written by writeCompact and checks it

@@ -115,12 +115,15 @@ type HashIndexWriter struct {
 	// tag. FileOffsets and DecodedStarts are then ignored.
 	FirstKeyShared bool
 
-	// Filter, if not empty, is appended to a FirstKeyShared section after
-	// the block offsets: the filter of every key of the table, under the
-	// table's filter policy, which a partitioned Version4 table carries
-	// besides its partitions' filters so that a memory-mapped reader
-	// rules an absent key out with one probe of one filter.
-	Filter []byte
+	// FilterLen, if not 0, leaves room for a filter of that many bytes at
+	// the end of a FirstKeyShared section, after the block offsets, and
+	// flags it: the filter of every key of the table, under the table's
+	// filter policy, which a partitioned Version4 table carries besides
+	// its partitions' filters so that a memory-mapped reader rules an
+	// absent key out with one probe of one filter. Append neither reads
+	// nor writes those bytes: the caller fills them, before, after or
+	// while Append runs (the builder generates the filter there).
+	FilterLen int
 
 	buckets   [][][]hashEntry          // 1<<hashBucketBits of them, by m's top bits; each a list of full chunks
 	cur       [][]hashEntry            // each bucket's chunk being filled: one slice header per bucket, side by side, so that Add loads one
@@ -210,7 +213,7 @@ func (w *HashIndexWriter) layout(sectionOffset uint64, blockOffsets []uint64) ha
 		l.flags |= hashIndexFirstKey
 		minTag = compactMinTagBits
 		l.numSlots = CompactHashIndexSlots(w.n)
-		if len(w.Filter) > 0 {
+		if w.FilterLen > 0 {
 			l.flags |= hashIndexFilter
 		}
 		if blockOffsets[numBlocks] <= math.MaxUint32 {
@@ -237,7 +240,7 @@ func (w *HashIndexWriter) layout(sectionOffset uint64, blockOffsets []uint64) ha
 		l.tables *= 2
 	}
 	if l.flags&hashIndexFilter != 0 {
-		l.tables += len(w.Filter)
+		l.tables += w.FilterLen
 	}
 	l.total = HashIndexHeaderLen + int(l.pad) + int(l.numSlots*l.width) + l.tables
 	return l
@@ -268,7 +271,7 @@ func (w *HashIndexWriter) Append(dst []byte, sectionOffset uint64, blockOffsets 
 	dst = binary.LittleEndian.AppendUint64(dst, numSlots)
 	start := len(dst)
 	dst = dst[:start+int(l.pad)+int(numSlots*width)+l.tables]
-	clear(dst[start:])
+	clear(dst[start : len(dst)-w.FilterLen])
 	start += int(l.pad)
 	slots := dst[start : start+int(numSlots*width)]
 	// The 8 bytes after each slot are writable: block offsets follow.
@@ -334,9 +337,6 @@ func (w *HashIndexWriter) Append(dst []byte, sectionOffset uint64, blockOffsets 
 		for i, off := range w.DecodedStarts {
 			binary.LittleEndian.PutUint64(offs[8*(len(blockOffsets)+i):], off)
 		}
-	}
-	if l.flags&hashIndexFilter != 0 {
-		copy(offs[offWidth*len(blockOffsets):], w.Filter)
 	}
 	return dst
 }

@@ -51,21 +51,24 @@ func writeHashIndexDecoded(locs []hloc, sectionOff uint64, blockOffsets, decoded
 
 // writeHashIndexWith records locs in w and returns the section Append
 // writes. It panics if SectionLen did not foretell the section's length,
-// or if Append wrote past it into dst's spare capacity: a caller sizes
-// its buffer by SectionLen.
+// if Append wrote past it into dst's spare capacity (a caller sizes its
+// buffer by SectionLen), or if it touched the room left for a filter
+// (FilterLen), which the caller may be filling meanwhile.
 func writeHashIndexWith(w codec.HashIndexWriter, locs []hloc, sectionOff uint64, blockOffsets []uint64) []byte {
 	for _, l := range locs {
 		w.Add(l.hash, l.block, l.offset)
 	}
 	n := w.SectionLen(sectionOff, blockOffsets)
-	dst := make([]byte, 3, 3+n+16)
-	copy(dst[3+n:cap(dst)], bytes.Repeat([]byte{0xee}, 16))
-	out := w.Append(dst, sectionOff, blockOffsets)
+	dst := make([]byte, 3+n+16)
+	for i := range dst {
+		dst[i] = 0xee
+	}
+	out := w.Append(dst[:3], sectionOff, blockOffsets)
 	if len(out) != 3+n || &out[0] != &dst[0] {
 		panic(fmt.Sprintf("SectionLen %d, Append appended %d bytes (reallocated: %v)", n, len(out)-3, &out[0] != &dst[0]))
 	}
-	if !bytes.Equal(out[3+n:cap(out)], bytes.Repeat([]byte{0xee}, 16)) {
-		panic("Append wrote past the section's end")
+	if !bytes.Equal(dst[3+n-w.FilterLen:], bytes.Repeat([]byte{0xee}, w.FilterLen+16)) {
+		panic("Append wrote in the filter's room or past the section's end")
 	}
 	return out[3:]
 }
