@@ -33,8 +33,10 @@ const (
 // its stored size plus 4 bytes.
 func hashIndexSeed(n int, offs []uint64, off uint64, kind int) []byte {
 	w := codec.HashIndexWriter{FileOffsets: kind == slotFileOffsets, FirstKeyShared: kind >= slotFirstKey}
+	var filter []byte
 	if kind == slotFirstKeyFilter {
-		w.Filter = []byte("\x01\x02whole filter")
+		filter = []byte("\x01\x02whole filter")
+		w.FilterLen = len(filter)
 	}
 	nb := len(offs) - 1
 	if kind == slotDecodedOffsets {
@@ -48,7 +50,9 @@ func hashIndexSeed(n int, offs []uint64, off uint64, kind int) []byte {
 		span := offs[b+1] - offs[b] - format.BlockTrailerLen
 		w.Add(codec.KeyHash(fmt.Appendf(nil, "key%d", i)), uint32(b), uint32(uint64(i*11)%max(span, 1)))
 	}
-	return w.Append(nil, off, offs)
+	section := w.Append(nil, off, offs)
+	copy(section[len(section)-len(filter):], filter) // the room Append leaves
+	return section
 }
 
 // FuzzHashIndex decodes arbitrary bytes as a hash index section with
@@ -233,10 +237,12 @@ func checkHashIndexWriter(t *testing.T, data []byte, h uint64) {
 	}
 	sectionOff := offs[nb]
 	w := codec.HashIndexWriter{FileOffsets: h&1 != 0}
+	var filter []byte
 	if compact {
 		w = codec.HashIndexWriter{FirstKeyShared: true}
 		if h&8 != 0 {
-			w.Filter = data[:min(len(data), 1+int(h>>4%64))]
+			filter = data[:min(len(data), 1+int(h>>4%64))]
+			w.FilterLen = len(filter)
 		}
 	} else if h&2 != 0 {
 		// Compressed blocks: each decodes to at least the stored bytes'
@@ -273,6 +279,7 @@ func checkHashIndexWriter(t *testing.T, data []byte, h uint64) {
 		t.Fatalf("HashIndexWriter.Len() = %d after %d adds", w.Len(), n)
 	}
 	section := w.Append(nil, sectionOff, offs)
+	copy(section[len(section)-len(filter):], filter) // the room Append leaves
 	x, err := codec.DecodeHashIndex(section, int64(sectionOff), offs[nb], uint64(nb))
 	if err != nil {
 		t.Fatalf("DecodeHashIndex of a written section: %v", err)
@@ -289,13 +296,13 @@ func checkHashIndexWriter(t *testing.T, data []byte, h uint64) {
 			offWidth = 8
 		}
 		pad := (64 - (sectionOff+codec.HashIndexHeaderLen)%64) % 64
-		size := codec.HashIndexHeaderLen + int(pad) + int(wantSlots)*width + offWidth*(nb+1) + len(w.Filter)
+		size := codec.HashIndexHeaderLen + int(pad) + int(wantSlots)*width + offWidth*(nb+1) + len(filter)
 		if x.SlotWidth() != width || len(section) != size || section[1] != byte(bits.Len64(uint64(nb))) || section[2] != byte(bits.Len32(maxOff)) {
 			t.Fatalf("version 4 hash index of %d entries in %d blocks, largest offset %d, data size %d: %d-byte slots (want %d), %d bytes (want %d), block bits %d, offset bits %d",
 				n, nb, maxOff, offs[nb], x.SlotWidth(), width, len(section), size, section[1], section[2])
 		}
-		if x.FileOffsets() || x.DecodedOffsets() || !x.FirstKeyShared() || !bytes.Equal(x.Filter(), w.Filter) || (x.Filter() == nil) != (len(w.Filter) == 0) {
-			t.Fatalf("version 4 hash index: file offsets %v, decoded offsets %v, first key shared %v, filter %x (want %x)", x.FileOffsets(), x.DecodedOffsets(), x.FirstKeyShared(), x.Filter(), w.Filter)
+		if x.FileOffsets() || x.DecodedOffsets() || !x.FirstKeyShared() || !bytes.Equal(x.Filter(), filter) || (x.Filter() == nil) != (len(filter) == 0) {
+			t.Fatalf("version 4 hash index: file offsets %v, decoded offsets %v, first key shared %v, filter %x (want %x)", x.FileOffsets(), x.DecodedOffsets(), x.FirstKeyShared(), x.Filter(), filter)
 		}
 	} else if x.FirstKeyShared() || x.Filter() != nil {
 		t.Fatalf("older hash index decodes as version 4's")
