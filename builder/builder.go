@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/footer"
@@ -43,7 +44,11 @@ var ErrClosed = errors.New("sstable: builder closed (after Finish or Abort)")
 
 // Builder writes one table. Call Add for each entry in increasing key
 // order, then Finish, or Abort to give up. A Builder is not safe for
-// concurrent use.
+// concurrent use. With compression, no dictionary and no splitter, on
+// more than one core (GOMAXPROCS), a Builder compresses its data blocks
+// on a goroutine of its own, 64 KiB of blocks at a time, from its first
+// 64 KiB until Finish or Abort (or until a Builder dropped without
+// either is collected); the table is the same byte for byte.
 type Builder struct {
 	out    *bufio.Writer
 	file   *tempFile // set by Create
@@ -104,6 +109,20 @@ type Builder struct {
 	spans         spanState // AddSpan's fragments and open spans (spans.go)
 
 	handleBuf, sepBuf, compressBuf []byte
+
+	// Compression on other goroutines (pipeline.go): with batchBytes > 0,
+	// data blocks gather in filling, which goes to a goroutine (inFlight)
+	// once it holds batchBytes; their index entries wait in deferred
+	// (from deferredHead), their keys one after another in deferredKeys
+	// from deferredStart. blocksWritten counts the data blocks written.
+	batchBytes                  int
+	comp                        *compressor
+	filling                     *dataBatch
+	inFlight, spare             []*dataBatch
+	deferred                    []deferredEntry
+	deferredHead, deferredStart int
+	deferredKeys                []byte
+	blocksWritten               uint64
 
 	err  error // sticky: a write failed or the options were invalid
 	done bool
@@ -189,6 +208,13 @@ func New(w io.Writer, opts *Options) *Builder {
 	if o.Splitter != nil {
 		b.splitter = o.Splitter
 		b.props.Splitter = o.Splitter.Name()
+	}
+	// Batches of data blocks are compressed on other goroutines where a
+	// core is there for them; not with a dictionary (its blocks wait for
+	// it anyway) or a splitter (a prefix continued into a new partition
+	// is seen, in Add, by the cut its block's index entry makes).
+	if b.compress != format.NoCompression && b.dictSize == 0 && b.splitter == nil && runtime.GOMAXPROCS(0) > 1 {
+		b.batchBytes = batchBytes
 	}
 	return b
 }
@@ -322,6 +348,9 @@ func (b *Builder) Finish() error {
 	}
 	b.done = true
 	err := b.finish()
+	if b.comp != nil {
+		b.comp.stop()
+	}
 	if b.file != nil {
 		if err != nil {
 			b.file.abort()
@@ -339,6 +368,7 @@ func (b *Builder) finish() error {
 	if b.data.Entries() > 0 {
 		b.flushDataBlock()
 	}
+	b.drainBatches()
 	if b.training() {
 		b.trainDict()
 	}
@@ -455,6 +485,9 @@ func (b *Builder) Abort() error {
 	}
 	b.done = true
 	b.dictQueue = nil
+	if b.comp != nil {
+		b.comp.stop() // after the batch it may be compressing
+	}
 	if b.dictEnc != nil {
 		b.dictEnc.Close()
 		b.dictEnc = nil

@@ -35,20 +35,31 @@ func (b *Builder) flushDataBlock() {
 		}
 		return
 	}
-	b.writeDataBlock(contents)
+	if b.pipelining() {
+		b.queueDataBlock(contents)
+	} else {
+		b.writeDataBlock(contents)
+	}
 	b.data.Reset()
 }
 
 // writeDataBlock writes a data block's contents, setting pendingHandle.
 func (b *Builder) writeDataBlock(contents []byte) {
-	b.rawData += uint64(len(contents))
-	var typ byte
-	b.pendingHandle, typ = b.writeBlockType(contents, b.compress)
+	h, typ := b.writeBlockType(contents, b.compress)
+	b.wroteDataBlock(h, typ, len(contents))
+}
+
+// wroteDataBlock records the data block of decoded length n just written
+// at h with type typ (setting pendingHandle).
+func (b *Builder) wroteDataBlock(h format.BlockHandle, typ byte, n int) {
+	b.pendingHandle = h
+	b.blocksWritten++
+	b.rawData += uint64(n)
 	b.anyCompressed = b.anyCompressed || typ != format.BlockTypeRaw
 	if b.hashIndex {
-		b.blockOffsets = append(b.blockOffsets, b.pendingHandle.Offset)
+		b.blockOffsets = append(b.blockOffsets, h.Offset)
 		b.decodedStart = append(b.decodedStart, b.decodedTotal)
-		b.decodedTotal += uint64(len(contents))
+		b.decodedTotal += uint64(n)
 	}
 }
 
@@ -132,39 +143,47 @@ func withinExpansion(decoded, stored int) bool { return decoded <= 22*stored+16 
 // A zstd or MinLZ encoding that would decode to more than readers'
 // expansion bound (withinExpansion) is replaced by snappy's.
 func (b *Builder) writeBlockType(contents []byte, c format.Compression) (format.BlockHandle, byte) {
-	stored, typ := contents, format.BlockTypeRaw
-	switch c {
-	case format.ZstdCompression:
-		if b.dictEnc != nil && len(contents) <= maxDictBlock {
-			b.compressBuf = b.dictEnc.Append(b.compressBuf[:0], contents)
-			typ = format.BlockTypeZstdDict
-		} else {
-			b.compressBuf = codec.AppendZstd(b.compressBuf[:0], contents, b.level)
-			typ = format.BlockTypeZstd
-		}
-		if !withinExpansion(len(contents), len(b.compressBuf)) {
-			c = format.SnappyCompression // too repetitive for readers' bound; see format's docs
-		}
-	case format.MinLZCompression:
-		var ok bool
-		b.compressBuf, ok = codec.AppendMinLZ(b.compressBuf[:0], contents, b.level)
-		typ = format.BlockTypeMinLZ
-		if !ok || !withinExpansion(len(contents), len(b.compressBuf)) {
-			c = format.SnappyCompression // over 8 MiB, or too repetitive for readers' bound
-		}
-	}
-	if c == format.SnappyCompression {
-		b.compressBuf = snappy.Encode(b.compressBuf[:cap(b.compressBuf)], contents)
-		typ = format.BlockTypeSnappy
-	}
-	if c != format.NoCompression && len(b.compressBuf) < len(contents)-len(contents)/8 {
-		stored = b.compressBuf
-	} else {
-		typ = format.BlockTypeRaw
-	}
+	var stored []byte
+	var typ byte
+	stored, b.compressBuf, typ = storedForm(contents, b.compressBuf, c, b.level, b.dictEnc)
 	h := format.BlockHandle{Offset: b.offset, Length: uint64(len(stored))}
 	var trailer [format.BlockTrailerLen]byte
 	b.write(stored)
 	b.write(codec.AppendTrailer(trailer[:0], stored, typ))
 	return h, typ
+}
+
+// storedForm returns how a block of contents is stored under compression
+// c (at level, with dict for zstd if not nil): compressed, into scratch
+// (returned for reuse), when that saves at least 12.5%, else contents
+// itself, raw; and the block type.
+func storedForm(contents, scratch []byte, c format.Compression, level format.CompressionLevel, dict *codec.ZstdDictEncoder) (stored, scratchOut []byte, typ byte) {
+	switch c {
+	case format.ZstdCompression:
+		if dict != nil && len(contents) <= maxDictBlock {
+			scratch = dict.Append(scratch[:0], contents)
+			typ = format.BlockTypeZstdDict
+		} else {
+			scratch = codec.AppendZstd(scratch[:0], contents, level)
+			typ = format.BlockTypeZstd
+		}
+		if !withinExpansion(len(contents), len(scratch)) {
+			c = format.SnappyCompression // too repetitive for readers' bound; see format's docs
+		}
+	case format.MinLZCompression:
+		var ok bool
+		scratch, ok = codec.AppendMinLZ(scratch[:0], contents, level)
+		typ = format.BlockTypeMinLZ
+		if !ok || !withinExpansion(len(contents), len(scratch)) {
+			c = format.SnappyCompression // over 8 MiB, or too repetitive for readers' bound
+		}
+	}
+	if c == format.SnappyCompression {
+		scratch = snappy.Encode(scratch[:cap(scratch)], contents)
+		typ = format.BlockTypeSnappy
+	}
+	if c != format.NoCompression && len(scratch) < len(contents)-len(contents)/8 {
+		return scratch, scratch, typ
+	}
+	return contents, scratch, format.BlockTypeRaw
 }

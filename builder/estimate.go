@@ -23,14 +23,27 @@ func (b *Builder) EstimatedSize() int64 {
 		return int64(b.offset)
 	}
 	est := b.offset + uint64(b.dictQueued) + format.BlockTrailerLen*uint64(len(b.dictQueue)) // queued blocks counted uncompressed
+	// The pending block and those being compressed (pipeline.go) count
+	// compressed at the ratio seen so far.
+	pending, pendingBlocks := uint64(0), uint64(0)
 	if b.data.Entries() > 0 {
-		pending := uint64(b.data.EstimatedSize())
+		pending, pendingBlocks = uint64(b.data.EstimatedSize()), 1
+	}
+	if bt := b.filling; bt != nil {
+		pending += uint64(len(bt.raw))
+		pendingBlocks += uint64(len(bt.rawEnds))
+	}
+	for _, bt := range b.inFlight {
+		pending += uint64(len(bt.raw))
+		pendingBlocks += uint64(len(bt.rawEnds))
+	}
+	if pendingBlocks > 0 {
 		if b.rawData > 0 && b.compress != format.NoCompression {
 			// Only data blocks are written before Finish.
-			stored := b.offset - format.BlockTrailerLen*(b.props.NumDataBlocks-uint64(len(b.dictQueue)))
+			stored := b.offset - format.BlockTrailerLen*b.blocksWritten
 			pending = pending * stored / b.rawData
 		}
-		est += pending + format.BlockTrailerLen
+		est += pending + format.BlockTrailerLen*pendingBlocks
 	}
 	blocks := b.props.NumDataBlocks
 	if b.data.Entries() > 0 {

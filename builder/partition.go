@@ -27,11 +27,11 @@ func (b *Builder) cutHash() int {
 	return int(b.cuts[len(b.cuts)-1].endHash)
 }
 
-// cut ends a partition after the data blocks flushed so far, whose last
-// key is b.lastKey. Once the table is sure to be partitioned, it starts
-// generating the partitions' filters.
-func (b *Builder) cut() {
-	b.cuts = append(b.cuts, partCut{last: bytes.Clone(b.lastKey), endBlock: b.props.NumDataBlocks, endHash: uint64(b.hashes.len())})
+// cut ends a partition after data block endBlock-1, whose last key is
+// last, and hash endHash-1. Once the table is sure to be partitioned, it
+// starts generating the partitions' filters.
+func (b *Builder) cut(last []byte, endBlock, endHash uint64) {
+	b.cuts = append(b.cuts, partCut{last: bytes.Clone(last), endBlock: endBlock, endHash: endHash})
 	b.partBytes = 0
 	if b.index.EstimatedSize()+b.filterBytes(int(b.filterKeys)) > b.partThreshold {
 		// Both only grow, so Finish will partition: filters made now
@@ -108,7 +108,7 @@ func (b *Builder) writePartitions(index []byte) ([]byte, error) {
 // built while the hash index is laid out.
 func (b *Builder) partitionFilters() {
 	if n := len(b.cuts); n == 0 || b.cuts[n-1].endBlock != b.props.NumDataBlocks {
-		b.cut() // b.lastKey is the table's last key
+		b.cut(b.lastKey, b.props.NumDataBlocks, uint64(b.hashes.len())) // the table's last key
 	}
 	b.startPartitionFilters()
 }
