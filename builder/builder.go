@@ -44,11 +44,11 @@ var ErrClosed = errors.New("sstable: builder closed (after Finish or Abort)")
 
 // Builder writes one table. Call Add for each entry in increasing key
 // order, then Finish, or Abort to give up. A Builder is not safe for
-// concurrent use. With compression, no dictionary and no splitter, on
-// more than one core (GOMAXPROCS), a Builder compresses its data blocks
-// on a goroutine of its own, 64 KiB of blocks at a time, from its first
-// 64 KiB until Finish or Abort (or until a Builder dropped without
-// either is collected); the table is the same byte for byte.
+// concurrent use. Unless Options.SerialCompression is set, a Builder
+// with compression, no dictionary and no splitter, on more than one core,
+// compresses its data blocks on a goroutine of its own, from its first
+// 64 KiB of blocks until Finish or Abort (or until a Builder dropped
+// without either is collected).
 type Builder struct {
 	out    *bufio.Writer
 	file   *tempFile // set by Create
@@ -213,7 +213,7 @@ func New(w io.Writer, opts *Options) *Builder {
 	// core is there for them; not with a dictionary (its blocks wait for
 	// it anyway) or a splitter (a prefix continued into a new partition
 	// is seen, in Add, by the cut its block's index entry makes).
-	if b.compress != format.NoCompression && b.dictSize == 0 && b.splitter == nil && runtime.GOMAXPROCS(0) > 1 {
+	if b.compress != format.NoCompression && b.dictSize == 0 && b.splitter == nil && !o.SerialCompression && runtime.GOMAXPROCS(0) > 1 {
 		b.batchBytes = batchBytes
 	}
 	return b

@@ -100,7 +100,8 @@ func TestPipelinedSameTable(t *testing.T) {
 }
 
 // TestPipelinedOnlyWithCores checks which builds pipeline their
-// compression: compressed, on more than one core.
+// compression: compressed, without a dictionary or SerialCompression, on
+// more than one core.
 func TestPipelinedOnlyWithCores(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("one core")
@@ -114,6 +115,10 @@ func TestPipelinedOnlyWithCores(t *testing.T) {
 	b := builder.New(&bytes.Buffer{}, &builder.Options{DictionarySize: 4096, Compression: format.ZstdCompression})
 	if builder.BatchBytes(b) > 0 {
 		t.Error("pipelined with a dictionary")
+	}
+	b = builder.New(&bytes.Buffer{}, &builder.Options{SerialCompression: true})
+	if builder.BatchBytes(b) > 0 {
+		t.Error("pipelined with SerialCompression")
 	}
 }
 

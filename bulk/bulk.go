@@ -463,12 +463,14 @@ func (w *Writer) sortRefs() {
 }
 
 // runOptions are the builder options of spilled runs: no filter, snappy,
-// 32 KiB blocks, never partitioned.
+// 32 KiB blocks, never partitioned, compressed in Add (sorting, not
+// compression, bounds a spill: a second goroutine only added CPU time).
 var runOptions = &builder.Options{
 	BlockSize:          32 << 10,
 	Compression:        format.SnappyCompression,
 	Filter:             noFilter{},
 	PartitionThreshold: -1,
+	SerialCompression:  true,
 }
 
 // spill sorts the in-memory entries and writes them as a run, then empties
