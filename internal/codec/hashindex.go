@@ -258,7 +258,9 @@ func (w *HashIndexWriter) SectionLen(sectionOffset uint64, blockOffsets []uint64
 // section will be written at (it sets the padding); blockOffsets holds the
 // file offset of every data block, in order, followed by the data
 // section's size. Every block number given to Add must be below
-// len(blockOffsets)-1. Append releases the recorded entries.
+// len(blockOffsets)-1. It appends SectionLen bytes, of which the last
+// FilterLen are left as dst's spare capacity held them (the caller's to
+// fill). Append releases the recorded entries.
 func (w *HashIndexWriter) Append(dst []byte, sectionOffset uint64, blockOffsets []uint64) []byte {
 	w.flushStage()
 	l := w.layout(sectionOffset, blockOffsets)

@@ -102,7 +102,7 @@ func TestDecodeZstdInPlaceNoAlloc(t *testing.T) {
 	if &got[0] != &dst[:1][0] {
 		t.Fatalf("DecodeBlock did not decode into dst's capacity")
 	}
-	if a := testing.AllocsPerRun(100, decode); a != 0 {
+	if a := testing.AllocsPerRun(100, decode); a != 0 && !raceEnabled {
 		t.Fatalf("DecodeBlock into a large enough dst made %v allocations per call", a)
 	}
 	// Too small a dst: a new buffer of exactly the decoded size.
