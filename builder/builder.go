@@ -46,9 +46,9 @@ var ErrClosed = errors.New("sstable: builder closed (after Finish or Abort)")
 // order, then Finish, or Abort to give up. A Builder is not safe for
 // concurrent use. Unless Options.SerialCompression is set, a Builder
 // with compression, no dictionary and no splitter, on more than one core,
-// compresses its data blocks on a goroutine of its own, from its first
-// 64 KiB of blocks until Finish or Abort (or until a Builder dropped
-// without either is collected).
+// compresses its data blocks past the first 64 KiB on a goroutine of its
+// own, until Finish or Abort (or until a Builder dropped without either
+// is collected).
 type Builder struct {
 	out    *bufio.Writer
 	file   *tempFile // set by Create

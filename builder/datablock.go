@@ -35,7 +35,11 @@ func (b *Builder) flushDataBlock() {
 		}
 		return
 	}
-	if b.pipelining() {
+	if b.pipelining() && b.rawData >= uint64(b.batchBytes) {
+		// Past the first batchBytes, written here, whose ratio
+		// EstimatedSize applies to the blocks in flight: a caller
+		// cutting tables at a size (bulk's -split) must not see them
+		// counted uncompressed.
 		b.queueDataBlock(contents)
 	} else {
 		b.writeDataBlock(contents)
