@@ -23,8 +23,9 @@ import (
 // against 570): a goroutine woken from sleep waits tens of microseconds
 // for its core to be woken too, as long as a batch takes to compress.
 // With four batches in flight, neither goroutine waits on the other's
-// wake-ups: 690 to 745 MB/s against 540 to 565, the same as when both
-// spin rather than sleep, which cost 45% more CPU in "sst build".
+// wake-ups: 580 to 745 MB/s against 523 to 588 in several sets of
+// alternated runs, the same as when both spin rather than sleep, which
+// cost 45% more CPU in "sst build".
 
 // batchBytes is the decoded size from which a batch of data blocks is
 // handed to a goroutine to compress: 16 blocks of 4 KiB. The first
