@@ -124,3 +124,7 @@ func FencesKnown(r *Reader) (known, blocks int) {
 	}
 	return known, len(x.fences)
 }
+
+// ScanAhead returns the lines of the next data block the forward walk of
+// it has still to prefetch.
+func ScanAhead(it *Iterator) []byte { return it.ahead }

@@ -2,9 +2,11 @@ package reader
 
 import (
 	"bytes"
+	"unsafe"
 
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/internal/blockcache"
+	"github.com/sstkit/sstable/internal/prefetch"
 )
 
 // Iterator walks a table's entries in key order, forwards or backwards,
@@ -47,6 +49,12 @@ type Iterator struct {
 	// stop at keys without prefix (a copy, whose buffer is reused).
 	inPrefix bool
 	prefix   []byte
+
+	// ahead holds the cache lines of the next data block a forward walk
+	// has still to prefetch: Next asks for two at each step, so that the
+	// block is in the CPU's caches when the walk gets to it, however
+	// scattered the cache holds a table's blocks (source.window).
+	ahead []byte
 
 	// copied holds a raw block of the mapping that a forward walk moved
 	// onto (see loadBlock); reused from block to block.
@@ -121,6 +129,7 @@ func (it *Iterator) init() (err error) {
 // a few entries of a block, serve it in place.
 func (it *Iterator) loadBlock(walk bool) bool {
 	it.loaded = false
+	it.ahead = nil
 	if !it.s.index.Valid() {
 		it.err = it.s.index.Err()
 		return false
@@ -140,6 +149,9 @@ func (it *Iterator) loadBlock(walk bool) bool {
 	}
 	it.loaded = true
 	it.mapped = mapped
+	if walk {
+		it.ahead = it.r.src.window(it.s.index.block()+1, h.Offset+h.Length+format.BlockTrailerLen)
+	}
 	return true
 }
 
@@ -239,6 +251,15 @@ func (it *Iterator) Next() bool {
 	// of a Next. Leaving the block reads the index and maybe the
 	// mapping, so that is guarded.
 	if it.s.data.Next() {
+		if a := it.ahead; len(a) > 128 {
+			prefetch.Line(unsafe.Pointer(&a[0]))
+			prefetch.Line(unsafe.Pointer(&a[64]))
+			it.ahead = a[128:]
+		} else if len(a) > 0 {
+			prefetch.Line(unsafe.Pointer(&a[0]))
+			prefetch.Line(unsafe.Pointer(&a[len(a)-1]))
+			it.ahead = nil
+		}
 		if it.upper == nil && !it.inPrefix {
 			return true
 		}

@@ -64,6 +64,12 @@ type source interface {
 	// partitions, is its read-ahead buffer; nil for a lookup.
 	partition(ps *partitions, p int, ahead *[]byte) ([]byte, blockcache.Handle, error)
 
+	// window returns memory that data block i, stored from file offset
+	// off, is about to be read from, for prefetching only: its decoded
+	// bytes where the cache holds it (blockcache.Table.Window), else its
+	// stored bytes in a file mapping; nil when neither is at hand.
+	window(i int, off uint64) []byte
+
 	// forget makes the next use of data block i (or, with part, of
 	// partition i) check its checksum again: Verify checks everything.
 	forget(i int, part bool)
@@ -209,6 +215,24 @@ func (c *blockCache) close() {
 	if c.blocks != nil {
 		c.blocks.Close()
 	}
+}
+
+// scanAheadBytes is how much of the next data block a forward scan
+// prefetches while it reads the current one: a decoded block of the
+// default 4 KiB block size and its restart array. Past it, the CPU's own
+// prefetcher follows the scan.
+const scanAheadBytes = 4608
+
+// window is source.window for the cache alone.
+func (c *blockCache) window(i int, _ uint64) []byte {
+	if c.noTable {
+		return nil
+	}
+	t := c.table()
+	if t == nil || i >= t.Len() {
+		return nil
+	}
+	return t.Window(i, scanAheadBytes)
 }
 
 // checkHandle checks data block i's handle h against the data section.

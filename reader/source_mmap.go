@@ -258,6 +258,18 @@ func (m *mmapSource) endScan() {
 	}
 }
 
+// window is source.window: a block not in the cache is read from the
+// mapping, where a prefetch of a page not yet read in does nothing.
+func (m *mmapSource) window(i int, off uint64) []byte {
+	if b := m.blockCache.window(i, off); b != nil {
+		return b
+	}
+	if off >= m.dataEnd || m.dataEnd > uint64(len(m.mapped)) {
+		return nil
+	}
+	return m.mapped[off:min(off+scanAheadBytes, m.dataEnd)]
+}
+
 func (m *mmapSource) inPlace(b []byte) bool {
 	if len(m.mapped) == 0 || len(b) == 0 {
 		return false

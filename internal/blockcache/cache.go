@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/sstkit/sstable/internal/prefetch"
 )
@@ -374,6 +375,33 @@ func (t *Table) GetAtStart(i, off int) (Handle, bool) {
 		}
 	}
 	return t.Get(i)
+}
+
+// Window returns the cache memory where block i lies, its first n bytes,
+// if it is cached; nil if not. The block is not pinned: it may be evicted
+// and its memory reused at any time, so the bytes must never be read,
+// only handed to package prefetch, which never faults. A forward scan
+// asks for the next block's lines a few at a time while it reads the
+// current one, as it cannot know a cached block's address otherwise:
+// blocks decoded by point lookups lie scattered in the cache's memory,
+// where the CPU's own prefetcher does not follow. It also starts loading
+// the block's entry, which the Get that pins the block reads.
+func (t *Table) Window(i, n int) []byte {
+	if i < 0 || i >= len(t.slots) {
+		return nil
+	}
+	w := t.slots[i].Load()
+	if w == 0 || w&ghostBit != 0 {
+		return nil
+	}
+	if e := int(w>>32) - 1; e < len(t.c.entries) {
+		prefetch.Line(unsafe.Pointer(&t.c.entries[e]))
+	}
+	p := int(uint32(w)) * ChunkSize
+	if p >= len(t.c.mem) {
+		return nil
+	}
+	return t.c.mem[p:min(p+n, len(t.c.mem))]
 }
 
 // Get returns block i pinned, if cached. Release the Handle when done.
