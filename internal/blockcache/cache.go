@@ -52,9 +52,9 @@ type Stats struct {
 // safe for concurrent use.
 type Cache struct {
 	capacity int64
-	mem      []byte     // the budget's memory; shard s owns mem[s*shardBytes:][:shardBytes]
-	offHeap  bool       // mem came from mmapAnon and is released by Close (munmap)
-	huge     *hugePages // asks for huge pages while they come cheap; nil when not asking
+	mem      []byte      // the budget's memory; shard s owns mem[s*shardBytes:][:shardBytes]
+	offHeap  bool        // mem came from mmapAnon and is released by Close (munmap)
+	prefault *prefaulter // faults mem in 2 MiB at a time, on huge pages while they come cheap; nil when not off the heap
 	shards   []shard
 	shift    uint // shard index = mixed key >> shift
 	entries  []entry
@@ -98,7 +98,7 @@ func New(capacity int64) (*Cache, error) {
 		}
 		c.mem, c.offHeap = mem, offHeap
 		if offHeap {
-			c.huge = newHugePages(c.mem)
+			c.prefault = newPrefaulter(c.mem)
 		}
 	}
 	// Entry state: one entry per 2 KiB of budget. When blocks are smaller
@@ -493,8 +493,8 @@ func (t *Table) reserve(i, n int, doorkeeper bool) (Handle, bool) {
 	e.refs.Store(1) // the caller's pin
 	s.mu.Unlock()
 	off := uintptr(e.chunk) * ChunkSize
-	if hp := t.c.huge; hp != nil {
-		hp.reserved(int(off), n)
+	if pf := t.c.prefault; pf != nil {
+		pf.reserved(int(off), n)
 	}
 	return Handle{e: e, b: t.c.mem[off : off+uintptr(n) : off+uintptr(n)]}, true
 }
@@ -532,8 +532,8 @@ func (t *Table) hold(key, n int, readable bool) (Handle, bool) {
 	off := uintptr(e.chunk) * ChunkSize
 	if readable {
 		t.c.everHeld.Store(true)
-		if hp := t.c.huge; hp != nil {
-			hp.reserved(int(off), n) // faults the memory in: a charge's is never touched
+		if pf := t.c.prefault; pf != nil {
+			pf.reserved(int(off), n) // faults the memory in: a charge's is never touched
 		}
 	}
 	return Handle{e: e, b: t.c.mem[off : off+uintptr(n) : off+uintptr(n)]}, true

@@ -29,11 +29,15 @@
 // cached: Reserve reports false and the caller serves it from its own
 // buffer.
 //
-// Where the kernel can give transparent huge pages, the mapping asks for
-// them only while they come cheap: Reserve faults in each 2 MiB range of
-// the mapping on its first use (so pages then fill in 2 MiB steps) and,
-// the first time that is slow (direct compaction, or a VM's host
-// re-supplying pages the guest handed back), asks for none from then on.
+// Reserve faults in each 2 MiB range of the mapping on its first use,
+// with one call (MADV_POPULATE_WRITE) rather than a page fault per 4 KiB
+// as blocks are written: in a VM that traps to its host on every fault,
+// 512 faults took 6-7.5 ms and the one call 0.2-0.5 ms. Where the kernel
+// can give transparent huge pages, the mapping asks for them only while
+// they come cheap: the first time a range's fault is slow (direct
+// compaction, or a VM's host re-supplying pages the guest handed back),
+// it asks for none from then on, and ranges are faulted in as small
+// pages.
 //
 // Besides the budget, a Cache keeps on the Go heap 64 bytes of entry state
 // (one cache line) per 2 KiB of capacity (2 MiB for 64 MiB), a chunk

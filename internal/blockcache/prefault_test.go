@@ -9,10 +9,10 @@ import (
 	"github.com/sstkit/sstable/internal/hugemem"
 )
 
-// fakeHuge records the ranges a hugePages tracker faults in and the
-// advice it gives, with the fault of range n (counting from 0) taking
-// slowAt's delay.
-type fakeHuge struct {
+// fakeFaults records the ranges a prefaulter faults in and the advice it
+// gives, with the fault of range slowAt (counting from 0) taking slowFor
+// and that of range failAt failing.
+type fakeFaults struct {
 	faults  [][2]int // offsets in mem
 	advice  []bool
 	took    time.Duration // the cost of the last fault
@@ -21,9 +21,9 @@ type fakeHuge struct {
 	failAt  int
 }
 
-func (f *fakeHuge) track(t *testing.T, mem []byte) *hugePages {
+func (f *fakeFaults) track(t *testing.T, mem []byte) *prefaulter {
 	t.Helper()
-	hp := trackHugePages(mem, func(b []byte) error {
+	pf := trackPrefaults(mem, true, func(b []byte) error {
 		lo := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(mem))))
 		f.faults = append(f.faults, [2]int{lo, lo + len(b)})
 		f.took = slowHugeFault / 10
@@ -44,10 +44,10 @@ func (f *fakeHuge) track(t *testing.T, mem []byte) *hugePages {
 		err := fault()
 		return f.took, err
 	})
-	if hp == nil || len(f.advice) != 1 || !f.advice[0] || !hp.on.Load() {
-		t.Fatalf("tracker %v, advice %v: want huge pages advised and on", hp, f.advice)
+	if pf == nil || len(f.advice) != 1 || !f.advice[0] || !pf.on.Load() {
+		t.Fatalf("tracker %v, advice %v: want huge pages advised and on", pf, f.advice)
 	}
-	return hp
+	return pf
 }
 
 // testMem returns n bytes starting off bytes past a 2 MiB boundary of
@@ -66,11 +66,11 @@ func testMem(n, off int) []byte {
 func TestHugePagesFaultEachRangeOnce(t *testing.T) {
 	for _, align := range []int{0, 4096, hugePageBytes - 64} {
 		mem := testMem(9*hugePageBytes+12345, align)
-		f := &fakeHuge{slowAt: -1, failAt: -1}
-		hp := f.track(t, mem)
+		f := &fakeFaults{slowAt: -1, failAt: -1}
+		pf := f.track(t, mem)
 		for off := 0; off < len(mem); {
 			n := min(4000+off%300, len(mem)-off)
-			hp.reserved(off, n)
+			pf.reserved(off, n)
 			if last := f.faults[len(f.faults)-1]; last[1] < off+n {
 				t.Fatalf("align %d: block [%d, %d) reserved, faulted in only up to %d", align, off, off+n, last[1])
 			}
@@ -86,35 +86,59 @@ func TestHugePagesFaultEachRangeOnce(t *testing.T) {
 			}
 			end = r[1]
 		}
-		if end != len(mem) || !hp.on.Load() || len(f.advice) != 1 {
-			t.Fatalf("align %d: faulted in up to %d of %d; on %v, advice %v", align, end, len(mem), hp.on.Load(), f.advice)
+		if end != len(mem) || !pf.on.Load() || len(f.advice) != 1 {
+			t.Fatalf("align %d: faulted in up to %d of %d; on %v, advice %v", align, end, len(mem), pf.on.Load(), f.advice)
 		}
 		// Reusing the memory faults nothing more.
 		n := len(f.faults)
-		hp.reserved(0, len(mem))
+		pf.reserved(0, len(mem))
 		if len(f.faults) != n {
 			t.Fatalf("align %d: %d faults after reuse, want %d", align, len(f.faults), n)
 		}
 	}
 }
 
-// TestHugePagesSlowFaultTurnsThemOff checks that one slow first touch, or
-// a failed one, turns huge pages off for the whole memory, and that
-// later blocks then fault their pages in themselves.
+// TestHugePagesSlowFaultTurnsThemOff checks that one slow first touch
+// turns huge pages off for the whole memory, and that later ranges are
+// still faulted in, each once, as small pages; and that a failed fault
+// (a kernel without MADV_POPULATE_WRITE) stops both.
 func TestHugePagesSlowFaultTurnsThemOff(t *testing.T) {
-	for _, f := range []*fakeHuge{
+	for _, f := range []*fakeFaults{
 		{slowAt: 2, slowFor: 3 * slowHugeFault, failAt: -1},
 		{slowAt: -1, failAt: 1},
 	} {
 		mem := testMem(8*hugePageBytes, 0)
-		hp := f.track(t, mem)
+		pf := f.track(t, mem)
 		for off := 0; off < len(mem); off += 4096 {
-			hp.reserved(off, 4096)
+			pf.reserved(off, 4096)
 		}
-		want := max(f.slowAt, f.failAt) + 1
-		if len(f.faults) != want || hp.on.Load() || len(f.advice) != 2 || f.advice[1] {
-			t.Errorf("slow at %d, failing at %d: %d faults (want %d), on %v, advice %v (want [true false])", f.slowAt, f.failAt, len(f.faults), want, hp.on.Load(), f.advice)
+		want := 8
+		if f.failAt >= 0 {
+			want = f.failAt + 1
 		}
+		if len(f.faults) != want || pf.on.Load() || len(f.advice) != 2 || f.advice[1] || pf.populating.Load() != (f.failAt < 0) {
+			t.Errorf("slow at %d, failing at %d: %d faults (want %d), on %v, populating %v, advice %v (want [true false])", f.slowAt, f.failAt, len(f.faults), want, pf.on.Load(), pf.populating.Load(), f.advice)
+		}
+	}
+}
+
+// TestPrefaultWithoutHugePages: where the kernel gives no huge pages, the
+// ranges are faulted in all the same, and no advice is given.
+func TestPrefaultWithoutHugePages(t *testing.T) {
+	f := &fakeFaults{slowAt: -1, failAt: -1}
+	mem := testMem(4*hugePageBytes+100, 4096)
+	pf := trackPrefaults(mem, false, func(b []byte) error {
+		f.faults = append(f.faults, [2]int{})
+		return nil
+	}, func([]byte, bool) bool {
+		t.Error("advice given")
+		return true
+	}, func(fault func() error) (time.Duration, error) { return 0, fault() })
+	pf.reserved(0, len(mem))
+	// 4 KiB past a boundary: the 2 MiB less 4 KiB before the next, three
+	// whole ranges and the last 4196 bytes.
+	if len(f.faults) != 5 || pf.on.Load() {
+		t.Errorf("%d faults, want 5; on %v", len(f.faults), pf.on.Load())
 	}
 }
 
@@ -124,14 +148,17 @@ func TestHugePagesSlowFaultTurnsThemOff(t *testing.T) {
 func TestNewAsksForHugePages(t *testing.T) {
 	c := newCache(16 << 20)
 	defer c.Close()
-	if !c.offHeap || !hugemem.Possible() {
-		if c.huge != nil {
-			t.Fatal("huge pages asked for where the kernel gives none")
+	if !c.offHeap {
+		if c.prefault != nil {
+			t.Fatal("a Go heap budget is prefaulted")
 		}
-		t.Skip("no transparent huge pages here")
+		t.Skip("no mapping here")
 	}
-	if c.huge == nil {
-		t.Fatal("no huge page tracker")
+	if c.prefault == nil {
+		t.Fatal("no prefaulter")
+	}
+	if !hugemem.Possible() && c.prefault.on.Load() {
+		t.Fatal("huge pages asked for where the kernel gives none")
 	}
 	tb, err := c.NewTable(8)
 	if err != nil {
@@ -149,12 +176,12 @@ func TestNewAsksForHugePages(t *testing.T) {
 	tb.Publish(0, h, 0)
 	h.Release()
 	touched := 0
-	for i := range c.huge.touched {
-		if c.huge.touched[i].Load() {
+	for i := range c.prefault.touched {
+		if c.prefault.touched[i].Load() {
 			touched++
 		}
 	}
-	if c.huge.on.Load() && touched < 2 {
+	if c.prefault.on.Load() && touched < 2 {
 		t.Errorf("a 3 MiB block touched %d ranges, want at least 2", touched)
 	}
 	g, ok := tb.Get(0)
