@@ -54,7 +54,7 @@ type Cache struct {
 	capacity int64
 	mem      []byte      // the budget's memory; shard s owns mem[s*shardBytes:][:shardBytes]
 	offHeap  bool        // mem came from mmapAnon and is released by Close (munmap)
-	prefault *prefaulter // faults mem in 2 MiB at a time, on huge pages while they come cheap; nil when not off the heap
+	prefault *prefaulter // faults mem in 2 MiB at a time, on huge pages while they come cheap; nil for a budget on the Go heap or under 4 MiB
 	shards   []shard
 	shift    uint // shard index = mixed key >> shift
 	entries  []entry

@@ -32,7 +32,7 @@ const slowHugeFault = time.Millisecond
 // dear: on a 2-core VM that traps to its host on every fault, the first
 // writes to 512 small pages took 6.0-7.5 ms, one populate call of the
 // same pages 0.23-0.5 ms, and a first scan of a 1M-entry snappy table,
-// which fills the cache, spent most of its 540-570 ns per entry in
+// which fills the cache, spent most of its 540-650 ns per entry in
 // those faults. Blocks fill the cache's memory in order (next fit), so a
 // range faulted in is soon used.
 //
