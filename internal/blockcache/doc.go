@@ -34,10 +34,11 @@
 // as blocks are written: in a VM that traps to its host on every fault,
 // 512 faults took 6-7.5 ms and the one call 0.2-0.5 ms. Where the kernel
 // can give transparent huge pages, the mapping asks for them only while
-// they come cheap: the first time a range's fault is slow (direct
-// compaction, or a VM's host re-supplying pages the guest handed back),
-// it asks for none from then on, and ranges are faulted in as small
-// pages.
+// they come cheap enough: the first time a range's fault takes over
+// 10 ms (direct compaction), it asks for none from then on, and ranges
+// are faulted in as small pages. A huge page a VM's host must back anew
+// (about 4 ms measured) is kept: small pages cost that VM about half as
+// much to fault in and write first, and every later lookup more.
 //
 // Besides the budget, a Cache keeps on the Go heap 64 bytes of entry state
 // (one cache line) per 2 KiB of capacity (2 MiB for 64 MiB), a chunk

@@ -13,15 +13,24 @@ import (
 const hugePageBytes = 2 << 20
 
 // slowHugeFault is how long the first touch of a 2 MiB range may take
-// before the cache stops asking for huge pages. A huge page the kernel
-// has at hand takes about 0.1 ms (zeroing 2 MiB); 512 small pages faulted
-// in by one call about 0.2-0.6 ms; a huge page that costs more is being
-// assembled or fetched: direct compaction of fragmented memory, or, in a
-// VM with free page reporting (virtio-balloon), host faults on 512 pages
-// the guest had handed back, 2-6 ms each measured. The time is the
-// faulting thread's CPU time (faultCost), which those stalls count in and
-// waiting for a CPU does not.
-const slowHugeFault = time.Millisecond
+// before the cache stops asking for huge pages: long enough for a huge
+// page the host must back anew, short of direct compaction, which can
+// stall a fault for tens of milliseconds. Measured on a 2-core VM (PVM,
+// shadow page tables; MADV_POPULATE_WRITE per 2 MiB of a 512 MiB
+// mapping, the thread's CPU time): a huge page took 0.10-0.16 ms, or
+// 3.9-5.3 ms while the host re-supplied pages the guest had handed back;
+// the same 2 MiB as small pages took 0.24-0.71 ms to populate and then
+// 1.2-2.6 ms more for the first write to each of them (the hypervisor
+// builds its entry for a page then). So even a slow huge page costs the
+// fill about twice what small pages do, and every later lookup and scan
+// is spared TLB misses: with this limit at 1 ms, which turned huge pages
+// off at the first slow fault, a first scan of a 1M-entry snappy table
+// took 245-305 ns/entry against 120-197 with them kept, Get hits 576-668
+// ns against 488-648, and warm scans were bimodal (19-48 ns/entry
+// against 19-26). The time is the faulting thread's CPU time
+// (faultCost), which the host's stalls count in and waiting for a CPU
+// does not.
+const slowHugeFault = 10 * time.Millisecond
 
 // prefaulter faults the cache's memory in 2 MiB at a time, on the first
 // use of each 2 MiB range, and asks for transparent huge pages while they
@@ -40,13 +49,12 @@ const slowHugeFault = time.Millisecond
 // MiB pages spare them TLB misses (Get hits on a 1M-entry snappy table
 // with a hash index: about 8% faster). But where the kernel leaves huge
 // pages to madvise, every first touch of an advised 2 MiB range takes one
-// synchronously, and where that is slow (see slowHugeFault) the first
-// fill of the cache was up to 6 times slower: a first scan at 280-400
-// ns/entry instead of 57 or, with 4 KiB pages, 75-110. So the first slow
-// fault turns huge pages off for the rest of the mapping (MADV_NOHUGEPAGE
-// on all of it: one flag change, never a split of the mapping into
-// many); the ranges touched so far keep their pages, and later ones are
-// faulted in as small pages.
+// synchronously, and where that is very slow (direct compaction, see
+// slowHugeFault) it would stall the cache's first fill. So the first
+// fault slower than slowHugeFault turns huge pages off for the rest of
+// the mapping (MADV_NOHUGEPAGE on all of it: one flag change, never a
+// split of the mapping into many); the ranges touched so far keep their
+// pages, and later ones are faulted in as small pages.
 type prefaulter struct {
 	mem        []byte
 	first      int           // offset in mem of the first 2 MiB boundary of the address space
