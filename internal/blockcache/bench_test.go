@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -82,10 +83,13 @@ func BenchmarkMissThrash(b *testing.B) {
 // and 4 GiB). With write=false the block's bytes are not written, so
 // the cost is the cache's own: at 4 GiB its metadata (entries, chunk
 // bitmap, run tree: about 150 MB, and the tables' slots, 20 MB) no longer
-// fits the CPU's caches, where 64 MiB's (2.5 MB) does. Fastest of 5 runs
-// on a shared 2-core VM: about 310 ns at 64 MiB, 630-680 ns at 4 GiB
-// (2.0-2.2x), of which about 200 ns are the Gets' misses on their slots
-// and, for hits, entries. With write=true each block is filled before
+// fits the CPU's caches, where 64 MiB's (2.5 MB) does. Three runs each
+// on a shared 2-core VM: 298-329 ns at 64 MiB, 582-633 ns at 4 GiB
+// (1.8-2.1x; other runs gave up to 790), of which about 105-110 ns are
+// the lookup's misses on slots and, for hits, entries
+// (BenchmarkLookupThrash), and most of the rest misses on the eviction
+// queues' entries and on the chunk bitmap and run tree where the block
+// is placed. With write=true each block is filled before
 // Publish, as a reader decodes into it: 710-770 ns at 64 MiB, 1.4-1.8 µs
 // at 4 GiB, where the copy writes to memory no CPU cache holds. Each
 // size runs with two seeds of the access pattern.
@@ -98,13 +102,32 @@ func BenchmarkInsertThrash(b *testing.B) {
 		for _, seed := range []uint64{1, 2} {
 			for _, capacity := range []int64{64 << 20, 256 << 20, 1 << 30, 4 << 30} {
 				name := fmt.Sprintf("write=%v/seed=%d/%dMiB", write, seed, capacity>>20)
-				b.Run(name, func(b *testing.B) { insertThrash(b, capacity, seed, write, src) })
+				b.Run(name, func(b *testing.B) { thrash(b, capacity, seed, write, false, src) })
 			}
 		}
 	}
 }
 
-func insertThrash(b *testing.B, capacity int64, seed uint64, write bool, src []byte) {
+// BenchmarkLookupThrash times the lookup half of BenchmarkInsertThrash's
+// operation alone: after the same fill, a Get (and Release, on a hit) of
+// a random block, hits and misses alike, then a lock and unlock of a
+// mutex, as the insert that follows a miss takes its shard's lock (a
+// locked instruction, which waits for the Get's loads). At 4 GiB the
+// slot of a random block is a load from 20 MB of slots, and a hit's
+// entry one from the entries of 800,000 blocks, which no CPU cache
+// holds; at 64 MiB both are cached. The difference is the part of
+// InsertThrash's that the lookup accounts for: on a 2-core VM, 27 ns at
+// 64 MiB and 132-138 at 4 GiB, where InsertThrash took 305-329 and
+// 582-633.
+func BenchmarkLookupThrash(b *testing.B) {
+	for _, capacity := range []int64{64 << 20, 4 << 30} {
+		b.Run(fmt.Sprintf("seed=1/%dMiB", capacity>>20), func(b *testing.B) { thrash(b, capacity, 1, false, true, nil) })
+	}
+}
+
+// thrash fills a cache as BenchmarkInsertThrash says, then times its
+// operation, or with getsOnly BenchmarkLookupThrash's.
+func thrash(b *testing.B, capacity int64, seed uint64, write, getsOnly bool, src []byte) {
 	c := newCache(capacity)
 	const tables = 64
 	avg := 5 << 10 // about the mean of mixedSize
@@ -137,8 +160,19 @@ func insertThrash(b *testing.B, capacity int64, seed uint64, write bool, src []b
 		}
 	}
 	b.ReportAllocs()
-	for b.Loop() {
-		insert()
+	var fence sync.Mutex
+	if getsOnly {
+		for b.Loop() {
+			if h, ok := tbs[r.IntN(tables)].Get(r.IntN(perTable)); ok {
+				h.Release()
+			}
+			fence.Lock()
+			fence.Unlock()
+		}
+	} else {
+		for b.Loop() {
+			insert()
+		}
 	}
 	b.StopTimer()
 	for _, tb := range tbs {
