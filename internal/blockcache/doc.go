@@ -35,9 +35,9 @@
 // 512 faults took 6-7.5 ms and the one call 0.2-0.5 ms. Where the kernel
 // can give transparent huge pages, the mapping asks for them only while
 // they come cheap enough: the first time a range's fault takes over
-// 10 ms (direct compaction), it asks for none from then on, and ranges
+// 20 ms (direct compaction), it asks for none from then on, and ranges
 // are faulted in as small pages. A huge page a VM's host must back anew
-// (about 4 ms measured) is kept: small pages cost that VM about half as
+// (4-9 ms measured) is kept: small pages cost that VM about half as
 // much to fault in and write first, and every later lookup more.
 //
 // Besides the budget, a Cache keeps on the Go heap 64 bytes of entry state

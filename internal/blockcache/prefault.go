@@ -16,21 +16,21 @@ const hugePageBytes = 2 << 20
 // before the cache stops asking for huge pages: long enough for a huge
 // page the host must back anew, short of direct compaction, which can
 // stall a fault for tens of milliseconds. Measured on a 2-core VM (PVM,
-// shadow page tables; MADV_POPULATE_WRITE per 2 MiB of a 512 MiB
-// mapping, the thread's CPU time): a huge page took 0.10-0.16 ms, or
-// 3.9-5.3 ms while the host re-supplied pages the guest had handed back;
-// the same 2 MiB as small pages took 0.24-0.71 ms to populate and then
-// 1.2-2.6 ms more for the first write to each of them (the hypervisor
-// builds its entry for a page then). So even a slow huge page costs the
-// fill about twice what small pages do, and every later lookup and scan
-// is spared TLB misses: with this limit at 1 ms, which turned huge pages
-// off at the first slow fault, a first scan of a 1M-entry snappy table
-// took 245-305 ns/entry against 120-197 with them kept, Get hits 576-668
-// ns against 488-648, and warm scans were bimodal (19-48 ns/entry
-// against 19-26). The time is the faulting thread's CPU time
-// (faultCost), which the host's stalls count in and waiting for a CPU
-// does not.
-const slowHugeFault = 10 * time.Millisecond
+// shadow page tables) with bench/cmd/touchprobe (MADV_POPULATE_WRITE per
+// 2 MiB of a 512 MiB mapping, the thread's CPU time): a huge page took
+// 0.10-0.33 ms, or 3.9-9.3 ms while the host re-supplied pages the
+// guest had handed back; the same 2 MiB as small pages took 0.24-1.43
+// ms to populate and then 1.2-5.1 ms more for the first write to each
+// of them (the hypervisor builds its entry for a page then). So even a
+// slow huge page costs the fill about twice what small pages do, and
+// every later lookup and scan is spared TLB misses: with this limit at
+// 1 ms, which turned huge pages off at the first slow fault, a first
+// scan of a 1M-entry snappy table took 245-305 ns/entry against 120-197
+// with them kept, Get hits 576-668 ns against 488-648, and warm scans
+// were bimodal (19-48 ns/entry against 19-26). The time is the faulting
+// thread's CPU time (faultCost), which the host's stalls count in and
+// waiting for a CPU does not.
+const slowHugeFault = 20 * time.Millisecond
 
 // prefaulter faults the cache's memory in 2 MiB at a time, on the first
 // use of each 2 MiB range, and asks for transparent huge pages while they

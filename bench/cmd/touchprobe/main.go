@@ -1,9 +1,11 @@
+//go:build linux
+
 // Command touchprobe measures what one random memory access costs on this
 // machine, with no table and no cache in the way: the floor under the
 // figures that grow with the data (a hit at 10M entries against 1M, an
 // insert into a 4 GiB cache against a 64 MiB one).
 //
-//	cd bench && go run ./cmd/touchprobe [-anon 2,20,150,1200] [-file 120,1200] [-touches N] [-dir DIR]
+//	cd bench && go run ./cmd/touchprobe [-anon 2,20,150,1200] [-file 120,1200] [-touches N] [-dir DIR] [-populate MiB]
 //
 // Each access is a load whose address depends on the value the previous
 // one loaded (a chain, as a lookup's index, slot, entry and block are),
@@ -21,8 +23,16 @@
 //     place (1M entries of cmd/compare are a 120 MiB file, 10M a 1.2 GiB
 //     one).
 //
-// It prints one line per case: the kind, the size and the nanoseconds per
+// Linux only. It prints one line per case: the kind, the size and the nanoseconds per
 // access. The files are removed at exit.
+//
+// With -populate (Linux 5.14 and later), it then faults in an anonymous
+// mapping of that many MiB 2 MiB at a time, as the block cache does
+// (MADV_POPULATE_WRITE), timing each call by the thread's CPU time, and
+// writes one byte to each 4 KiB page of the range after: once asking for
+// transparent huge pages (MADV_HUGEPAGE), once refusing them
+// (MADV_NOHUGEPAGE). It prints the median and the range of both times
+// per 2 MiB: what the cache's slowHugeFault weighs.
 package main
 
 import (
@@ -31,10 +41,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -44,8 +56,19 @@ func main() {
 	file := flag.String("file", "120,1200", "sizes in MiB of file mappings to probe, comma-separated")
 	touches := flag.Int("touches", 1<<18, "dependent accesses per pass")
 	dir := flag.String("dir", "", "where to write the files (default: os.TempDir())")
+	populate := flag.Int("populate", 512, "MiB of anonymous memory to fault in 2 MiB at a time, with and without huge pages (0: skip)")
 	flag.Parse()
-	if err := run(*anon, *file, *touches, *dir); err != nil {
+	err := run(*anon, *file, *touches, *dir)
+	for _, huge := range []bool{true, false} {
+		if err != nil || *populate <= 0 {
+			break
+		}
+		var pop, write []time.Duration
+		if pop, write, err = probePopulate(*populate, huge); err == nil {
+			fmt.Printf("populate %d MiB, huge pages %-5v: %s per 2 MiB, then first writes %s\n", *populate, huge, spread(pop), spread(write))
+		}
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "touchprobe:", err)
 		os.Exit(1)
 	}
@@ -162,4 +185,64 @@ func chase(m []byte, touches, idx int) float64 {
 	}
 	slices.Sort(passes)
 	return passes[len(passes)/2]
+}
+
+const hugePage = 2 << 20
+
+// probePopulate faults in mb MiB of a fresh anonymous mapping a huge
+// page's worth at a time and then writes a byte to each 4 KiB page of
+// it, and returns the thread CPU time of each call and of each range's
+// writes.
+func probePopulate(mb int, huge bool) (populate, writes []time.Duration, err error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	n := max(mb<<20/hugePage, 1) * hugePage
+	m, err := unix.Mmap(-1, 0, n+hugePage, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unix.Munmap(m)
+	skip := (hugePage - int(uintptr(unsafe.Pointer(&m[0])))%hugePage) % hugePage
+	mem := m[skip : skip+n]
+	advice := unix.MADV_NOHUGEPAGE
+	if huge {
+		advice = unix.MADV_HUGEPAGE
+	}
+	if err := unix.Madvise(mem, advice); err != nil {
+		return nil, nil, fmt.Errorf("madvise: %w", err)
+	}
+	for off := 0; off < n; off += hugePage {
+		r := mem[off : off+hugePage]
+		t0, err := threadCPU()
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := unix.Madvise(r, unix.MADV_POPULATE_WRITE); err != nil {
+			return nil, nil, fmt.Errorf("MADV_POPULATE_WRITE (Linux 5.14): %w", err)
+		}
+		t1, _ := threadCPU()
+		for p := 0; p < len(r); p += 4096 {
+			r[p] = 1
+		}
+		t2, _ := threadCPU()
+		populate = append(populate, t1-t0)
+		writes = append(writes, t2-t1)
+	}
+	return populate, writes, nil
+}
+
+func threadCPU() (time.Duration, error) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0, err
+	}
+	return time.Duration(ts.Nano()), nil
+}
+
+// spread formats the median and range of ds.
+func spread(ds []time.Duration) string {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	r := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1e3) }
+	return fmt.Sprintf("%s (%s-%s)", r(s[len(s)/2]), r(s[0]), r(s[len(s)-1]))
 }

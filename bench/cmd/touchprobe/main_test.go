@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -33,5 +35,21 @@ func TestProbesRun(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) != 0 {
 		t.Errorf("files left behind: %v", left)
+	}
+}
+
+// TestProbePopulate faults in 4 MiB both ways: two ranges, each timed.
+func TestProbePopulate(t *testing.T) {
+	for _, huge := range []bool{true, false} {
+		pop, writes, err := probePopulate(4, huge)
+		if err != nil {
+			t.Skipf("no MADV_POPULATE_WRITE here: %v", err)
+		}
+		if len(pop) != 2 || len(writes) != 2 {
+			t.Fatalf("huge=%v: %d populate and %d write times for 4 MiB, want 2 each", huge, len(pop), len(writes))
+		}
+		if s := spread(pop); s == "" {
+			t.Fatal("empty spread")
+		}
 	}
 }
