@@ -160,7 +160,7 @@ func thrash(b *testing.B, capacity int64, seed uint64, write, getsOnly bool, src
 		}
 	}
 	b.ReportAllocs()
-	var fence sync.Mutex
+	var fence sync.Mutex // LookupThrash's stand-in for the insert's shard lock
 	if getsOnly {
 		for b.Loop() {
 			if h, ok := tbs[r.IntN(tables)].Get(r.IntN(perTable)); ok {
