@@ -85,9 +85,11 @@ func BenchmarkMissThrash(b *testing.B) {
 // bitmap, run tree: about 150 MB, and the tables' slots, 20 MB) no longer
 // fits the CPU's caches, where 64 MiB's (2.5 MB) does. Three runs each
 // on a shared 2-core VM: 298-329 ns at 64 MiB, 582-633 ns at 4 GiB
-// (1.8-2.1x; other runs gave up to 790), of which about 105-110 ns are
-// the lookup's misses on slots and, for hits, entries
-// (BenchmarkLookupThrash), and most of the rest misses on the eviction
+// (1.8-2.1x; other runs gave up to 790). A CPU profile of the timed
+// loop at 4 GiB puts 186 ns per operation on the lookup's misses on its
+// slot and, for hits, its entry (9.5 at 64 MiB; 105-110 more alone, in
+// BenchmarkLookupThrash, where the slots stay partly in the CPU's
+// last-level cache), and most of the rest on misses on the eviction
 // queues' entries and on the chunk bitmap and run tree where the block
 // is placed. With write=true each block is filled before
 // Publish, as a reader decodes into it: 710-770 ns at 64 MiB, 1.4-1.8 µs
