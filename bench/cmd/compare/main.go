@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/sstkit/sstable/bench/internal/implsetup"
+	"github.com/sstkit/sstable/bench/internal/scratchdir"
 )
 
 func main() {
@@ -205,14 +206,19 @@ func run(cfg config, progress io.Writer, started func()) (*results, error) {
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(progress, "[%6.1fs] %s\n", time.Since(t0).Seconds(), fmt.Sprintf(format, args...))
 	}
-	dir, err := os.MkdirTemp(cfg.dir, "sstcompare-")
-	if err != nil {
-		return nil, err
-	}
+	var dir string
+	var err error
 	if cfg.keep {
+		if dir, err = os.MkdirTemp(cfg.dir, "sstcompare-"); err != nil {
+			return nil, err
+		}
 		logf("tables in %s (kept)", dir)
 	} else {
-		defer os.RemoveAll(dir)
+		var remove func()
+		if dir, remove, err = scratchdir.Make(cfg.dir, "sstcompare-"); err != nil {
+			return nil, err
+		}
+		defer remove() // and on SIGINT or SIGTERM
 	}
 
 	logf("generating %d entries (%d-byte keys, %d-byte values), %d lookups", cfg.entries, keyLen, valueLen, min(cfg.lookups, cfg.entries))

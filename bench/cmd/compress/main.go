@@ -48,6 +48,7 @@ import (
 	sstable2 "github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/sstable/block"
 	"github.com/sstkit/sstable/bench/internal/implsetup"
+	"github.com/sstkit/sstable/bench/internal/scratchdir"
 	"github.com/sstkit/sstable/builder"
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/filterblock"
@@ -131,9 +132,10 @@ func main() {
 	work := *dir
 	if work == "" {
 		var err error
-		work, err = os.MkdirTemp("", "compress")
+		var remove func()
+		work, remove, err = scratchdir.Make("", "compress")
 		check(err)
-		defer os.RemoveAll(work)
+		defer remove() // and on SIGINT, SIGTERM or check's exit
 	}
 
 	type key struct {
@@ -185,7 +187,7 @@ func main() {
 func check(err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "compress:", err)
-		os.Exit(1)
+		scratchdir.Exit(1)
 	}
 }
 

@@ -47,6 +47,7 @@ import (
 	"time"
 
 	"github.com/sstkit/sstable/bench/internal/implsetup"
+	"github.com/sstkit/sstable/bench/internal/scratchdir"
 )
 
 func main() {
@@ -293,14 +294,18 @@ func run(cfg config, progress io.Writer) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(cfg.dir, "sstmanytables-")
-	if err != nil {
-		return nil, err
-	}
+	var dir string
 	if cfg.keep {
+		if dir, err = os.MkdirTemp(cfg.dir, "sstmanytables-"); err != nil {
+			return nil, err
+		}
 		logf("tables in %s (kept)", dir)
 	} else {
-		defer os.RemoveAll(dir)
+		var remove func()
+		if dir, remove, err = scratchdir.Make(cfg.dir, "sstmanytables-"); err != nil {
+			return nil, err
+		}
+		defer remove() // and on SIGINT or SIGTERM
 	}
 	w := newWorkload(cfg.tables, cfg.entries)
 	rep := &report{CPU: cpuName(), Cores: runtime.NumCPU(), GoVersion: runtime.Version(), Cgo: cgoEnabled,

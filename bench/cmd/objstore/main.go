@@ -44,6 +44,7 @@ import (
 	"github.com/cockroachdb/pebble/sstable"
 	sstable2 "github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/sstkit/sstable/bench/internal/implsetup"
+	"github.com/sstkit/sstable/bench/internal/scratchdir"
 	"github.com/sstkit/sstable/builder"
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/reader"
@@ -608,11 +609,11 @@ func main() {
 	disk := flag.Bool("diskcache", true, "also read the default table through a diskcache.Cache: cold, warm on disk after a restart, warm in memory (diskcache.go)")
 	flag.IntVar(&spanCount, "spans", 1000, "range deletions in the span table measured after each size (0: none)")
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "objstore-*")
+	dir, removeDir, err := scratchdir.Make("", "objstore-*")
 	if err != nil {
 		fail(err)
 	}
-	defer os.RemoveAll(dir)
+	defer removeDir() // and on SIGINT, SIGTERM or fail
 	fmt.Println("ReadAt calls / bytes asked for, per reader (16-byte keys, 100-byte values, 4 KiB blocks, snappy, 10 bits/key, 256 MiB cache).")
 	if latency > 0 {
 		fmt.Printf("Every ReadAt sleeps %v; wall times follow the counts.\n", latency)
@@ -761,5 +762,5 @@ func check(n int, results []*result) []string {
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "objstore:", err)
-	os.Exit(1)
+	scratchdir.Exit(1)
 }
