@@ -1,0 +1,113 @@
+package merge
+
+// child is one level's point iterator inside an Iterator, with its
+// current key cached for the heap's comparisons. A level made by Tables
+// is called directly (t), any other through its interface (x): the
+// common case pays no dynamic dispatch on the hot path.
+type child struct {
+	level int // the level's index: 0 is the newest
+	t     *tablesIter
+	x     LevelIterator
+	key   []byte // the current key; nil when not positioned
+}
+
+// settle caches the key after a move and returns ok.
+func (c *child) settle(ok bool) bool {
+	if !ok {
+		c.key = nil
+		return false
+	}
+	if c.t != nil {
+		c.key = c.t.it.Key()
+	} else {
+		c.key = c.x.Key()
+	}
+	return true
+}
+
+func (c *child) first() bool {
+	if c.t != nil {
+		return c.settle(c.t.First())
+	}
+	return c.settle(c.x.First())
+}
+
+func (c *child) last() bool {
+	if c.t != nil {
+		return c.settle(c.t.Last())
+	}
+	return c.settle(c.x.Last())
+}
+
+func (c *child) next() bool {
+	if c.t != nil {
+		return c.settle(c.t.Next())
+	}
+	return c.settle(c.x.Next())
+}
+
+func (c *child) prev() bool {
+	if c.t != nil {
+		return c.settle(c.t.Prev())
+	}
+	return c.settle(c.x.Prev())
+}
+
+func (c *child) seekGE(key []byte) bool {
+	if c.t != nil {
+		return c.settle(c.t.SeekGE(key))
+	}
+	return c.settle(c.x.SeekGE(key))
+}
+
+func (c *child) seekLT(key []byte) bool {
+	if c.t != nil {
+		return c.settle(c.t.SeekLT(key))
+	}
+	return c.settle(c.x.SeekLT(key))
+}
+
+func (c *child) seekPrefixGE(prefix, key []byte) bool {
+	if c.t != nil {
+		return c.settle(c.t.SeekPrefixGE(prefix, key))
+	}
+	return c.settle(c.x.SeekPrefixGE(prefix, key))
+}
+
+func (c *child) seekPrefixLT(prefix, key []byte) bool {
+	if c.t != nil {
+		return c.settle(c.t.SeekPrefixLT(prefix, key))
+	}
+	return c.settle(c.x.SeekPrefixLT(prefix, key))
+}
+
+func (c *child) value() []byte {
+	if c.t != nil {
+		return c.t.it.Value()
+	}
+	return c.x.Value()
+}
+
+func (c *child) setBounds(lower, upper []byte) {
+	c.key = nil
+	if c.t != nil {
+		c.t.SetBounds(lower, upper)
+		return
+	}
+	c.x.SetBounds(lower, upper)
+}
+
+func (c *child) err() error {
+	if c.t != nil {
+		return c.t.Err()
+	}
+	return c.x.Err()
+}
+
+func (c *child) close() error {
+	c.key = nil
+	if c.t != nil {
+		return c.t.Close()
+	}
+	return c.x.Close()
+}

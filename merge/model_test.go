@@ -1,0 +1,401 @@
+package merge_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync/atomic"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/merge"
+	"github.com/sstkit/sstable/reader"
+)
+
+// The model's conventions: a point value starting with 'D' is a
+// deletion; a span value starting "RD" a range deletion, any other span
+// value (such as "RK...") a range key, which deletes nothing.
+func isDel(v []byte) bool      { return len(v) > 0 && v[0] == 'D' }
+func isRangeDel(v []byte) bool { return bytes.HasPrefix(v, []byte("RD")) }
+
+var modelOpts = &merge.Options{IsDeletion: isDel, IsRangeDeletion: isRangeDel}
+
+// frag is a span fragment of the model: [start, end) with values.
+type frag struct {
+	start, end string
+	vals       []string
+}
+
+// modelLevel is one level as drawn: sorted distinct keys with values,
+// sorted non-overlapping fragments, and the keys at which its tables
+// are cut.
+type modelLevel struct {
+	keys  []string
+	vals  map[string]string
+	frags []frag
+	cuts  []string // table i holds [cuts[i-1], cuts[i])
+	mem   bool     // a memLevel, not tables
+}
+
+// shape is how keys are drawn: mvcc keys are two letters of prefix and
+// a one-byte suffix (tables built with format.Suffix(1)); plain keys are
+// 1 to 3 letters.
+type shape struct{ mvcc bool }
+
+func (s shape) key() *rapid.Generator[string] {
+	if s.mvcc {
+		return rapid.StringMatching(`[a-c]{2}[0-3]`)
+	}
+	return rapid.StringMatching(`[a-d]{1,3}`)
+}
+
+func (s shape) prefix(k string) string {
+	if s.mvcc && len(k) > 0 {
+		return k[:len(k)-1]
+	}
+	return k
+}
+
+func drawLevel(t *rapid.T, s shape, li int, allowMem bool) modelLevel {
+	kg := s.key()
+	l := modelLevel{vals: map[string]string{}}
+	l.keys = rapid.SliceOfNDistinct(kg, 0, 14, func(k string) string { return k }).Draw(t, "keys")
+	slices.Sort(l.keys)
+	for _, k := range l.keys {
+		if rapid.IntRange(0, 3).Draw(t, "del") == 0 {
+			l.vals[k] = fmt.Sprintf("D%d", li)
+		} else {
+			l.vals[k] = fmt.Sprintf("L%d.%s", li, k)
+		}
+	}
+	// Fragments between sorted distinct boundaries, some adjacent.
+	bounds := rapid.SliceOfNDistinct(kg, 0, 6, func(k string) string { return k }).Draw(t, "bounds")
+	slices.Sort(bounds)
+	for i := 0; i+1 < len(bounds); i++ {
+		if !rapid.Bool().Draw(t, "frag") {
+			continue
+		}
+		var vals []string
+		switch rapid.IntRange(0, 3).Draw(t, "fragkind") {
+		case 0, 1:
+			vals = []string{fmt.Sprintf("RD%d", li)}
+		case 2:
+			vals = []string{fmt.Sprintf("RK%d", li)}
+		default:
+			vals = []string{fmt.Sprintf("RK%d", li), fmt.Sprintf("RD%d", li)}
+		}
+		l.frags = append(l.frags, frag{bounds[i], bounds[i+1], vals})
+	}
+	l.cuts = rapid.SliceOfNDistinct(kg, 0, 4, func(k string) string { return k }).Draw(t, "cuts")
+	slices.Sort(l.cuts)
+	l.mem = allowMem && rapid.IntRange(0, 2).Draw(t, "mem") == 0
+	return l
+}
+
+// view computes the model's visible entries, in key order.
+func view(levels []modelLevel) (keys, vals []string) {
+	all := map[string]bool{}
+	for _, l := range levels {
+		for _, k := range l.keys {
+			all[k] = true
+		}
+	}
+	for k := range all {
+		if v, ok := lookup(levels, k); ok {
+			keys = append(keys, k)
+			_ = v
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v, _ := lookup(levels, k)
+		vals = append(vals, v)
+	}
+	return keys, vals
+}
+
+// lookup is the model's Get.
+func lookup(levels []modelLevel, k string) (string, bool) {
+	for i, l := range levels {
+		if v, ok := l.vals[k]; ok {
+			if isDel([]byte(v)) {
+				return "", false
+			}
+			for _, nl := range levels[:i] {
+				for _, f := range nl.frags {
+					if f.start <= k && k < f.end && slices.ContainsFunc(f.vals, func(v string) bool { return isRangeDel([]byte(v)) }) {
+						return "", false
+					}
+				}
+			}
+			return v, true
+		}
+	}
+	return "", false
+}
+
+var caseSeq atomic.Int64
+
+// buildLevel writes a model level's tables (or makes its memLevel) and
+// returns the Level and the readers to close.
+func buildLevel(t *rapid.T, dir string, s shape, l modelLevel, mapped bool) (merge.Level, []*reader.Reader) {
+	var split func([]byte) int
+	opts := &builder.Options{BlockSize: 64}
+	if s.mvcc {
+		sp := format.Suffix(1)
+		split = sp.Split
+		opts.Splitter = sp
+	}
+	if l.mem {
+		m := &memLevel{split: split}
+		for _, k := range l.keys {
+			m.keys, m.vals = append(m.keys, []byte(k)), append(m.vals, []byte(l.vals[k]))
+		}
+		for _, f := range l.frags {
+			sp := reader.Span{Start: []byte(f.start), End: []byte(f.end)}
+			for _, v := range f.vals {
+				sp.Values = append(sp.Values, []byte(v))
+			}
+			m.spans = append(m.spans, sp)
+		}
+		return m, nil
+	}
+	var rs []*reader.Reader
+	lo := ""
+	for ti := 0; ti <= len(l.cuts); ti++ {
+		hi := "\xff\xff\xff\xff"
+		if ti < len(l.cuts) {
+			hi = l.cuts[ti]
+		}
+		path := filepath.Join(dir, fmt.Sprintf("%d.sst", caseSeq.Add(1)))
+		b, err := builder.Create(path, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range l.keys {
+			if lo <= k && k < hi {
+				if err := b.Add([]byte(k), []byte(l.vals[k])); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for _, f := range l.frags {
+			st, en := max(f.start, lo), min(f.end, hi)
+			if st >= en {
+				continue
+			}
+			for _, v := range f.vals {
+				if err := b.AddSpan([]byte(st), []byte(en), []byte(v)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := b.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, openTable(t, path, mapped))
+		lo = hi
+	}
+	return merge.Tables(rs...), rs
+}
+
+// openTable opens a table mapped, or over an io.ReaderAt.
+func openTable(t interface{ Fatal(...any) }, path string, mapped bool) *reader.Reader {
+	if mapped {
+		r, err := reader.Open(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := reader.New(bytes.NewReader(data), int64(len(data)), &reader.Options{Name: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// modelIter is the model's iterator over the visible entries within
+// bounds.
+type modelIter struct {
+	s            shape
+	all, allV    []string
+	keys, vals   []string // within bounds
+	pos          int
+	ok, inPrefix bool
+	prefix       string
+}
+
+func (m *modelIter) setBounds(lo, hi *string) {
+	m.keys, m.vals = nil, nil
+	for i, k := range m.all {
+		if (lo == nil || k >= *lo) && (hi == nil || k < *hi) {
+			m.keys, m.vals = append(m.keys, k), append(m.vals, m.allV[i])
+		}
+	}
+	m.ok, m.inPrefix = false, false
+}
+
+func (m *modelIter) at(i int) bool {
+	m.pos = i
+	m.ok = i >= 0 && i < len(m.keys) && (!m.inPrefix || m.s.prefix(m.keys[i]) == m.prefix)
+	if !m.ok {
+		m.inPrefix = false
+	}
+	return m.ok
+}
+
+func (m *modelIter) ge(k string) int { return sort.SearchStrings(m.keys, k) }
+
+func TestModel(t *testing.T) {
+	dir := t.TempDir()
+	rapid.Check(t, func(rt *rapid.T) {
+		checkModel(rt, dir)
+	})
+}
+
+func checkModel(t *rapid.T, dir string) {
+	s := shape{mvcc: rapid.Bool().Draw(t, "mvcc")}
+	mapped := rapid.Bool().Draw(t, "mapped")
+	n := rapid.IntRange(1, 5).Draw(t, "levels")
+	var mls []modelLevel
+	var levels []merge.Level
+	for i := range n {
+		ml := drawLevel(t, s, i, i == 0)
+		l, rs := buildLevel(t, dir, s, ml, mapped)
+		for _, r := range rs {
+			defer r.Close()
+		}
+		mls, levels = append(mls, ml), append(levels, l)
+	}
+	keys, vals := view(mls)
+	kg := s.key()
+
+	// Get of every key drawn, and a few others.
+	probe := append([]string{"", "a", "zz"}, keys...)
+	for _, l := range mls {
+		probe = append(probe, l.keys...)
+	}
+	for _, k := range probe {
+		want, wok := lookup(mls, k)
+		got, err := merge.Get(levels, []byte(k), modelOpts)
+		if wok != (err == nil) || err != nil && !errors.Is(err, reader.ErrNotFound) || string(got) != want {
+			t.Fatalf("Get(%q) = %q, %v; model %q, %v", k, got, err, want, wok)
+		}
+	}
+
+	it := merge.NewIterator(levels, modelOpts)
+	defer it.Close()
+	// Whole scans, both ways.
+	var got []string
+	for ok := it.First(); ok; ok = it.Next() {
+		got = append(got, string(it.Key())+"="+string(it.Value()))
+	}
+	var want []string
+	for i := range keys {
+		want = append(want, keys[i]+"="+vals[i])
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("forward scan\n got %q\nwant %q", got, want)
+	}
+	got = got[:0]
+	for ok := it.Last(); ok; ok = it.Prev() {
+		got = append(got, string(it.Key())+"="+string(it.Value()))
+	}
+	slices.Reverse(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("reverse scan\n got %q\nwant %q", got, want)
+	}
+
+	// Random moves against the model.
+	m := &modelIter{s: s, all: keys, allV: vals}
+	m.setBounds(nil, nil)
+	it.SetBounds(nil, nil)
+	optKey := rapid.Ptr(kg, true)
+	for step := range rapid.IntRange(1, 40).Draw(t, "steps") {
+		var ok, wok bool
+		op := rapid.IntRange(0, 9).Draw(t, "op")
+		switch op {
+		case 0:
+			ok, m.inPrefix = it.First(), false
+			wok = m.at(0)
+		case 1:
+			ok, m.inPrefix = it.Last(), false
+			wok = m.at(len(m.keys) - 1)
+		case 2, 3:
+			ok = it.Next()
+			wok = m.ok && m.at(m.pos+1)
+		case 4, 5:
+			ok = it.Prev()
+			wok = m.ok && m.at(m.pos-1)
+		case 6:
+			k := kg.Draw(t, "k")
+			ok, m.inPrefix = it.SeekGE([]byte(k)), false
+			wok = m.at(m.ge(k))
+		case 7:
+			k := kg.Draw(t, "k")
+			ok, m.inPrefix = it.SeekLT([]byte(k)), false
+			wok = m.at(m.ge(k) - 1)
+		case 8:
+			if !s.mvcc {
+				lo, hi := optKey.Draw(t, "lo"), optKey.Draw(t, "hi")
+				it.SetBounds(bptr(lo), bptr(hi))
+				m.setBounds(lo, hi)
+				continue
+			}
+			k := kg.Draw(t, "k")
+			p := s.prefix(kg.Draw(t, "p"))
+			if rapid.Bool().Draw(t, "ownprefix") {
+				p = s.prefix(k)
+			}
+			if rapid.Bool().Draw(t, "ge") {
+				ok = it.SeekPrefixGE([]byte(p), []byte(k))
+				m.inPrefix, m.prefix = true, p
+				wok = m.at(m.ge(max(k, p)))
+			} else {
+				ok = it.SeekPrefixLT([]byte(p), []byte(k))
+				m.inPrefix, m.prefix = true, p
+				i := m.ge(k) - 1
+				for i >= 0 && m.keys[i] > p && s.prefix(m.keys[i]) != p {
+					i--
+				}
+				wok = m.at(i)
+			}
+		case 9:
+			lo, hi := optKey.Draw(t, "lo"), optKey.Draw(t, "hi")
+			it.SetBounds(bptr(lo), bptr(hi))
+			m.setBounds(lo, hi)
+			continue
+		}
+		if err := it.Err(); err != nil {
+			t.Fatalf("step %d op %d: %v", step, op, err)
+		}
+		if ok != wok {
+			t.Fatalf("step %d op %d: ok %v, model %v (model at %d of %q)", step, op, ok, wok, m.pos, m.keys)
+		}
+		if ok && (string(it.Key()) != m.keys[m.pos] || string(it.Value()) != m.vals[m.pos]) {
+			t.Fatalf("step %d op %d: at %q=%q, model %q=%q", step, op, it.Key(), it.Value(), m.keys[m.pos], m.vals[m.pos])
+		}
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func bptr(s *string) []byte {
+	if s == nil {
+		return nil
+	}
+	return []byte(*s)
+}

@@ -1,0 +1,44 @@
+package merge
+
+import "github.com/sstkit/sstable/reader"
+
+// Options configure an Iterator, Get and (through CompactOptions) Compact.
+// A nil *Options means the zero value: no point deletions, every span a
+// range deletion, no bounds.
+type Options struct {
+	// IsDeletion reports whether a point entry's value marks its key
+	// deleted (a tombstone, such as a value whose kind byte says so). nil:
+	// no entry is a deletion. It is called on the hot path, once per key
+	// shown, with a value that is valid only during the call.
+	IsDeletion func(value []byte) bool
+	// IsRangeDeletion reports whether a span value deletes the keys of
+	// older levels in its [Start, End). A fragment deletes when any of
+	// its values does. nil: every span does. Spans for which it returns
+	// false (range keys) hide nothing; Compact keeps them as data.
+	IsRangeDeletion func(value []byte) bool
+	// LowerBound (inclusive) and UpperBound (exclusive) bound the keys an
+	// Iterator shows and Get finds, as reader.IterOptions' do: nil is no
+	// bound, an empty non-nil UpperBound admits no key. They are copied.
+	LowerBound, UpperBound []byte
+}
+
+// iterOptions returns the bounds as the levels take them.
+func (o *Options) iterOptions() *reader.IterOptions {
+	if o == nil || o.LowerBound == nil && o.UpperBound == nil {
+		return nil
+	}
+	return &reader.IterOptions{LowerBound: o.LowerBound, UpperBound: o.UpperBound}
+}
+
+// deletes reports whether a fragment with values deletes, under o.
+func (o *Options) deletes(values [][]byte) bool {
+	if o == nil || o.IsRangeDeletion == nil {
+		return len(values) > 0
+	}
+	for _, v := range values {
+		if o.IsRangeDeletion(v) {
+			return true
+		}
+	}
+	return false
+}
