@@ -54,9 +54,9 @@ type tablesLevel struct {
 // closed.
 func Tables(rs ...*reader.Reader) Level {
 	l := &tablesLevel{}
-	var prevHi []byte   // the highest position of the previous non-empty table
-	var prevExcl bool   // prevHi is a span end (exclusive)
-	prevIndex := -1     // its index in rs
+	var prevHi []byte // the highest position of the previous non-empty table
+	var prevExcl bool // prevHi is a span end (exclusive)
+	prevIndex := -1   // its index in rs
 	for i, r := range rs {
 		if r == nil {
 			l.err = fmt.Errorf("%w: table %d is a nil *reader.Reader", ErrTableOrder, i)
