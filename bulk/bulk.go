@@ -13,6 +13,10 @@
 // listing them. Input that fits the budget is sorted in memory and written
 // without a spill.
 //
+// For input already in key order (a compaction's merged iterators),
+// SortedWriter writes the same tables and manifest streaming, without
+// Writer's sort and spill.
+//
 // # Memory
 //
 // The entries held before a spill take their key and value bytes plus 24
@@ -83,7 +87,9 @@ const runDirPrefix = ".bulk-runs-"
 
 // IsTempDir reports whether name, a base name, is a temporary directory
 // of a bulk build: a Writer's spill directory (".bulk-runs-" and digits,
-// in Options.TempDir or the output directory), or the working directory of
+// in Options.TempDir or the output directory), a SortedWriter's staging
+// directory (".bulk-sorted-" and digits, in the output directory: the
+// tables it has finished, moved out by Finish), or the working directory of
 // "sst build" ("." + the output's base name + ".bulk-" and digits, beside
 // the output table, or inside the output directory with -split), which
 // holds its spilled runs and unfinished tables. Finish and Abort remove
@@ -93,6 +99,9 @@ const runDirPrefix = ".bulk-runs-"
 // its own output that no running build holds.
 func IsTempDir(name string) bool {
 	if rest, ok := strings.CutPrefix(name, runDirPrefix); ok {
+		return allDigits(rest)
+	}
+	if rest, ok := strings.CutPrefix(name, stageDirPrefix); ok {
 		return allDigits(rest)
 	}
 	i := strings.LastIndex(name, ".bulk-")
@@ -330,28 +339,39 @@ func NewWriter(dir string, opts *Options) (*Writer, error) {
 			return nil, fmt.Errorf("bulk: TempDir %s is not a directory", o.TempDir)
 		}
 	}
+	if err := prepareDir(dir); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// prepareDir makes dir ready for a build's output (NewWriter,
+// NewSortedWriter): it creates dir (and its parents) when missing, and
+// returns an error for a dir that is not a directory or already holds a
+// manifest.json or a table named NNNNNN.sst.
+func prepareDir(dir string) error {
 	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if err := os.MkdirAll(dir, 0o777); err != nil {
-			return nil, fmt.Errorf("bulk: %w", err)
+			return fmt.Errorf("bulk: %w", err)
 		}
 	case err != nil:
-		return nil, fmt.Errorf("bulk: %w", err)
+		return fmt.Errorf("bulk: %w", err)
 	case !st.IsDir():
-		return nil, fmt.Errorf("bulk: %s is not a directory", dir)
+		return fmt.Errorf("bulk: %s is not a directory", dir)
 	default:
 		ents, err := os.ReadDir(dir)
 		if err != nil {
-			return nil, fmt.Errorf("bulk: %w", err)
+			return fmt.Errorf("bulk: %w", err)
 		}
 		for _, e := range ents {
 			if ourNames.MatchString(e.Name()) {
-				return nil, fmt.Errorf("bulk: %s already holds %s from another build; use an empty directory", dir, e.Name())
+				return fmt.Errorf("bulk: %s already holds %s from another build; use an empty directory", dir, e.Name())
 			}
 		}
 	}
-	return w, nil
+	return nil
 }
 
 // Add adds one entry. Keys may come in any order; the writer copies both
@@ -776,7 +796,9 @@ func (w *Writer) writeTables(src source) ([]TableInfo, error) {
 			return fmt.Errorf("bulk: %w", err)
 		}
 		cur.Size = st.Size()
-		cur.Largest = bytes.Clone(last)
+		if cur.Entries > 0 { // not nil for the empty key: nil means no points
+			cur.Largest = append([]byte{}, last...)
+		}
 		tables = append(tables, cur)
 		w.mu.Lock()
 		w.pending = nil

@@ -44,15 +44,25 @@ func (w *Writer) AddSpan(start, end, value []byte) error {
 	if err := w.check(); err != nil {
 		return err
 	}
-	if o := w.opts.Builder; o != nil && (o.HashIndex || o.FormatVersion != 0 && o.FormatVersion != format.Version4) {
-		return fmt.Errorf("bulk: AddSpan: spans need the builder's default format (version 4 layout); Options.Builder asks for format version %d, hash index %v", o.FormatVersion, o.HashIndex)
+	if err := checkSpanFormat(w.opts.Builder); err != nil {
+		return err
 	}
 	if bytes.Compare(start, end) >= 0 {
-		return fmt.Errorf("bulk: %w: span start %s is not below its end %s", builder.ErrKeyOrder, QuoteKey(start), QuoteKey(end))
+		return wrap("", fmt.Errorf("%w: span start %s is not below its end %s", builder.ErrKeyOrder, QuoteKey(start), QuoteKey(end)))
 	}
 	w.spans = append(w.spans, bulkSpan{bytes.Clone(start), bytes.Clone(end), bytes.Clone(value), len(w.spans)})
 	if w.spans[len(w.spans)-1].start == nil {
 		w.spans[len(w.spans)-1].start = []byte{}
+	}
+	return nil
+}
+
+// checkSpanFormat returns an error if tables built with o cannot hold
+// spans: spans need the version 4 layout, which FormatVersion 1 to 3 and
+// HashIndex rule out.
+func checkSpanFormat(o *builder.Options) error {
+	if o != nil && (o.HashIndex || o.FormatVersion != 0 && o.FormatVersion != format.Version4) {
+		return fmt.Errorf("bulk: AddSpan: spans need the builder's default format (version 4 layout); Options.Builder asks for format version %d, hash index %v", o.FormatVersion, o.HashIndex)
 	}
 	return nil
 }
