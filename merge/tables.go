@@ -158,6 +158,7 @@ type tablesIter struct {
 	its  []*reader.Iterator // by index in l.points; nil until reached
 	gens []uint32           // the bounds generation each of its has
 	gen  uint32             // bumped by SetBounds
+	open int                // non-nil its
 	cur  int                // the table it is on; -1 for none
 	it   *reader.Iterator   // its[cur]
 	ok   bool               // positioned on an entry
@@ -171,18 +172,43 @@ type tablesIter struct {
 	closed             bool
 }
 
+// maxOpenTables bounds the table iterators a tablesIter keeps open, so
+// that a scan or compaction over a level of many tables holds a few
+// tables' index blocks and buffers, not all of them.
+const maxOpenTables = 4
+
 // table returns table i's iterator, with the current bounds.
 func (t *tablesIter) table(i int) *reader.Iterator {
 	it := t.its[i]
 	if it == nil {
+		if t.open == maxOpenTables {
+			t.closeFarthest(i)
+		}
 		it = t.l.points[i].r.NewIter(&reader.IterOptions{LowerBound: t.lower, UpperBound: t.upper})
 		t.its[i], t.gens[i] = it, t.gen
+		t.open++
 	} else if t.gens[i] != t.gen {
 		it.SetBounds(t.lower, t.upper)
 		t.gens[i] = t.gen
 	}
 	t.cur, t.it = i, it
 	return it
+}
+
+// closeFarthest closes the open table iterator farthest from table i
+// (the table left longest ago, on a scan), keeping its error.
+func (t *tablesIter) closeFarthest(i int) {
+	far, dist := -1, -1
+	for j, it := range t.its {
+		if it != nil && max(j-i, i-j) > dist {
+			far, dist = j, max(j-i, i-j)
+		}
+	}
+	if err := t.its[far].Close(); err != nil && t.err == nil {
+		t.err = err
+	}
+	t.its[far] = nil
+	t.open--
 }
 
 // fail records the error of the current table's iterator, if any, and
@@ -491,7 +517,7 @@ func (t *tablesIter) Close() error {
 		}
 		t.its[i] = nil
 	}
-	t.it = nil
+	t.it, t.open = nil, 0
 	return t.err
 }
 
