@@ -97,6 +97,12 @@
 //     Has, MayContainPrefix, SeekPrefixGE, bounded scans both ways and
 //     SeekLT must agree with the sorted entries, also where one prefix is
 //     a proper prefix of another.
+//   - FuzzMerge: the bytes as the shape of a stack of one to four levels
+//     (keys shared between levels, point deletions, range deletions and
+//     range keys, each level one or two tables with a format.Suffix
+//     splitter, over io.ReaderAt) and then as moves of a merge.Iterator:
+//     First, Last, Next, Prev, SeekGE, SeekLT and SeekPrefixGE must agree
+//     at every step with the view computed by brute force.
 //
 // The seeds are small tables built in the seed functions (snappy, zstd and
 // raw, Bloom and binary fuse filters, several block sizes, format

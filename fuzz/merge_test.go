@@ -1,0 +1,254 @@
+package fuzz
+
+import (
+	"bytes"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/merge"
+	"github.com/sstkit/sstable/reader"
+)
+
+// mergeInput consumes a fuzz input a byte at a time; zeros once used up.
+type mergeInput struct{ b []byte }
+
+func (in *mergeInput) next() byte {
+	if len(in.b) == 0 {
+		return 0
+	}
+	c := in.b[0]
+	in.b = in.b[1:]
+	return c
+}
+
+// key draws a key of three bytes: a two-letter prefix and a one-byte
+// suffix (format.Suffix(1)), 64 keys in all, so that levels collide.
+func (in *mergeInput) key() string {
+	c := in.next()
+	return string([]byte{'a' + c&3, 'a' + c>>2&3, '0' + c>>4&3})
+}
+
+type mergeFrag struct {
+	start, end string
+	vals       []string
+}
+
+type mergeLevel struct {
+	keys  []string
+	vals  map[string]string
+	frags []mergeFrag
+	cut   string // tables [.., cut) and [cut, ..); "" for one table
+}
+
+// FuzzMerge builds one to four levels from the input (keys, point
+// deletions, range deletions and range keys, each level one or two
+// tables with a splitter), then moves a merge.Iterator as the rest of
+// the input says and checks every position against a brute-force view.
+func FuzzMerge(f *testing.F) {
+	f.Add([]byte("\x02\x05abcde\x02aXcz\x01b\x00\x01\x02\x03\x04\x05\x06\x07\x07\x15\x02\x04\x07\x2a\x03\x02"))
+	f.Add([]byte("\x03\x08\x11\x22\x33\x44\x55\x66\x77\x88\x03\x10\x20\x30\x40\x00\x09\x19\x29\x39\x49\x59\x69\x79\x89\x99"))
+	f.Add(bytes.Repeat([]byte{0x25, 0x61, 0x07, 0x3c}, 40))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := &mergeInput{b: data}
+		n := 1 + int(in.next()%4)
+		mls := make([]mergeLevel, n)
+		var levels []merge.Level
+		for li := range mls {
+			ml := &mls[li]
+			ml.vals = map[string]string{}
+			for range in.next() % 10 {
+				k := in.key()
+				if _, dup := ml.vals[k]; dup {
+					continue
+				}
+				ml.keys = append(ml.keys, k)
+				if in.next()%4 == 0 {
+					ml.vals[k] = "D"
+				} else {
+					ml.vals[k] = string(rune('0'+li)) + k
+				}
+			}
+			slices.Sort(ml.keys)
+			var bounds []string
+			for range in.next() % 5 {
+				bounds = append(bounds, in.key())
+			}
+			slices.Sort(bounds)
+			bounds = slices.Compact(bounds)
+			for i := 0; i+1 < len(bounds); i += 1 + int(in.next()%2) {
+				v := []string{"RD", "RK", "RK,RD"}[in.next()%3]
+				ml.frags = append(ml.frags, mergeFrag{bounds[i], bounds[i+1], splitValues(v)})
+			}
+			if in.next()%2 == 1 {
+				ml.cut = in.key()
+			}
+			levels = append(levels, buildMergeLevel(t, ml))
+		}
+		var keys, vals []string
+		seen := map[string]bool{}
+		for _, ml := range mls {
+			for _, k := range ml.keys {
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+				if v, ok := mergeLookup(mls, k); ok {
+					keys = append(keys, k)
+					vals = append(vals, v)
+				}
+			}
+		}
+		sort.Sort(byKey{keys, vals})
+
+		opts := &merge.Options{
+			IsDeletion:      func(v []byte) bool { return string(v) == "D" },
+			IsRangeDeletion: func(v []byte) bool { return string(v) == "RD" },
+		}
+		it := merge.NewIterator(levels, opts)
+		defer it.Close()
+		pos, ok := -1, false
+		inPrefix, prefix := false, ""
+		at := func(i int) bool {
+			pos = i
+			ok = i >= 0 && i < len(keys) && (!inPrefix || hasPrefix1(keys[i], prefix))
+			if !ok {
+				inPrefix = false
+			}
+			return ok
+		}
+		for step := 0; len(in.b) > 0 && step < 64; step++ {
+			op := in.next() % 8
+			var got bool
+			switch op {
+			case 0:
+				got, inPrefix = it.First(), false
+				at(0)
+			case 1:
+				got, inPrefix = it.Last(), false
+				at(len(keys) - 1)
+			case 2, 3:
+				got = it.Next()
+				if ok {
+					at(pos + 1)
+				}
+			case 4:
+				got = it.Prev()
+				if ok {
+					at(pos - 1)
+				}
+			case 5:
+				k := in.key()
+				got, inPrefix = it.SeekGE([]byte(k)), false
+				at(sort.SearchStrings(keys, k))
+			case 6:
+				k := in.key()
+				got, inPrefix = it.SeekLT([]byte(k)), false
+				at(sort.SearchStrings(keys, k) - 1)
+			case 7:
+				k := in.key()
+				p := prefix1(k)
+				got = it.SeekPrefixGE([]byte(p), []byte(k))
+				inPrefix, prefix = true, p
+				at(sort.SearchStrings(keys, k))
+			}
+			if err := it.Err(); err != nil {
+				t.Fatalf("step %d op %d: %v", step, op, err)
+			}
+			if got != ok {
+				t.Fatalf("step %d op %d: got %v, view says %v (at %d of %q)", step, op, got, ok, pos, keys)
+			}
+			if ok && (string(it.Key()) != keys[pos] || string(it.Value()) != vals[pos]) {
+				t.Fatalf("step %d op %d: at %q=%q, view %q=%q", step, op, it.Key(), it.Value(), keys[pos], vals[pos])
+			}
+		}
+	})
+}
+
+// splitValues splits a comma-separated list of span values.
+func splitValues(csv string) []string {
+	var out []string
+	for _, v := range bytes.Split([]byte(csv), []byte(",")) {
+		out = append(out, string(v))
+	}
+	return out
+}
+
+// prefix1 is format.Suffix(1)'s prefix of a key of this target.
+func prefix1(k string) string { return k[:len(k)-1] }
+
+func hasPrefix1(k, p string) bool { return prefix1(k) == p }
+
+type byKey struct{ k, v []string }
+
+func (b byKey) Len() int           { return len(b.k) }
+func (b byKey) Less(i, j int) bool { return b.k[i] < b.k[j] }
+func (b byKey) Swap(i, j int) {
+	b.k[i], b.k[j] = b.k[j], b.k[i]
+	b.v[i], b.v[j] = b.v[j], b.v[i]
+}
+
+func mergeLookup(mls []mergeLevel, k string) (string, bool) {
+	for i, ml := range mls {
+		v, ok := ml.vals[k]
+		if !ok {
+			continue
+		}
+		if v == "D" {
+			return "", false
+		}
+		for _, newer := range mls[:i] {
+			for _, f := range newer.frags {
+				if f.start <= k && k < f.end && slices.Contains(f.vals, "RD") {
+					return "", false
+				}
+			}
+		}
+		return v, true
+	}
+	return "", false
+}
+
+// buildMergeLevel writes a level's tables in memory (cut at ml.cut) and
+// returns them as a merge level.
+func buildMergeLevel(t *testing.T, ml *mergeLevel) merge.Level {
+	var rs []*reader.Reader
+	ranges := [][2]string{{"", "\xff"}}
+	if ml.cut != "" {
+		ranges = [][2]string{{"", ml.cut}, {ml.cut, "\xff"}}
+	}
+	for _, rg := range ranges {
+		var buf bytes.Buffer
+		b := builder.New(&buf, &builder.Options{BlockSize: 32, Splitter: format.Suffix(1)})
+		for _, k := range ml.keys {
+			if rg[0] <= k && k < rg[1] {
+				if err := b.Add([]byte(k), []byte(ml.vals[k])); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for _, f := range ml.frags {
+			st, en := max(f.start, rg[0]), min(f.end, rg[1])
+			if st >= en {
+				continue
+			}
+			for _, v := range f.vals {
+				if err := b.AddSpan([]byte(st), []byte(en), []byte(v)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := b.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := reader.New(bytes.NewReader(buf.Bytes()), int64(buf.Len()), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		rs = append(rs, r)
+	}
+	return merge.Tables(rs...)
+}
