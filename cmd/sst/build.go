@@ -43,12 +43,7 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("build", flag.ContinueOnError)
 	out := fset.String("o", "", "output table")
 	force := fset.Bool("f", false, "replace OUT if it exists")
-	blockSize := fset.Int("block-size", builder.DefaultBlockSize, "target data block size in bytes")
-	compression := fset.String("compression", "snappy", "snappy, minlz, zstd or none")
-	level := fset.String("compression-level", "default", "zstd or minlz level: fastest, default, better or best")
-	dictFlag := fset.String("dict", "0", "zstd dictionary size trained from the table's first blocks (e.g. 16KiB; 0 for none); with -compression zstd")
-	filterName := fset.String("filter", "bloom", "filter policy: bloom or fuse8 (binary fuse, 8-bit fingerprints)")
-	bitsPerKey := fset.Int("bits-per-key", builder.DefaultBitsPerKey, "bloom filter bits per key")
+	table := addTableFlags(fset)
 	hashIndex := fset.Bool("hash-index", false, "write format version 2 (3 when partitioned) with its wide hash index instead of version 4")
 	formatVersion := fset.Int("format-version", 0, "format version: 4 (the default, with the compact hash index), or 1 to 3 (the older layouts)")
 	memoryFlag := fset.String("memory", "256MiB", "memory budget for sorting: entries held before a sorted run is spilled")
@@ -77,56 +72,17 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 		return usagef("build: want exactly one INPUT, got %d arguments (usage: sst build -o OUT [flags] INPUT; several INPUTs need -split)", len(pos))
 	case *out == "":
 		return usagef("build: -o OUT is required")
-	case *blockSize < 1 || *blockSize > maxBlockSize:
-		return usagef("build: -block-size %d out of range [1, %d]", *blockSize, maxBlockSize)
-	case *bitsPerKey < 1 || *bitsPerKey > maxBitsPerKey:
-		return usagef("build: -bits-per-key %d out of range [1, %d]", *bitsPerKey, maxBitsPerKey)
 	case *formatVersion < 0 || *formatVersion > int(format.Version4):
 		return usagef("build: -format-version %d out of range [1, %d]", *formatVersion, format.Version4)
 	case *hashIndex && *formatVersion == int(format.Version4):
 		return usagef("build: -hash-index writes format version 2 or 3, not 4 (whose hash index is always there)")
 	}
-	opts := &builder.Options{
-		BlockSize:     *blockSize,
-		Filter:        filterblock.Bloom(float64(*bitsPerKey)),
-		HashIndex:     *hashIndex,
-		FormatVersion: uint32(*formatVersion),
+	opts, err := table.options("build", fset)
+	if err != nil {
+		return err
 	}
-	switch *compression {
-	case "snappy":
-		opts.Compression = format.SnappyCompression
-	case "none":
-		opts.Compression = format.NoCompression
-	case "zstd":
-		opts.Compression = format.ZstdCompression
-	case "minlz":
-		opts.Compression = format.MinLZCompression
-	default:
-		return usagef("build: unknown -compression %q (want snappy, minlz, zstd or none)", *compression)
-	}
-	if d, err := parseBytes(*dictFlag); err != nil || d < 0 || d > builder.MaxDictionarySize {
-		return usagef("build: bad -dict %q (want a size such as 16KiB, at most %d bytes, or 0 for none)", *dictFlag, builder.MaxDictionarySize)
-	} else {
-		opts.DictionarySize = int(d)
-	}
-	if opts.DictionarySize != 0 && opts.Compression != format.ZstdCompression {
-		return usagef("build: -dict applies to zstd only; add -compression zstd (compression is %s)", *compression)
-	}
-	if opts.CompressionLevel, err = format.ParseCompressionLevel(*level); err != nil {
-		return usagef("build: unknown -compression-level %q (want fastest, default, better or best)", *level)
-	}
-	if flagSet(fset, "compression-level") && opts.Compression != format.ZstdCompression && opts.Compression != format.MinLZCompression {
-		// The level is zstd's and MinLZ's alone: silently building a
-		// snappy table would hide a forgotten -compression zstd.
-		return usagef("build: -compression-level applies to zstd and minlz only; add -compression zstd (compression is %s)", *compression)
-	}
-	switch *filterName {
-	case "bloom":
-	case "fuse8":
-		opts.Filter = filterblock.BinaryFuse8()
-	default:
-		return usagef("build: unknown -filter %q (want bloom or fuse8)", *filterName)
-	}
+	opts.HashIndex = *hashIndex
+	opts.FormatVersion = uint32(*formatVersion)
 	start := time.Now()
 	var inputs []buildInput
 	for i, in := range pos {
@@ -349,4 +305,75 @@ func humanBytes(n uint64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// tableFlags are the flags that choose how the tables a command writes
+// are laid out: build's and compact's.
+type tableFlags struct {
+	blockSize, bitsPerKey            *int
+	compression, level, dict, filter *string
+}
+
+// addTableFlags defines the table flags in fset.
+func addTableFlags(fset *flag.FlagSet) *tableFlags {
+	return &tableFlags{
+		blockSize:   fset.Int("block-size", builder.DefaultBlockSize, "target data block size in bytes"),
+		compression: fset.String("compression", "snappy", "snappy, minlz, zstd or none"),
+		level:       fset.String("compression-level", "default", "zstd or minlz level: fastest, default, better or best"),
+		dict:        fset.String("dict", "0", "zstd dictionary size trained from the table's first blocks (e.g. 16KiB; 0 for none); with -compression zstd"),
+		filter:      fset.String("filter", "bloom", "filter policy: bloom or fuse8 (binary fuse, 8-bit fingerprints)"),
+		bitsPerKey:  fset.Int("bits-per-key", builder.DefaultBitsPerKey, "bloom filter bits per key"),
+	}
+}
+
+// options returns the builder options the table flags of fset ask for,
+// or a usage error of the command cmd.
+func (f *tableFlags) options(cmd string, fset *flag.FlagSet) (*builder.Options, error) {
+	switch {
+	case *f.blockSize < 1 || *f.blockSize > maxBlockSize:
+		return nil, usagef("%s: -block-size %d out of range [1, %d]", cmd, *f.blockSize, maxBlockSize)
+	case *f.bitsPerKey < 1 || *f.bitsPerKey > maxBitsPerKey:
+		return nil, usagef("%s: -bits-per-key %d out of range [1, %d]", cmd, *f.bitsPerKey, maxBitsPerKey)
+	}
+	opts := &builder.Options{
+		BlockSize: *f.blockSize,
+		Filter:    filterblock.Bloom(float64(*f.bitsPerKey)),
+	}
+	switch *f.compression {
+	case "snappy":
+		opts.Compression = format.SnappyCompression
+	case "none":
+		opts.Compression = format.NoCompression
+	case "zstd":
+		opts.Compression = format.ZstdCompression
+	case "minlz":
+		opts.Compression = format.MinLZCompression
+	default:
+		return nil, usagef("%s: unknown -compression %q (want snappy, minlz, zstd or none)", cmd, *f.compression)
+	}
+	if d, err := parseBytes(*f.dict); err != nil || d < 0 || d > builder.MaxDictionarySize {
+		return nil, usagef("%s: bad -dict %q (want a size such as 16KiB, at most %d bytes, or 0 for none)", cmd, *f.dict, builder.MaxDictionarySize)
+	} else {
+		opts.DictionarySize = int(d)
+	}
+	if opts.DictionarySize != 0 && opts.Compression != format.ZstdCompression {
+		return nil, usagef("%s: -dict applies to zstd only; add -compression zstd (compression is %s)", cmd, *f.compression)
+	}
+	var err error
+	if opts.CompressionLevel, err = format.ParseCompressionLevel(*f.level); err != nil {
+		return nil, usagef("%s: unknown -compression-level %q (want fastest, default, better or best)", cmd, *f.level)
+	}
+	if flagSet(fset, "compression-level") && opts.Compression != format.ZstdCompression && opts.Compression != format.MinLZCompression {
+		// The level is zstd's and MinLZ's alone: silently writing a
+		// snappy table would hide a forgotten -compression zstd.
+		return nil, usagef("%s: -compression-level applies to zstd and minlz only; add -compression zstd (compression is %s)", cmd, *f.compression)
+	}
+	switch *f.filter {
+	case "bloom":
+	case "fuse8":
+		opts.Filter = filterblock.BinaryFuse8()
+	default:
+		return nil, usagef("%s: unknown -filter %q (want bloom or fuse8)", cmd, *f.filter)
+	}
+	return opts, nil
 }

@@ -8,54 +8,105 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/sstkit/sstable/merge"
 	"github.com/sstkit/sstable/reader"
 )
 
 // runGet implements "sst get": it prints the value of each KEY and
-// reports absent keys on stderr with exit status 1.
+// reports absent keys on stderr with exit status 1. With -merge the
+// FILEs before "--" are read as one merged view, newest first, and the
+// KEYs come after it.
 func runGet(args []string, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("get", flag.ContinueOnError)
 	hexFlag := fset.Bool("hex", false, "keys in hex; values printed in hex, one per line")
-	pos, err := parseArgs(fset, args)
+	mergeFlag := fset.Bool("merge", false, "read the FILEs before \"--\", newest first, as one merged view")
+	dels := addDeletionFlags(fset)
+	pos, dash, err := parseArgsDash(fset, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) < 2 {
+	var files, keyArgs []string
+	switch {
+	case *mergeFlag && dash < 0:
+		return usagef("get: -merge: put \"--\" between the FILEs and the KEYs (usage: sst get -merge [-hex] [flags] FILE... -- KEY...)")
+	case *mergeFlag && (dash == 0 || dash == len(pos)):
+		return usagef("get: -merge: want at least one FILE before \"--\" and one KEY after it (usage: sst get -merge [-hex] [flags] FILE... -- KEY...)")
+	case *mergeFlag:
+		files, keyArgs = pos[:dash], pos[dash:]
+	case dels.given() != "":
+		return usagef("get: %s applies to a merged view: add -merge", dels.given())
+	case len(pos) < 2:
 		return usagef("get: want FILE and at least one KEY (usage: sst get [-hex] FILE KEY...)")
+	default:
+		files, keyArgs = pos[:1], pos[1:]
 	}
 	form := keyForm{hex: *hexFlag}
-	file := pos[0]
 	var keys [][]byte
-	for _, arg := range pos[1:] {
+	for _, arg := range keyArgs {
 		k, err := form.parse("get", "KEY", arg)
 		if err != nil {
 			return err
 		}
 		keys = append(keys, k)
 	}
-	r, err := reader.Open(file, nil)
-	if err != nil {
-		return fileErr("get", file, err)
+
+	// lookup appends key's value to buf; errFailed describes its errors
+	// other than reader.ErrNotFound, errMissing an absent key.
+	var (
+		lookup     func(buf, key []byte) ([]byte, error)
+		errFailed  func(key []byte, err error) error
+		errMissing func(key []byte) error
+	)
+	if *mergeFlag {
+		rs, levels, err := openLevels("get", files)
+		if err != nil {
+			return err
+		}
+		defer closeAll(rs)
+		o := dels.options()
+		lookup = func(buf, key []byte) ([]byte, error) {
+			v, err := merge.Get(levels, key, &o)
+			return append(buf, v...), err
+		}
+		errFailed = func(key []byte, err error) error {
+			return mergeErr("get", fmt.Errorf("key %s: %w", form.show(key), err)) // err names the table
+		}
+		errMissing = func(key []byte) error {
+			return fmt.Errorf("get: key %s not found in %s", form.show(key), fileList(files))
+		}
+	} else {
+		file := files[0]
+		r, err := reader.Open(file, nil)
+		if err != nil {
+			return fileErr("get", file, err)
+		}
+		defer r.Close()
+		lookup = r.GetAppend
+		errFailed = func(key []byte, err error) error {
+			return fileErr("get", file, fmt.Errorf("key %s: %w", form.show(key), err))
+		}
+		errMissing = func(key []byte) error {
+			return fmt.Errorf("get: %s: key %s not found", file, form.show(key))
+		}
 	}
-	defer r.Close()
 
 	w := bufio.NewWriter(stdout)
 	missing := 0
 	var value, line []byte
 	for _, k := range keys {
-		value, err = r.GetAppend(value[:0], k)
+		value, err = lookup(value[:0], k)
 		if errors.Is(err, reader.ErrNotFound) {
 			// Report in order with the values printed so far.
 			if err := w.Flush(); err != nil {
 				return cmdErr("get", err)
 			}
-			report(stderr, fmt.Errorf("get: %s: key %s not found", file, form.show(k)))
+			report(stderr, errMissing(k))
 			missing++
 			continue
 		}
 		if err != nil {
 			w.Flush()
-			return fileErr("get", file, fmt.Errorf("key %s: %w", form.show(k), err))
+			return errFailed(k, err)
 		}
 		switch {
 		case *hexFlag:

@@ -61,22 +61,28 @@
 //	    size), compression ratio, filter size and elapsed time.
 //
 //	get [-hex] FILE KEY...
+//	get -merge [-hex] [-tombstone HEX] [-range-tombstone HEX] FILE... -- KEY...
 //	    Write the value of each KEY to standard output. With one KEY the
 //	    value's exact bytes are written, with no newline added; with
 //	    several, each value is followed by a newline. An absent key is
 //	    reported on standard error, produces no output, and makes the exit
 //	    status 1; the other keys are still printed. With -hex, each KEY is
 //	    hexadecimal digits and each value is printed as hexadecimal digits
-//	    and a newline.
+//	    and a newline. With -merge, the KEYs are looked up in the merged
+//	    view (below) of the FILEs before "--"; the KEYs follow it, and the
+//	    flags go before it. A key deleted in the view is absent.
 //
 //	scan FILE [-start K] [-end K] [-prefix P] [-limit N] [-keys-only] [-spans] [-hex]
+//	scan -merge [-tombstone HEX] [-range-tombstone HEX] [flags] FILE...
 //	    Print the entries with start <= key < end whose keys begin with P,
 //	    in key order, one per line: the key, then (unless -keys-only) a
 //	    tab and the value. The output is raw bytes: keys or values holding
 //	    tabs or newlines make it ambiguous; with -hex, K and P are
 //	    hexadecimal digits and keys and values are printed as hexadecimal
 //	    digits, which is not. Without -end the scan runs through the last
-//	    key; an empty -end prints nothing. -limit 0 means no limit.
+//	    key; an empty -end prints nothing. -limit 0 means no limit. With
+//	    -merge, the entries printed, in the same form, are those of the
+//	    merged view (below) of the FILEs; -spans does not go with it.
 //
 //	info [-hex] FILE
 //	    Print the table's properties and its layout: the offset and size
@@ -88,11 +94,33 @@
 //	    with -hex, as hexadecimal digits.
 //
 //	verify FILE...
+//	verify -merge [-tombstone HEX] [-range-tombstone HEX] FILE...
 //	    Read every block, check every checksum and each table's internal
 //	    consistency, and print "ok: N entries, M data blocks", after
-//	    "FILE: " when there are several FILEs. A FILE that fails is
-//	    reported on standard error and the others are still checked; the
-//	    exit status is 1 if any failed.
+//	    "FILE: " when there are several FILEs or -merge is given. A FILE
+//	    that fails is reported on standard error and the others are still
+//	    checked; the exit status is 1 if any failed. With -merge, when
+//	    every FILE passed, verify then reads the merged view (below) of the
+//	    FILEs from its first key to its last, checks that its keys rise
+//	    strictly, and prints "merged view: ok: N entries (of T in F
+//	    tables)": the entries of the view, of the FILEs, and the FILEs.
+//
+//	compact -o DIR [-split BYTES] [-bottom] [-tombstone HEX] [-range-tombstone HEX] [-hex] [table flags] FILE...
+//	    Write the merged view (below) of the FILEs into new non-overlapping
+//	    tables in DIR, which must be new or empty, through merge.Compact:
+//	    000001.sst, ... in key order, and DIR/manifest.json, all or nothing.
+//	    Keys shadowed by a newer FILE's entry or under a newer FILE's range
+//	    deletion are dropped. Unless -bottom is given (nothing older lies
+//	    below the FILEs), the newest deletion of a key (when no newer range
+//	    deletion covers it) and the range deletions are kept, so that the
+//	    output still hides the keys of older tables left out of the
+//	    compaction; spans that delete nothing (range keys) are always kept.
+//	    -split BYTES starts a new table once one reaches about BYTES (sizes
+//	    as build's; default: one table). The table flags -block-size,
+//	    -compression, -compression-level, -dict, -bits-per-key and -filter
+//	    lay the output tables out as build's do. compact prints the tables
+//	    written as build -split does, with the tables' smallest and largest
+//	    keys as hexadecimal digits with -hex.
 //
 //	bench filter [-keys N] [-bits LIST] [-policy LIST] [-dist LIST] [-plot FILE]
 //	    For each filter policy (bloom, leveldb, fuse8), bits per key and key
@@ -108,6 +136,16 @@
 //	help [COMMAND]
 //	    Print the usage text, or only COMMAND's part of it, as
 //	    "sst COMMAND -h" does.
+//
+// A merged view (scan, get and verify with -merge, and compact) reads the
+// FILEs given, newest first, as one table, each FILE a level of package
+// merge: a key reads as in the newest FILE holding it, unless that value
+// is a deletion or a newer FILE's range deletion covers the key; then it
+// is absent. -tombstone HEX makes a value beginning with the bytes HEX
+// (hexadecimal digits) a deletion (by default no value is one);
+// -range-tombstone HEX makes only the spans whose value begins with them
+// range deletions, the others range keys, which hide nothing (by default
+// every span is a range deletion). Both may be repeated.
 //
 // Flags may come before or after the positional arguments. An argument
 // "--" ends the flags: everything after it is positional, which lets a KEY
@@ -195,14 +233,20 @@ Usage:
                              per entry, and keys stored whole
 
   sst get [-hex] FILE KEY...
+  sst get -merge [-hex] [-tombstone HEX] [-range-tombstone HEX] FILE... -- KEY...
         Write the value of each KEY to stdout. With one KEY the exact value
         bytes are written, no newline added; with several KEYs each value is
         followed by a newline. An absent key is reported on stderr, prints
         nothing on stdout, and makes the exit status 1.
           -hex               each KEY is hex digits; each value is printed
                              as hex digits and a newline
+          -merge             look the KEYs up in the merged view (below) of
+                             the FILEs, newest first, given before "--"; the
+                             KEYs follow it, flags go before it; a deleted
+                             KEY is absent
 
   sst scan FILE [-start K] [-end K] [-prefix P] [-limit N] [-keys-only] [-spans] [-hex]
+  sst scan -merge [-tombstone HEX] [-range-tombstone HEX] [flags] FILE...
         Print entries with start <= key < end in key order, one per line:
         key, TAB, value (raw bytes: ambiguous if they hold tabs or newlines;
         with -hex they are not).
@@ -217,6 +261,9 @@ Usage:
                              value of the spans covering the fragment
           -hex               K and P are hex digits; keys and values are
                              printed as hex digits: hexkey TAB hexvalue
+          -merge             print the merged view (below) of the FILEs,
+                             newest first, as one table's entries are
+                             printed; not with -spans
 
   sst info [-hex] FILE
         Print the table's properties, the offset and size of every section,
@@ -226,10 +273,38 @@ Usage:
           -hex               print the smallest and largest keys as hex digits
 
   sst verify FILE...
+  sst verify -merge [-tombstone HEX] [-range-tombstone HEX] FILE...
         Check every block and checksum and each table's internal
         consistency; print "ok: N entries, M data blocks" (after "FILE: "
-        when there are several). A FILE that fails is reported on stderr
-        and the others still checked; then the exit status is 1.
+        when there are several, or -merge). A FILE that fails is reported
+        on stderr and the others still checked; then the exit status is 1.
+          -merge             then, if every FILE passed, also read the
+                             merged view (below) of the FILEs, newest first,
+                             from its first key to its last, checking that
+                             its keys rise strictly, and print "merged view:
+                             ok: N entries (of T in F tables)"
+
+  sst compact -o DIR [-split BYTES] [-bottom] [-tombstone HEX] [-range-tombstone HEX] [-hex] [-block-size N] [-compression C] [-compression-level L] [-dict BYTES] [-bits-per-key N] [-filter F] FILE...
+        Write the merged view (below) of the FILEs, newest first, into new
+        non-overlapping tables in DIR (000001.sst, ... in key order) with
+        DIR/manifest.json, and print them as build -split does. DIR must be
+        new or empty. Keys shadowed by a newer FILE or under a newer FILE's
+        range deletion are dropped; the newest deletion of a key and the
+        range deletions are kept (they may hide keys of older tables not
+        compacted) unless -bottom is given. Spans that delete nothing
+        (range keys) are kept. All or nothing: a failed compaction leaves
+        no table and no manifest in DIR.
+          -o DIR             output directory, new or empty (required)
+          -split BYTES       start a new table once one reaches about BYTES
+                             (default: one table); units KiB, MiB, GiB (or
+                             K, M, G) and KB, MB, GB
+          -bottom            nothing older lies below the FILEs: drop the
+                             deletions and range deletions too
+          -hex               print the tables' smallest and largest keys as
+                             hex digits
+          -block-size N, -compression C, -compression-level L, -dict BYTES,
+          -bits-per-key N, -filter F
+                             the output tables' layout, as for build
 
   sst bench filter [-keys N] [-bits LIST] [-policy LIST] [-dist LIST] [-plot FILE]
         For each policy x bits/key x key distribution, build a filter over
@@ -256,6 +331,21 @@ Usage:
   sst help [COMMAND]
         Print this text, or only COMMAND's part of it (as sst COMMAND -h does).
 
+Merged view (scan, get and verify with -merge, and compact): the FILEs are
+read as one table, given newest first, each FILE its own level. A key
+reads as in the newest FILE holding it, unless that value is a deletion
+(-tombstone) or a newer FILE's range deletion covers the key: then it is
+absent. A FILE's range deletions hide nothing of its own. Neither scan
+nor get prints a deletion.
+          -tombstone HEX     a value beginning with the bytes HEX (hex
+                             digits) is a deletion (default: no value is);
+                             repeat the flag for several prefixes
+          -range-tombstone HEX  a span whose value begins with the bytes HEX
+                             is a range deletion, hiding the keys of older
+                             FILEs in [start, end); the other spans are range
+                             keys, which hide nothing (default: every span
+                             is a range deletion); repeatable
+
 Flags may come before or after FILE/INPUT. "--" ends the flags, so that a
 KEY may begin with "-".
 
@@ -270,12 +360,13 @@ an absent key in get or an existing OUT in build without -f).
 type command func(args []string, stdout, stderr io.Writer) error
 
 var commands = map[string]command{
-	"build":  runBuild,
-	"get":    runGet,
-	"scan":   runScan,
-	"info":   runInfo,
-	"verify": runVerify,
-	"bench":  runBench,
+	"build":   runBuild,
+	"get":     runGet,
+	"scan":    runScan,
+	"info":    runInfo,
+	"verify":  runVerify,
+	"compact": runCompact,
+	"bench":   runBench,
 }
 
 func main() {
@@ -329,19 +420,27 @@ func run(args []string, stdout, stderr io.Writer) (status int) {
 }
 
 // commandUsage returns the part of usageText about the command name (its
-// paragraph, whose lines begin "  sst NAME"), with the usage heading and
-// the paragraph on flags that applies to every command.
+// paragraph, whose lines begin "  sst NAME"), with the usage heading, the
+// paragraph on merged views for the commands that read them, and the
+// paragraph on flags that applies to every command.
 func commandUsage(name string) (string, bool) {
 	paras := strings.Split(usageText, "\n\n")
-	var flags string
+	var flags, merged string
 	for _, p := range paras {
-		if strings.HasPrefix(p, "Flags may come") {
+		switch {
+		case strings.HasPrefix(p, "Flags may come"):
 			flags = p
+		case strings.HasPrefix(p, "Merged view ("):
+			merged = p
 		}
 	}
 	for _, p := range paras {
 		if p == "  sst "+name || strings.HasPrefix(p, "  sst "+name+" ") || strings.HasPrefix(p, "  sst "+name+"\n") {
-			return "Usage:\n\n" + p + "\n\n" + flags + "\n", true
+			text := "Usage:\n\n" + p + "\n\n"
+			if strings.Contains(p, "merged view (below)") {
+				text += merged + "\n\n"
+			}
+			return text + flags + "\n", true
 		}
 	}
 	return "", false
@@ -391,13 +490,19 @@ func report(stderr io.Writer, err error) {
 // arguments, and returns the positional arguments. "--" ends the flags.
 // Errors are *usageError values, or flag.ErrHelp for -h.
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	pos, _, err := parseArgsDash(fs, args)
+	return pos, err
+}
+
+// parseArgsDash is parseArgs, and also returns how many of the positional
+// arguments came before the "--" that ended the flags, or -1 if none did.
+func parseArgsDash(fs *flag.FlagSet, args []string) (pos []string, dash int, err error) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
+				return nil, -1, err
 			}
 			if strings.HasPrefix(err.Error(), "flag provided but not defined") {
 				// Most often a KEY or a path that begins with "-".
@@ -405,17 +510,17 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 				if fs.Name() == "get" {
 					hint += ", as in: sst get FILE -- -KEY"
 				}
-				return nil, usagef("%s: %v (%s)", fs.Name(), err, hint)
+				return nil, -1, usagef("%s: %v (%s)", fs.Name(), err, hint)
 			}
-			return nil, usagef("%s: %v", fs.Name(), err)
+			return nil, -1, usagef("%s: %v", fs.Name(), err)
 		}
 		rest := fs.Args()
 		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" && endsFlags(fs, args[:consumed-1]) {
 			// The flag package stopped at "--" and dropped it.
-			return append(pos, rest...), nil
+			return append(pos, rest...), len(pos), nil
 		}
 		if len(rest) == 0 {
-			return pos, nil
+			return pos, -1, nil
 		}
 		pos = append(pos, rest[0])
 		args = rest[1:]

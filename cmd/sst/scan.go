@@ -7,6 +7,7 @@ import (
 	"flag"
 	"io"
 
+	"github.com/sstkit/sstable/merge"
 	"github.com/sstkit/sstable/reader"
 )
 
@@ -21,12 +22,25 @@ func runScan(args []string, stdout, stderr io.Writer) error {
 	keysOnly := fset.Bool("keys-only", false, "print keys only")
 	hexFlag := fset.Bool("hex", false, "keys given and printed in hex, values printed in hex")
 	spansFlag := fset.Bool("spans", false, "print the span fragments (range deletions) instead of the entries")
+	mergeFlag := fset.Bool("merge", false, "read the FILEs, newest first, as one merged view")
+	dels := addDeletionFlags(fset)
 	pos, err := parseArgs(fset, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef("scan: want exactly one FILE, got %d arguments (usage: sst scan FILE [-start K] [-end K] [-prefix P] [-limit N] [-keys-only] [-spans] [-hex])", len(pos))
+	switch {
+	case *mergeFlag && len(pos) == 0:
+		return usagef("scan: -merge: want at least one FILE (usage: sst scan -merge [flags] FILE...)")
+	case *mergeFlag && *spansFlag:
+		return usagef("scan: -spans lists one table's span fragments; it does not go with -merge")
+	case !*mergeFlag && dels.given() != "":
+		return usagef("scan: %s applies to a merged view: add -merge", dels.given())
+	case !*mergeFlag && len(pos) != 1:
+		hint := ""
+		if len(pos) > 1 {
+			hint = "; to read several tables as one, add -merge"
+		}
+		return usagef("scan: want exactly one FILE, got %d arguments (usage: sst scan FILE [-start K] [-end K] [-prefix P] [-limit N] [-keys-only] [-spans] [-hex]%s)", len(pos), hint)
 	}
 	if *limit < 0 {
 		return usagef("scan: -limit %d is negative", *limit)
@@ -56,6 +70,9 @@ func runScan(args []string, stdout, stderr io.Writer) error {
 		end, haveEnd = pend, true
 	}
 
+	if *mergeFlag {
+		return scanMerged(pos, dels, start, end, haveEnd, *limit, *keysOnly, *hexFlag, stdout)
+	}
 	r, err := reader.Open(pos[0], nil)
 	if err != nil {
 		return fileErr("scan", pos[0], err)
@@ -66,7 +83,55 @@ func runScan(args []string, stdout, stderr io.Writer) error {
 	}
 	it := r.NewIterator()
 	defer it.Close()
+	if err := printEntries(it, start, end, haveEnd, *limit, *keysOnly, *hexFlag, stdout); err != nil {
+		return err
+	}
+	if err := it.Err(); err != nil {
+		return fileErr("scan", pos[0], err)
+	}
+	return nil
+}
 
+// scanMerged prints the entries of the merged view of the tables in
+// files, newest first (each its own level), as runScan prints a table's.
+func scanMerged(files []string, dels *deletionFlags, start, end []byte, haveEnd bool, limit int, keysOnly, hexOut bool, stdout io.Writer) error {
+	rs, levels, err := openLevels("scan", files)
+	if err != nil {
+		return err
+	}
+	defer closeAll(rs)
+	o := dels.options()
+	if len(start) > 0 {
+		o.LowerBound = start
+	}
+	if haveEnd {
+		o.UpperBound = end
+	}
+	it := merge.NewIterator(levels, &o)
+	defer it.Close()
+	if err := printEntries(it, start, end, haveEnd, limit, keysOnly, hexOut, stdout); err != nil {
+		return err
+	}
+	if err := it.Err(); err != nil {
+		return mergeErr("scan", err) // it names the table
+	}
+	return nil
+}
+
+// entryIterator is what printEntries reads: a table's iterator or a
+// merged view's.
+type entryIterator interface {
+	SeekGE(key []byte) bool
+	Next() bool
+	Key() []byte
+	Value() []byte
+}
+
+// printEntries prints the entries of it in [start, end) (end only with
+// haveEnd), at most limit of them (0: no limit), one per line: the key,
+// then unless keysOnly a TAB and the value; raw bytes, or hex digits with
+// hexOut. The caller checks the iterator's error.
+func printEntries(it entryIterator, start, end []byte, haveEnd bool, limit int, keysOnly, hexOut bool, stdout io.Writer) error {
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	n := 0
 	var line []byte
@@ -76,14 +141,14 @@ func runScan(args []string, stdout, stderr io.Writer) error {
 			break
 		}
 		line = line[:0]
-		if *hexFlag {
+		if hexOut {
 			line = hex.AppendEncode(line, k)
 		} else {
 			line = append(line, k...)
 		}
-		if !*keysOnly {
+		if !keysOnly {
 			line = append(line, '\t')
-			if *hexFlag {
+			if hexOut {
 				line = hex.AppendEncode(line, it.Value())
 			} else {
 				line = append(line, it.Value()...)
@@ -93,15 +158,12 @@ func runScan(args []string, stdout, stderr io.Writer) error {
 		if _, err := w.Write(line); err != nil {
 			return cmdErr("scan", err)
 		}
-		if n++; n == *limit {
+		if n++; n == limit {
 			break
 		}
 	}
 	if err := w.Flush(); err != nil {
 		return cmdErr("scan", err)
-	}
-	if err := it.Err(); err != nil {
-		return fileErr("scan", pos[0], err)
 	}
 	return nil
 }
