@@ -27,6 +27,50 @@ type BlockIter struct {
 	key        []byte
 	val        []byte
 	err        error
+	back       backCache
+}
+
+// backCache holds the entries of one restart interval, decoded forwards
+// by a Prev (or Last), so that the Prevs after it step back through them
+// without decoding the interval again. LevelDB's block iterator rescans
+// the interval on every Prev: with 32-entry intervals (format version 4)
+// that made a reverse scan cost about three times a forward one. Init
+// empties it and keeps its buffers.
+type backCache struct {
+	ok   bool // ents and keys hold the interval at restart point run
+	run  int
+	pos  int // the entry the iterator was left on by the cache's last use
+	ents []backEntry
+	keys []byte // the entries' keys, whole, one after the other
+}
+
+// backEntry is one cached entry: its offset, the next entry's offset, the
+// end of its key in backCache.keys and its value's length (the value
+// ends at next).
+type backEntry struct{ off, next, keyEnd, vlen int }
+
+// record appends the entry the iterator is on to the cache.
+func (b *backCache) record(it *BlockIter) {
+	b.keys = append(b.keys, it.key...)
+	b.ents = append(b.ents, backEntry{off: it.offset, next: it.nextOffset, keyEnd: len(b.keys), vlen: len(it.val)})
+}
+
+// reset empties the cache, keeping its buffers.
+func (b *backCache) reset() { *b = backCache{ents: b.ents[:0], keys: b.keys[:0]} }
+
+// fromBack positions the iterator on cached entry i of the interval.
+func (it *BlockIter) fromBack(i int) bool {
+	b := &it.back
+	e := b.ents[i]
+	ks := 0
+	if i > 0 {
+		ks = b.ents[i-1].keyEnd
+	}
+	b.pos = i
+	it.key = append(it.key[:0], b.keys[ks:e.keyEnd]...)
+	it.val = it.data[e.next-e.vlen : e.next : e.next]
+	it.offset, it.nextOffset, it.restartIdx = e.off, e.next, b.run
+	return true
 }
 
 // Init points the iterator at block contents (entries, restart array,
@@ -34,7 +78,8 @@ type BlockIter struct {
 // an error wrapping ErrCorrupt if the restart array does not fit; the
 // iterator is then empty and Err reports the same error.
 func (it *BlockIter) Init(section string, fileOff int64, contents []byte) error {
-	*it = BlockIter{key: it.key[:0], section: section, fileOff: fileOff, offset: -1}
+	*it = BlockIter{key: it.key[:0], section: section, fileOff: fileOff, offset: -1, back: it.back}
+	it.back.reset()
 	if len(contents) < 4 {
 		return it.fail(0, "block of %d bytes has no restart count", len(contents))
 	}
@@ -184,14 +229,20 @@ func (it *BlockIter) Last() bool {
 		it.offset = it.restartsOff
 		return false
 	}
-	if !it.seekRestart(it.numRestarts - 1) {
+	r := it.numRestarts - 1
+	if !it.seekRestart(r) {
 		return false
 	}
+	b := &it.back
+	b.reset()
+	b.record(it)
 	for it.nextOffset < it.restartsOff {
 		if !it.decodeAt(it.nextOffset) {
 			return false
 		}
+		b.record(it)
 	}
+	b.ok, b.run, b.pos = true, r, len(b.ents)-1
 	return true
 }
 
@@ -204,11 +255,17 @@ func (it *BlockIter) Next() bool {
 }
 
 // Prev moves to the preceding entry; false before the first entry or on
-// error. It rescans from the closest restart point, as LevelDB's block
-// iterator does.
+// error. Entering a restart interval from above, it decodes the interval
+// from its restart point, as LevelDB's block iterator does, and keeps
+// its entries (backCache): the Prevs within the interval that follow
+// read them from there.
 func (it *BlockIter) Prev() bool {
 	if !it.Valid() {
 		return false
+	}
+	b := &it.back
+	if b.ok && b.pos > 0 && b.pos < len(b.ents) && b.ents[b.pos].off == it.offset {
+		return it.fromBack(b.pos - 1)
 	}
 	it.resolveRestart()
 	target := it.offset
@@ -224,15 +281,19 @@ func (it *BlockIter) Prev() bool {
 	if !it.seekRestart(r) {
 		return false
 	}
+	b.reset()
+	b.record(it)
 	for it.nextOffset < target {
 		if !it.decodeAt(it.nextOffset) {
 			return false
 		}
+		b.record(it)
 	}
 	if it.nextOffset != target {
 		it.fail(target, "entries do not chain from restart point %d", r)
 		return false
 	}
+	b.ok, b.run, b.pos = true, r, len(b.ents)-1
 	return true
 }
 
@@ -351,7 +412,8 @@ func (it *BlockIter) SeekOffset(off int) bool {
 // bounds-check every read). It returns an error wrapping ErrCorrupt if the
 // sizes disagree.
 func (it *BlockIter) InitEntries(section string, fileOff int64, contents []byte, entriesEnd int) error {
-	*it = BlockIter{key: it.key[:0], section: section, fileOff: fileOff, offset: -1}
+	*it = BlockIter{key: it.key[:0], section: section, fileOff: fileOff, offset: -1, back: it.back}
+	it.back.reset()
 	rest := len(contents) - 4 - entriesEnd
 	if entriesEnd < 0 || rest < 0 || rest%4 != 0 || rest == 0 && entriesEnd != 0 {
 		return it.fail(0, "entries end at %d of a %d-byte block", entriesEnd, len(contents))
