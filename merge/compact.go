@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/sstkit/sstable/builder"
 	"github.com/sstkit/sstable/bulk"
@@ -29,14 +30,40 @@ type CompactOptions struct {
 	// Builder configures the output tables; nil: the builder's defaults.
 	// Range deletions and range keys need its default format version.
 	Builder *builder.Options
-	// Drop, when set, is called in key order with each live entry the
-	// compaction would write (never a deletion), its key and value valid
-	// only during the call; true leaves it out. With keys split into a
-	// prefix and a version suffix (the tables' format.Splitter), it lets
-	// a compaction keep only the versions a reader may still ask for
-	// (see the MVCC example); the entry is dropped outright, so with
+	// Drop, when set, is called once for each live entry of the view, in
+	// key order, from the one goroutine running Compact, with its key and
+	// value valid only during the call; true leaves the entry out of the
+	// output. Entries the view hides (shadowed, deleted, under a range
+	// deletion) and deletions kept for older levels never reach it. With
+	// keys split into a prefix and a version suffix (the tables'
+	// format.Splitter), a hook that remembers the prefix it saw last
+	// keeps only the versions a reader may still ask for: examples/mvccgc
+	// keeps every version newer than a garbage-collection timestamp and
+	// the newest at or below it. The entry is dropped outright, so with
 	// Bottom false an older level's entry for the key shows again.
 	Drop func(key, value []byte) bool
+}
+
+// emptyDir checks that dir is new or empty (but for the staging
+// directories of killed builds, which bulk.IsTempDir recognises), and
+// reports whether it does not exist yet.
+func emptyDir(dir string) (created bool, err error) {
+	if dir == "" {
+		return false, errors.New("merge: Compact: empty CompactOptions.Dir")
+	}
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("merge: Compact: %w", err)
+	}
+	for _, e := range ents {
+		if !bulk.IsTempDir(e.Name()) {
+			return false, fmt.Errorf("merge: Compact: output directory %s is not empty (it holds %s)", dir, e.Name())
+		}
+	}
+	return false, nil
 }
 
 // Compact writes the live view of levels (levels[0] the newest) into new
@@ -67,6 +94,10 @@ func Compact(levels []Level, o *CompactOptions) (tables []bulk.TableInfo, err er
 	if o == nil {
 		return nil, errors.New("merge: Compact: nil options (Dir is required)")
 	}
+	created, err := emptyDir(o.Dir)
+	if err != nil {
+		return nil, err
+	}
 	w, err := bulk.NewSortedWriter(o.Dir, &bulk.Options{Builder: o.Builder, TargetTableSize: o.TargetTableSize})
 	if err != nil {
 		return nil, err
@@ -74,6 +105,9 @@ func Compact(levels []Level, o *CompactOptions) (tables []bulk.TableInfo, err er
 	defer func() {
 		if err != nil {
 			w.Abort()
+			if created {
+				os.Remove(o.Dir) // empty again, unless something else wrote there
+			}
 		}
 	}()
 	opts := &o.Options

@@ -53,7 +53,11 @@ type LevelIterator interface {
 // methods of *reader.SpanIterator, with the same meaning. SeekGE moves
 // to the first fragment whose End is above key, SeekLT to the last whose
 // Start is below key; Span returns the current fragment, valid until
-// Close.
+// Close. Unlike a point iterator's, its moves go on from the ends: Next
+// from before the first fragment (an unpositioned iterator, or SeekLT or
+// Prev having run off the start) moves to the first, and Prev from past
+// the last (SeekGE or Next having run off the end) to the last; the
+// range-deletion check relies on this.
 type SpanIterator interface {
 	First() bool
 	Last() bool

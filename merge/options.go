@@ -7,9 +7,16 @@ import "github.com/sstkit/sstable/reader"
 // range deletion, no bounds.
 type Options struct {
 	// IsDeletion reports whether a point entry's value marks its key
-	// deleted (a tombstone, such as a value whose kind byte says so). nil:
+	// deleted (a tombstone, such as a value whose kind byte says so): the
+	// key then reads as absent, whatever older levels hold for it. nil:
 	// no entry is a deletion. It is called on the hot path, once per key
 	// shown, with a value that is valid only during the call.
+	//
+	// It suits engines whose keys are the user's keys. In a store whose
+	// keys carry a version (key + timestamp), a tombstone is a version of
+	// its own key and hides no other: leave IsDeletion nil, so that
+	// tombstones read and compact as data, and drop them in
+	// CompactOptions.Drop when no reader needs them (examples/mvccgc).
 	IsDeletion func(value []byte) bool
 	// IsRangeDeletion reports whether a span value deletes the keys of
 	// older levels in its [Start, End). A fragment deletes when any of

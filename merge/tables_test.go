@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -139,8 +140,36 @@ func TestCorruptTable(t *testing.T) {
 	if _, err := merge.Compact(levels, &merge.CompactOptions{Dir: out, TargetTableSize: 1 << 10}); !errors.Is(err, format.ErrCorrupt) {
 		t.Fatalf("Compact: %v, want a corruption", err)
 	}
-	if ents, _ := os.ReadDir(out); len(ents) != 0 {
-		t.Fatalf("a failed compaction left %v", ents)
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("a failed compaction left its output directory: %v", err)
+	}
+}
+
+// TestCompactDir checks that Compact writes only into a new or empty
+// directory, and leaves one it was given as it was when it fails.
+func TestCompactDir(t *testing.T) {
+	dir := t.TempDir()
+	levels := []merge.Level{merge.Tables(table(t, dir, []string{"a", "b"}))}
+	full := filepath.Join(dir, "full")
+	os.Mkdir(full, 0o755)
+	os.WriteFile(filepath.Join(full, "notes.txt"), []byte("mine"), 0o644)
+	if _, err := merge.Compact(levels, &merge.CompactOptions{Dir: full}); err == nil || !strings.Contains(err.Error(), "notes.txt") {
+		t.Fatalf("Compact into a directory holding notes.txt: %v", err)
+	}
+	if _, err := merge.Compact(levels, &merge.CompactOptions{}); err == nil {
+		t.Fatal("Compact with no Dir succeeded")
+	}
+	if _, err := merge.Compact(levels, nil); err == nil {
+		t.Fatal("Compact with nil options succeeded")
+	}
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o755)
+	infos, err := merge.Compact(levels, &merge.CompactOptions{Dir: empty})
+	if err != nil || len(infos) != 1 || infos[0].Entries != 2 {
+		t.Fatalf("Compact into an empty directory: %+v, %v", infos, err)
+	}
+	if _, err := merge.Compact(levels, &merge.CompactOptions{Dir: empty}); err == nil {
+		t.Fatal("a second Compact into the same directory succeeded")
 	}
 }
 
