@@ -61,8 +61,11 @@ type config struct {
 	target     int64 // compaction output table size
 	measures   []string
 	impls      []string
-	dir        string
-	strict     bool // exit 1 when a target is missed
+	// keptCompactCache gives the compactions one block cache per
+	// library, kept from round to round, rather than a new one each.
+	keptCompactCache bool
+	dir              string
+	strict           bool // exit 1 when a target is missed
 }
 
 // allImpls are the engines, in report order.
@@ -90,6 +93,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	impls := fs.String("impls", strings.Join(allImpls, ","), "comma-separated engines: ours, pebble (the DB), external (Pebble's NewExternalIter), goleveldb")
 	dir := fs.String("dir", "", "where to make the scratch directory (default: os.TempDir())")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the measurement rounds to `FILE`")
+	keptCC := fs.Bool("kept-compact-cache", false, "give the compactions one block cache per library, kept from round to round, rather than a new one each (for our cache, slower on this VM: see BENCHMARKS.md)")
 	strict := fs.Bool("strict", false, "exit 1 when a target is missed, not only on a correctness failure")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -110,7 +114,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		params: params{tables: *tables, entries: *entries, keySpace: *keySpace, rangeDels: *rangeDels,
 			delFrac: *delFrac, lookups: *lookups, seeks: *seeks, samples: 10_000},
 		rounds: *rounds, nexts: *nexts, cacheBytes: *cacheMiB << 20, target: *targetMiB << 20,
-		dir: *dir, strict: *strict,
+		dir: *dir, strict: *strict, keptCompactCache: *keptCC,
 	}
 	if cfg.tables < 1 || cfg.entries < 1 || cfg.lookups < 1 || cfg.seeks < 1 || cfg.rounds < 1 || cfg.nexts < 0 {
 		return fmt.Errorf("-tables, -entries, -lookups, -seeks and -rounds must be positive, -nexts not negative")

@@ -115,7 +115,7 @@ func TestVerifyCatchesWrongViews(t *testing.T) {
 		t.Fatal(err)
 	}
 	open := func() *oursStack {
-		s, err := openOurs(dir, len(w.tables), 8<<20)
+		s, err := openOurs(dir, len(w.tables), nil, 8<<20)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,18 +67,21 @@ func buildOurs(dir string, w *workload) error {
 // oursStack is our tables open as a stack of levels.
 type oursStack struct {
 	rs     []*reader.Reader // by table, rs[0] the oldest
-	c      *cache.Cache
-	levels []merge.Level // newest first
+	c      *cache.Cache     // closed with the stack; nil when the caller owns the cache
+	levels []merge.Level    // newest first
 }
 
-// openOurs opens the n tables in dir/ours with one new cache of
-// cacheBytes.
-func openOurs(dir string, n int, cacheBytes int64) (*oursStack, error) {
-	c, err := cache.New(cacheBytes)
-	if err != nil {
-		return nil, err
+// openOurs opens the n tables in dir/ours with c, or with a new cache of
+// cacheBytes when c is nil (closed with the stack).
+func openOurs(dir string, n int, c *cache.Cache, cacheBytes int64) (*oursStack, error) {
+	s := &oursStack{}
+	if c == nil {
+		var err error
+		if c, err = cache.New(cacheBytes); err != nil {
+			return nil, err
+		}
+		s.c = c
 	}
-	s := &oursStack{c: c}
 	for t := range n {
 		r, err := reader.Open(oursPath(dir, t), &reader.Options{Cache: c})
 		if err != nil {
@@ -100,8 +103,10 @@ func (s *oursStack) close() error {
 			first = err
 		}
 	}
-	if err := s.c.Close(); err != nil && first == nil {
-		first = err
+	if s.c != nil {
+		if err := s.c.Close(); err != nil && first == nil {
+			first = err
+		}
 	}
 	return first
 }
@@ -170,12 +175,13 @@ func (o *ours) get(key []byte) ([]byte, bool, error) {
 	return v, err == nil, err
 }
 
-// compact opens the tables afresh (a new cache of cacheBytes: a
-// compaction reads cold, as Pebble's does from a DB just opened) and
-// writes their live view into outDir, 64 MiB tables by default,
-// returning the time Compact took and the entries it wrote.
-func compactOurs(dir, outDir string, n int, cacheBytes, target int64) (sec float64, entries int64, tables int, err error) {
-	s, err := openOurs(dir, n, cacheBytes)
+// compactOurs opens the tables afresh, with c (nil: a new cache of
+// cacheBytes), so that their blocks are not in it, and times
+// merge.Compact of their live view into outDir, tables of target bytes,
+// to the bottom. It returns the seconds and the output's entries and
+// tables.
+func compactOurs(dir, outDir string, n int, c *cache.Cache, cacheBytes, target int64) (sec float64, entries int64, tables int, err error) {
+	s, err := openOurs(dir, n, c, cacheBytes)
 	if err != nil {
 		return 0, 0, 0, err
 	}

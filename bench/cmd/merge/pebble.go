@@ -29,10 +29,12 @@ import (
 //     link), so that they stack: the first lands in L6 (nothing overlaps
 //     it), every later one in L0, a sublevel each (it overlaps the data
 //     below). Read through DB.NewIter and DB.Get.
-//   - Compaction: a new DB (a new cache of the same size) with the same
-//     tables ingested the same way, then DB.Compact(ctx, "", 0xff..., false)
-//     into one level with TargetFileSizes of 64 MiB, timed; the DB is
-//     then closed and removed.
+//   - Compaction: a new DB with the same tables ingested the same way,
+//     then DB.Compact(ctx, "", 0xff..., false) into one level with
+//     TargetFileSizes of 64 MiB, timed; the DB is then closed and
+//     removed. Its block cache, of the same size, is a new one each
+//     round, or with -kept-compact-cache one kept from round to round
+//     (the new DB's blocks not in it).
 //   - NewExternalIter over the eight table files, newest first, one per
 //     level: no block cache, no filters, as that API reads.
 
@@ -113,10 +115,16 @@ type pebbleDB struct {
 	dir   string
 }
 
-// openPebbleDB creates a DB in dbDir and ingests the n tables of
-// srcDir into it, oldest first, one by one.
-func openPebbleDB(srcDir, dbDir string, n int, cacheBytes, target int64) (*pebbleDB, error) {
-	cache := pebble.NewCache(cacheBytes)
+// openPebbleDB creates a DB in dbDir with block cache c (nil: a new
+// cache of cacheBytes) and ingests the n tables of srcDir into it,
+// oldest first, one by one.
+func openPebbleDB(srcDir, dbDir string, n int, c *pebble.Cache, cacheBytes, target int64) (*pebbleDB, error) {
+	cache := c
+	if cache == nil {
+		cache = pebble.NewCache(cacheBytes)
+	} else {
+		cache.Ref()
+	}
 	db, err := pebble.Open(dbDir, pebbleOptions(cache, target))
 	if err != nil {
 		cache.Unref()
@@ -259,12 +267,14 @@ func (e *pebbleEngine) close() error {
 	return err
 }
 
-// compactPebble opens a new DB in dbDir, ingests the tables, and times
-// a manual compaction of all of them into one level. It returns the
-// seconds, the entries and tables of the output, and the LSM's shape
-// before and after.
-func compactPebble(srcDir, dbDir string, n int, cacheBytes, target int64, count bool) (sec float64, entries int64, tables int, before, after string, err error) {
-	p, err := openPebbleDB(srcDir, dbDir, n, cacheBytes, target)
+// compactPebble opens a new DB in dbDir with block cache c (nil: a new
+// cache of cacheBytes; a DB's blocks are keyed by its own cache handle,
+// so none of the new DB's is in c), ingests the tables, and times a
+// manual compaction of all of them into one level. It returns the
+// seconds, the entries (counted by a scan when count is set) and tables
+// of the output, and the LSM's shape before and after.
+func compactPebble(srcDir, dbDir string, n int, c *pebble.Cache, cacheBytes, target int64, count bool) (sec float64, entries int64, tables int, before, after string, err error) {
+	p, err := openPebbleDB(srcDir, dbDir, n, c, cacheBytes, target)
 	if err != nil {
 		return 0, 0, 0, "", "", err
 	}

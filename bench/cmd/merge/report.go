@@ -108,7 +108,11 @@ func writeReport(w io.Writer, r *results) (missed int) {
 				parts = append(parts, name+": "+s)
 			}
 		}
-		fmt.Fprintf(w, "- Compaction (%d MiB target, to the bottom: range deletions and shadowed entries dropped; fresh readers and caches, or a fresh DB, every round): %s. MB/s counts each library's own input table bytes.\n", c.target>>20, strings.Join(parts, "; "))
+		cc := "a new block cache of the same size each time"
+		if c.keptCompactCache {
+			cc = "one block cache per library of the same size, kept from round to round (-kept-compact-cache; none of the new readers' or DB's blocks in it)"
+		}
+		fmt.Fprintf(w, "- Compaction (%d MiB target, to the bottom: range deletions and shadowed entries dropped; new readers, or a new DB with the tables ingested, every round, after one untimed compaction of each; %s): %s. MB/s counts each library's own input table bytes.\n", c.target>>20, cc, strings.Join(parts, "; "))
 	}
 	fmt.Fprintln(w)
 

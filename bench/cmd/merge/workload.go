@@ -53,6 +53,7 @@ type workload struct {
 
 	oldOnly []byte  // keys held by the oldest table only and visible, in random order, keyLen bytes each
 	oldIdx  []int32 // their key indexes
+	nold    int     // distinct such keys (oldOnly repeats them when there are fewer than the lookups)
 	absent  []byte  // keys in no table, in random order
 	seeks   []byte  // random seek keys (absent from every table: they fall between keys)
 	sample  []int32 // live key indexes whose values are cross-checked
@@ -183,6 +184,7 @@ func newWorkload(p params) *workload {
 		}
 	}
 	rng.Shuffle(len(oldOnly), func(a, b int) { oldOnly[a], oldOnly[b] = oldOnly[b], oldOnly[a] })
+	w.nold = len(oldOnly)
 
 	w.oldOnly = make([]byte, p.lookups*keyLen)
 	if len(oldOnly) == 0 {
