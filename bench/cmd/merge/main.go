@@ -1,7 +1,8 @@
 // Command merge measures reading a stack of overlapping tables as one
 // view, this module's merge package against Pebble v2.1.7 (a DB holding
-// the same tables as L0 sublevels, and NewExternalIter over the table
-// files) and goleveldb's merged iterator, in one interleaved run, and
+// the same tables, ingested oldest first: the first in L6, the others
+// as L0 sublevels; and NewExternalIter over the table files) and
+// goleveldb's merged iterator, in one interleaved run, and
 // prints a markdown table of medians, ratios and the targets of issue 40
 // as checks.
 //
