@@ -8,11 +8,12 @@ import (
 
 // Get returns the value key has in the view of levels (levels[0] the
 // newest) under o: the newest level's entry for key, unless that entry
-// is a deletion or a newer level's range deletion covers key. It reads
-// the levels newest first and stops at the first that decides: for each,
-// the point entry (through PointGetter, which for Tables is Reader.Get,
-// its filter first), then the level's own span covering key, which hides
-// key in every older level.
+// is a deletion or a newer level's range deletion covers key. It looks
+// the key up in the levels newest first (through PointGetter, which for
+// Tables is Reader.Get: each table's filter first) until one holds it,
+// then asks only the newer levels for a span covering it (Reader.SpanAt
+// for Tables): a key no level holds costs one lookup per level and no
+// span search.
 //
 // The value is a new slice the caller owns. A key absent, deleted, or
 // outside o's bounds gives reader.ErrNotFound itself; a level's failure
@@ -23,33 +24,38 @@ func Get(levels []Level, key []byte, o *Options) ([]byte, error) {
 		return nil, reader.ErrNotFound
 	}
 	for i, l := range levels {
-		g, ok := l.(PointGetter)
-		if !ok {
-			g = iterGetter{l}
+		v, err := getter(l).Get(key)
+		if err == reader.ErrNotFound {
+			continue
 		}
-		v, err := g.Get(key)
-		if err == nil {
-			if o != nil && o.IsDeletion != nil && o.IsDeletion(v) {
+		if err != nil {
+			return nil, err
+		}
+		for _, newer := range levels[:i] {
+			sp, err := getter(newer).SpanAt(key)
+			switch {
+			case err == reader.ErrNotFound:
+			case err != nil:
+				return nil, err
+			case o.deletes(sp.Values):
 				return nil, reader.ErrNotFound
 			}
-			return v, nil
 		}
-		if err != reader.ErrNotFound {
-			return nil, err
-		}
-		if i == len(levels)-1 {
-			break // no older level for its spans to hide
-		}
-		sp, err := g.SpanAt(key)
-		switch {
-		case err == reader.ErrNotFound:
-		case err != nil:
-			return nil, err
-		case o.deletes(sp.Values):
+		if o != nil && o.IsDeletion != nil && o.IsDeletion(v) {
 			return nil, reader.ErrNotFound
 		}
+		return v, nil
 	}
 	return nil, reader.ErrNotFound
+}
+
+// getter returns l's PointGetter, or one that looks keys up through its
+// iterators.
+func getter(l Level) PointGetter {
+	if g, ok := l.(PointGetter); ok {
+		return g
+	}
+	return iterGetter{l}
 }
 
 // iterGetter looks keys up in a Level without a PointGetter, through its
