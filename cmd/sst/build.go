@@ -76,6 +76,10 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 		return usagef("build: -format-version %d out of range [1, %d]", *formatVersion, format.Version4)
 	case *hashIndex && *formatVersion == int(format.Version4):
 		return usagef("build: -hash-index writes format version 2 or 3, not 4 (whose hash index is always there)")
+	case *spansFlag == "-" && slices.Contains(pos, "-"):
+		// Standard input can be read once: the entries would take all of
+		// it and the spans find none.
+		return usagef("build: -spans - and INPUT - both read standard input; give the spans or the entries as a file (./- names a file called \"-\")")
 	}
 	opts, err := table.options("build", fset)
 	if err != nil {

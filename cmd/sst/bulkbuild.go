@@ -355,26 +355,32 @@ func addInputs(w *bulk.Writer, inputs []buildInput, hexInput bool, skip []string
 // hexInput the three as hex digits. Spans may come in any order and
 // overlap.
 func addSpans(w *bulk.Writer, path string, hexInput bool, sig <-chan os.Signal) error {
+	name := inputName(path)
 	return readLines(path, false, sig, func(start, rest []byte, line int) error {
 		select {
 		case s := <-sig:
 			return fmt.Errorf("interrupted (%v)", s)
 		default:
 		}
+		if rest == nil {
+			// No tab: readLines gives a nil value. Without an end the
+			// line is no span at all; say what one is.
+			return fmt.Errorf("%s:%d: a -spans line is start<TAB>end<TAB>value (the value may be empty), got %s with no tab", name, line, quoteKey(start))
+		}
 		end, value, _ := bytes.Cut(rest, []byte("\t"))
 		if hexInput {
 			fields := [][]byte{start, end, value}
-			for i, name := range []string{"start", "end", "value"} {
+			for i, what := range []string{"start", "end", "value"} {
 				d, err := decodeHex(fields[i])
 				if err != nil {
-					return fmt.Errorf("%s:%d: -hex: bad span %s %s: %v", path, line, name, quoteKey(fields[i]), err)
+					return fmt.Errorf("%s:%d: -hex: bad span %s %s: %v", name, line, what, quoteKey(fields[i]), err)
 				}
 				fields[i] = d
 			}
 			start, end, value = fields[0], fields[1], fields[2]
 		}
 		if err := w.AddSpan(start, end, value); err != nil {
-			return fmt.Errorf("%s:%d: %w", path, line, err)
+			return fmt.Errorf("%s:%d: %w", name, line, err)
 		}
 		return nil
 	})
@@ -465,7 +471,8 @@ func inputName(path string) string {
 
 // readLines calls fn with each "key<TAB>value" line of the text file at
 // path ("-": standard input) and its 1-based number, streaming: a line is
-// split at its first tab (no tab: an empty value), and a trailing "\n" or
+// split at its first tab (no tab: an empty value, nil without -hex, which
+// addSpans tells from a tab followed by nothing), and a trailing "\n" or
 // "\r\n" is stripped. With hexInput, key and value are hex digits, passed
 // to fn decoded. The slices are valid only during the call. A signal on sig
 // ends a read of standard input that waits for more.

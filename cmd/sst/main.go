@@ -27,9 +27,12 @@
 //	    key; a duplicate key is an error and leaves no file behind.
 //	    -spans FILE adds spans (range deletions, range keys) from the text
 //	    file FILE, one "start<TAB>end<TAB>value" per line (hex digits with
-//	    -hex), in any order and possibly overlapping: the table (each
-//	    table, with -split, clipped to its key range) stores them
-//	    fragmented in a span block, as format version 5.
+//	    -hex; the value and its tab may be left out, not the end), in any
+//	    order and possibly overlapping: the table (each table, with
+//	    -split, clipped to its key range) stores them fragmented in a span
+//	    block, as format version 5. -spans - reads the spans from standard
+//	    input, which is then no INPUT: -spans - with INPUT - is a usage
+//	    error.
 //	    Input of any size is sorted within -memory (default 256MiB):
 //	    entries beyond it are sorted and spilled to temporary tables,
 //	    merged at the end (package bulk), in a working directory
@@ -210,10 +213,11 @@ Usage:
                              hold any bytes, tabs and newlines included
           -spans FILE        add the spans (range deletions, range keys) of
                              the text file FILE: lines start<TAB>end<TAB>value
-                             (hex digits with -hex), in any order, possibly
-                             overlapping; the table (each table, with
-                             -split) holds them fragmented, as format
-                             version 5
+                             (hex digits with -hex; the value may be empty),
+                             in any order, possibly overlapping; the table
+                             (each table, with -split) holds them
+                             fragmented, as format version 5. FILE "-" is
+                             standard input, and then no INPUT may be "-"
           -block-size N      target data block size in bytes, 1..1073741824 (default 4096)
           -compression C     data block compression: snappy, minlz, zstd or none (default snappy)
           -compression-level L  zstd or minlz level: fastest, default, better or best (default default);

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -53,4 +54,56 @@ func TestBuildScanSpans(t *testing.T) {
 	wantError(t, []string{"build", "-q", "-o", filepath.Join(dir, "v1.sst"), "-format-version", "1", "-spans", spans, in}, 2, "-spans needs format version 4")
 	os.WriteFile(spans, []byte("b\ta\tx\n"), 0o644)
 	wantError(t, []string{"build", "-q", "-o", filepath.Join(dir, "bad.sst"), "-spans", spans, in}, 1, "spans.txt:1", "not below its end")
+}
+
+// TestBuildSpansStdin checks that -spans - reads the spans from standard
+// input beside an INPUT file, and that -spans - with INPUT - (both on
+// standard input, which is read once) is a usage error rather than a
+// table built without the spans.
+func TestBuildSpansStdin(t *testing.T) {
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.txt"), filepath.Join(dir, "t.sst")
+	writeFile(t, in, []byte("a\t1\nb\t2\n"))
+	withStdin("a\tz\tdel\n", func() { mustSST(t, "build", "-q", "-spans", "-", "-o", out, in) })
+	if got, want := mustSST(t, "scan", "-spans", out), "a\tz\tdel\n"; got != want {
+		t.Fatalf("spans from standard input: scan -spans = %q, want %q", got, want)
+	}
+	both := filepath.Join(dir, "both.sst")
+	for _, args := range [][]string{
+		{"build", "-q", "-spans", "-", "-o", both, "-"},
+		{"build", "-q", "-o", both, "-", "-spans", "-"},
+		{"build", "-q", "-split", "1MiB", "-spans", "-", "-o", filepath.Join(dir, "both"), in, "-"},
+	} {
+		withStdin("a\t1\nb\tz\tdel\n", func() {
+			wantError(t, args, 2, "-spans - and INPUT - both read standard input")
+		})
+	}
+	if names := dirNames(t, dir); !slices.Equal(names, []string{"in.txt", "t.sst"}) {
+		t.Errorf("refused builds left %q", names)
+	}
+}
+
+// TestBuildSpansBadLine checks that a -spans line without an end says what
+// a span line holds, naming the file and the line, with and without -hex.
+func TestBuildSpansBadLine(t *testing.T) {
+	dir := t.TempDir()
+	in, spans := filepath.Join(dir, "in.txt"), filepath.Join(dir, "spans.txt")
+	writeFile(t, in, []byte("61\t31\n"))
+	for _, hexFlag := range []bool{false, true} {
+		writeFile(t, spans, []byte("61\t63\t\n63\n"))
+		args := []string{"build", "-q", "-o", filepath.Join(dir, "t.sst"), "-spans", spans, in}
+		if hexFlag {
+			args = append(args, "-hex")
+		}
+		errs := wantError(t, args, 1, "spans.txt:2: ", "start<TAB>end<TAB>value", `"63"`)
+		if strings.Contains(errs, "not below its end") {
+			t.Errorf("-hex %v: %q blames the key order for a line without an end", hexFlag, errs)
+		}
+		// A tab and nothing after it is an empty end: the order error.
+		writeFile(t, spans, []byte("63\t\n"))
+		wantError(t, args, 1, "spans.txt:1: ", "not below its end")
+	}
+	withStdin("c\n", func() {
+		wantError(t, []string{"build", "-q", "-o", filepath.Join(dir, "u.sst"), "-spans", "-", in}, 1, "standard input:1: ", "start<TAB>end<TAB>value")
+	})
 }
