@@ -29,7 +29,7 @@ type Stats struct {
 	Hits      int64 // block lookups that found their block
 	Misses    int64 // block lookups that had to read the block
 	Evictions int64 // blocks evicted to make room
-	Refused   int64 // misses of blocks not admitted: a memory-mapped table's block missed for the first time while the cache is full is decoded outside it (see the reader's Memory section)
+	Refused   int64 // misses of blocks not admitted: a memory-mapped table's block missed for the first time while its shard is full, of bytes or of entries (one per 2 KiB), is decoded outside it (see the reader's Memory section)
 	Held      int64 // bytes of Size that readers hold for the tables they have open, released at their Close: their copies of version 4 filters, and charges for what they keep on the Go heap (per-block slots and flags, partitions' keys)
 }
 

@@ -460,7 +460,10 @@ func (t *Table) Reserve(i, n int) (Handle, bool) { return t.reserve(i, n, false)
 // blocks lookups keep using: TinyLFU's doorkeeper (Gil Einziger, Roy
 // Friedman, Ben Manes: "TinyLFU: A Highly Efficient Cache Admission
 // Policy", ACM TOS 2017) on S3-FIFO's ghosts. While the shard has room,
-// every block is admitted.
+// a free entry and a run of free chunks for the block, every block is
+// admitted; when either is missing, as the entries are in a shard of
+// blocks smaller than 2 KiB on average however many chunks are free,
+// admitting the block would evict.
 func (t *Table) ReserveAdmitted(i, n int) (Handle, bool) { return t.reserve(i, n, true) }
 
 func (t *Table) reserve(i, n int, doorkeeper bool) (Handle, bool) {
@@ -471,7 +474,7 @@ func (t *Table) reserve(i, n int, doorkeeper bool) (Handle, bool) {
 	}
 	k := (n + ChunkSize - 1) / ChunkSize
 	s.mu.Lock()
-	if doorkeeper && s.used+k > s.nchunks {
+	if doorkeeper && !s.hasRoom(k) {
 		w := t.slots[i].Load()
 		if w&ghostBit == 0 || s.clock-uint32(w) > uint32(s.main.n) {
 			if w == 0 || w&ghostBit != 0 {

@@ -79,7 +79,8 @@
 //
 // Table.ReserveAdmitted adds an admission filter for callers whose miss
 // costs little to repeat (a memory-mapped table's decompression): once a
-// shard is full, a block missed for the first time is not inserted at
+// shard is full (no run of free chunks for the block, or no free entry,
+// as in a shard of small blocks), a block missed for the first time is not inserted at
 // all but recorded as a ghost at once, and only a second miss within the
 // ghost window admits it, to the main queue. Lookups spread over tables
 // many times the cache then mostly decode into their own memory, with no

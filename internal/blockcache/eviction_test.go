@@ -217,3 +217,51 @@ func TestOneOffLookupsDoNotChurn(t *testing.T) {
 	}
 	closeAll(t, c, tb)
 }
+
+// TestReserveAdmittedEntriesRunOut: a shard of small blocks runs out of
+// entries (one per 2 KiB of budget) long before it runs out of chunks;
+// admitting a block then evicts another as surely as when the chunks run
+// out, so a first miss must be refused all the same. With 512-byte
+// blocks, 1,000 one-off misses after the entries ran out were once all
+// admitted (0 refused, 1,000 evictions): the doorkeeper asked only
+// whether the chunks were full.
+func TestReserveAdmittedEntriesRunOut(t *testing.T) {
+	const (
+		blk    = 512
+		oneOff = 1000
+	)
+	c := newCache(1 << 20) // one shard: 16,384 chunks, 512 entries
+	if c.Shards() != 1 || len(c.entries) != 512 {
+		t.Fatalf("%d shards, %d entries; want 1 and 512", c.Shards(), len(c.entries))
+	}
+	tb := newTable(t, c, 512+oneOff+2) // 12 KiB of slots: charged (1 entry, 190 chunks)
+	i := 0
+	for ; c.shards[0].free >= 0; i++ {
+		if admit(tb, i, blk, 1); !listed(tb, i) {
+			t.Fatalf("block %d refused with entries and chunks free", i)
+		}
+	}
+	st := c.Stats()
+	if st.Refused != 0 || st.Evictions != 0 || st.Size > 1<<20/2 {
+		t.Fatalf("after %d blocks the entries ran out: %+v; want no refusals, no evictions, chunks mostly free", i, st)
+	}
+	before := st
+	for j := range oneOff {
+		admit(tb, i+j, blk, 2)
+	}
+	st = c.Stats()
+	refused, evicted := st.Refused-before.Refused, st.Evictions-before.Evictions
+	t.Logf("%d one-off misses with the entries used up and %d of %d bytes free: %d refused, %d evictions",
+		oneOff, 1<<20-st.Size, 1<<20, refused, evicted)
+	if refused != oneOff || evicted != 0 {
+		t.Errorf("%d one-off misses: %d refused, %d evictions; want %d refused, 0 evictions", oneOff, refused, evicted, oneOff)
+	}
+	// A block missed twice in a row is still admitted, evicting one.
+	k := i + oneOff
+	admit(tb, k, blk, 3)
+	admit(tb, k, blk, 3)
+	if !listed(tb, k) {
+		t.Error("a block missed twice in a row was not admitted")
+	}
+	closeAll(t, c, tb)
+}

@@ -89,6 +89,15 @@ func (s *shard) alloc(k int) (*entry, bool) {
 	return nil, false
 }
 
+// hasRoom reports whether alloc(k) would find its chunks and its entry
+// free, evicting nothing. Called with mu held. The entries (one per
+// entryBytes of budget) run out before the chunks do when blocks are
+// smaller than entryBytes on average, and free chunks may lie in runs
+// shorter than k: either way a block then takes the place of others.
+func (s *shard) hasRoom(k int) bool {
+	return s.free >= 0 && s.findRun(k) >= 0
+}
+
 // take holds chunks [at, at+k) (shard-local) for a free entry.
 func (s *shard) take(at, k int) *entry {
 	s.setBits(at, k, true)
