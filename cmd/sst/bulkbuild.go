@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -262,6 +263,14 @@ func userPathErr(op, path string, err error) error {
 	return &os.PathError{Op: op, Path: path, Err: err}
 }
 
+// notifySignals relays the signals that interrupt a build to c (tests
+// replace it, to send a signal of their own at a point they choose).
+var notifySignals = func(c chan<- os.Signal) { signal.Notify(c, os.Interrupt, syscall.SIGTERM) }
+
+// finishWriter finishes the bulk writer of buildDir, while a goroutine
+// watches for a signal (tests replace it, to send one before or after).
+var finishWriter = (*bulk.Writer).Finish
+
 // buildDir writes the entries of inputs into tables in dir through a
 // bulk.Writer, which also writes dir/manifest.json. On any error, or on an
 // interrupt signal, it aborts the writer, so that nothing is left behind.
@@ -278,7 +287,7 @@ func buildDir(dir string, skip []string, cfg buildConfig, inputs []buildInput) (
 		return nil, err
 	}
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	notifySignals(sig)
 	defer signal.Stop(sig)
 	stop := showProgress(cfg.progress, w)
 	err = addInputs(w, inputs, cfg.hex, skip, sig)
@@ -287,20 +296,30 @@ func buildDir(dir string, skip []string, cfg buildConfig, inputs []buildInput) (
 	}
 	var tables []bulk.TableInfo
 	if err == nil {
-		finished := make(chan struct{})
-		var interrupted os.Signal
+		// A signal during Finish aborts the writer from another goroutine
+		// (bulk.Writer allows that), which Finish then reports. The
+		// goroutine sets interrupted after caught, so that a Load that
+		// sees it true sees caught too; the build waits for the goroutine
+		// to end before it reads them, so that a signal taken as Finish
+		// returns is not lost.
+		finished, watched := make(chan struct{}), make(chan struct{})
+		var interrupted atomic.Bool
+		var caught os.Signal
 		go func() {
+			defer close(watched)
 			select {
 			case s := <-sig:
-				interrupted = s
+				caught = s
+				interrupted.Store(true)
 				w.Abort()
 			case <-finished:
 			}
 		}()
-		tables, err = w.Finish()
+		tables, err = finishWriter(w)
 		close(finished)
-		if interrupted != nil {
-			err = fmt.Errorf("interrupted (%v)", interrupted)
+		<-watched
+		if interrupted.Load() {
+			err = fmt.Errorf("interrupted (%v)", caught)
 		}
 	}
 	stop()
