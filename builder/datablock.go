@@ -92,7 +92,7 @@ func (b *Builder) trainDict() {
 				b.compressBuf = codec.AppendZstd(b.compressBuf[:0], s, b.level)
 				without += storedLen(len(s), len(b.compressBuf))
 			}
-			if with < without {
+			if dictPays(with, without) {
 				b.dictEnc = enc
 				b.props.Dictionary = d
 			} else {
@@ -112,6 +112,12 @@ func (b *Builder) trainDict() {
 		queue[i] = queuedBlock{}
 	}
 }
+
+// dictPays reports whether a dictionary pays for itself: with is the
+// bytes the sampled blocks take stored with it plus the dictionary's,
+// without the bytes they take stored without it. A tie does not pay: the
+// dictionary would cost its decoders for nothing.
+func dictPays(with, without int) bool { return with < without }
 
 // storedLen is the length a block of n bytes is stored in when it
 // compresses to c bytes: c if that saves at least 12.5%, else n.

@@ -11,3 +11,15 @@ func BatchBytes(b *Builder) int { return b.batchBytes }
 // MaxInFlight is the number of batches handed to the compressor before
 // a builder waits for the oldest.
 const MaxInFlight = maxInFlight
+
+// DictPays is dictPays: whether a dictionary whose sampled blocks take
+// with bytes stored with it (the dictionary's included), against without
+// bytes without it, is kept.
+func DictPays(with, without int) bool { return dictPays(with, without) }
+
+// StoredLen is storedLen: the bytes a block of n bytes compressing to c
+// is stored in.
+func StoredLen(n, c int) int { return storedLen(n, c) }
+
+// MaxDictBlock is maxDictBlock.
+const MaxDictBlock = maxDictBlock
