@@ -1,11 +1,27 @@
 package cache
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/sstkit/sstable/internal/blockcache"
 )
 
 // MaxCapacity is the largest budget a Cache takes, in bytes (256 GiB).
 const MaxCapacity = 256 << 30
+
+// MinCapacity is the smallest budget New takes, in bytes (64): one
+// 64-byte chunk, the least memory a cached block takes. A smaller cache
+// would hold nothing, every lookup a miss, so New refuses it rather than
+// turn caching off without a word for a mistyped size (0, a negative
+// number). Tiny caches from MinCapacity up are allowed, for tests that
+// want constant eviction; a real one wants megabytes
+// (reader.DefaultCacheSize is 64 MiB).
+const MinCapacity = blockcache.ChunkSize
+
+// ErrTooSmall is wrapped by the error New returns for a capacity below
+// MinCapacity.
+var ErrTooSmall = errors.New("cache: capacity below MinCapacity")
 
 // ErrInUse is wrapped by the error Close returns while readers opened with
 // the cache are still open.
@@ -44,11 +60,15 @@ func init() {
 
 // New returns a Cache holding at most capacity bytes of blocks. The budget
 // is reserved at once as address space and takes memory only as blocks
-// fill it. A capacity of less than 64 bytes gives a cache that holds
-// nothing; one above MaxCapacity is taken as MaxCapacity. New returns an
-// error if the address space cannot be reserved (under ulimit -v, say); it
-// never falls back to the Go heap.
+// fill it. A capacity above MaxCapacity is taken as MaxCapacity. New
+// returns an error wrapping ErrTooSmall, and no Cache, for a capacity
+// below MinCapacity (64 bytes), 0 and negative ones included, and an
+// error if the address space cannot be reserved (under ulimit -v, say);
+// it never falls back to the Go heap.
 func New(capacity int64) (*Cache, error) {
+	if capacity < MinCapacity {
+		return nil, &tooSmallError{capacity: capacity}
+	}
 	c, err := blockcache.New(capacity)
 	if err != nil {
 		return nil, err
@@ -69,3 +89,13 @@ func (c *Cache) Stats() Stats {
 // while readers opened with the cache are open (or their blocks pinned);
 // the cache then stays usable. Closing twice returns nil.
 func (c *Cache) Close() error { return c.c.Close() }
+
+// tooSmallError is New's error for a capacity below MinCapacity: its
+// message says "cache: " once, and errors.Is finds ErrTooSmall.
+type tooSmallError struct{ capacity int64 }
+
+func (e *tooSmallError) Error() string {
+	return fmt.Sprintf("cache: capacity %d bytes is below the minimum, MinCapacity (%d bytes): a cache that small holds nothing", e.capacity, MinCapacity)
+}
+
+func (e *tooSmallError) Unwrap() error { return ErrTooSmall }

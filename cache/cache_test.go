@@ -1,6 +1,9 @@
 package cache_test
 
 import (
+	"errors"
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"runtime"
@@ -70,13 +73,38 @@ func TestStatsAndClose(t *testing.T) {
 	}
 }
 
-func TestNegativeCapacity(t *testing.T) {
-	c, err := cache.New(-5)
-	if err != nil {
-		t.Fatal(err)
+// TestCapacityBelowMinimum: New refuses a capacity below MinCapacity,
+// with an error that names the cache once and wraps ErrTooSmall; from
+// MinCapacity up it makes a cache of that capacity.
+func TestCapacityBelowMinimum(t *testing.T) {
+	for _, capacity := range []int64{math.MinInt64, -5, -1, 0, 1, cache.MinCapacity - 1} {
+		c, err := cache.New(capacity)
+		if err == nil {
+			c.Close()
+			t.Errorf("New(%d) returned no error", capacity)
+			continue
+		}
+		if c != nil {
+			t.Errorf("New(%d) returned a Cache with its error", capacity)
+		}
+		if !errors.Is(err, cache.ErrTooSmall) {
+			t.Errorf("New(%d): error %q does not wrap ErrTooSmall", capacity, err)
+		}
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "cache: ") || strings.Count(msg, "cache:") != 1 || !strings.Contains(msg, fmt.Sprint(capacity)) {
+			t.Errorf("New(%d): error %q: want one \"cache: \" prefix and the capacity", capacity, msg)
+		}
 	}
-	defer c.Close()
-	if c.Capacity() != 0 || c.Stats().Capacity != 0 {
-		t.Errorf("New(-5): Capacity %d, Stats %+v; want 0", c.Capacity(), c.Stats())
+	for _, capacity := range []int64{cache.MinCapacity, cache.MinCapacity + 1, 4096} {
+		c, err := cache.New(capacity)
+		if err != nil {
+			t.Fatalf("New(%d): %v", capacity, err)
+		}
+		if c.Capacity() != capacity || c.Stats().Capacity != capacity {
+			t.Errorf("New(%d): Capacity %d, Stats %+v", capacity, c.Capacity(), c.Stats())
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -22,7 +22,9 @@
 // of at least 4 MiB); a block larger than one shard is not cached, and its
 // reader serves it from a buffer of its own. If the mapping cannot be made
 // (an address-space limit such as ulimit -v), New returns an error rather
-// than taking the budget from the Go heap.
+// than taking the budget from the Go heap. A capacity below MinCapacity
+// (64 bytes; 0 and negative ones too) is an error wrapping ErrTooSmall,
+// not a cache that holds nothing.
 //
 // Besides the budget, a Cache keeps on the Go heap 56 bytes of entry state
 // per 2 KiB of capacity (1.75 MiB for 64 MiB), a bitmap of one bit per
