@@ -189,7 +189,7 @@ func install(dir, work string, tables []bulk.TableInfo) ([]bulk.TableInfo, error
 		return fmt.Errorf("replacing the build in %s (it has no manifest now; build it again): %w", dir, err)
 	}
 	manifest := filepath.Join(dir, bulk.ManifestName)
-	if err := os.Remove(manifest); err == nil {
+	if err := removeFile(manifest); err == nil {
 		if err := syncDir(dir); err != nil {
 			return nil, broken(err)
 		}
@@ -201,7 +201,7 @@ func install(dir, work string, tables []bulk.TableInfo) ([]bulk.TableInfo, error
 	for i, t := range tables {
 		name := filepath.Base(t.Path)
 		dst := filepath.Join(dir, name)
-		if err := os.Rename(t.Path, dst); err != nil {
+		if err := renameFile(t.Path, dst); err != nil {
 			return nil, broken(err)
 		}
 		t.Path = dst
@@ -210,7 +210,7 @@ func install(dir, work string, tables []bulk.TableInfo) ([]bulk.TableInfo, error
 	}
 	for _, name := range old {
 		if name != bulk.ManifestName && !names[name] {
-			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := removeFile(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return nil, broken(err)
 			}
 		}
@@ -218,7 +218,7 @@ func install(dir, work string, tables []bulk.TableInfo) ([]bulk.TableInfo, error
 	if err := syncDir(dir); err != nil {
 		return nil, broken(err)
 	}
-	if err := os.Rename(filepath.Join(work, bulk.ManifestName), manifest); err != nil {
+	if err := renameFile(filepath.Join(work, bulk.ManifestName), manifest); err != nil {
 		return nil, broken(err)
 	}
 	if err := syncDir(dir); err != nil {
@@ -226,6 +226,11 @@ func install(dir, work string, tables []bulk.TableInfo) ([]bulk.TableInfo, error
 	}
 	return installed, nil
 }
+
+// renameFile and removeFile are os.Rename and os.Remove as install calls
+// them: tests replace them to watch the order of its steps, or to fail
+// one.
+var renameFile, removeFile = os.Rename, os.Remove
 
 // buildFiles returns the names of a build's files in dir: the manifest,
 // first when there is one, and the tables (NNNNNN.sst) in name order.
