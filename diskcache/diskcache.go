@@ -60,7 +60,7 @@ type Stats struct {
 	Misses      int64 // chunk reads that needed the chunk from a source (shared misses count once per reader)
 	SourceReads int64 // ReadAt calls made to sources
 	SourceBytes int64 // bytes read from sources
-	Dropped     int64 // chunk files that failed their check (torn, damaged, truncated, deleted) and were dropped
+	Dropped     int64 // indexed chunk files found failing their check when read (torn, damaged, truncated, replaced, or deleted since Open) and dropped; files gone before Open are never indexed and count as misses, and the temporary files Open removes count nowhere
 	WriteErrors int64 // chunks fetched but not cached because writing their file failed
 	Evictions   int64 // chunks removed to make room
 	Chunks      int64 // chunk files indexed now

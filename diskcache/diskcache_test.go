@@ -422,3 +422,77 @@ func TestWriteFailureDegrades(t *testing.T) {
 		t.Fatalf("writes working again: %+v", st)
 	}
 }
+
+// TestDroppedCountsFailedReads pins what Stats.Dropped counts: indexed
+// chunk files that fail their check when this Cache reads them, deleted
+// or damaged files alike. Files deleted while the Cache was closed were
+// never indexed by the next Open (it indexes what it lists, keeping no
+// record of a previous Cache's files), so their chunks are plain misses,
+// not drops; nor do the temporary files Open removes count, or the
+// chunks it evicts to fit a smaller Capacity (those are Evictions).
+func TestDroppedCountsFailedReads(t *testing.T) {
+	dir := t.TempDir()
+	obj := object(11, 6*ChunkSize)
+	src := &source{b: obj}
+	c := mustOpen(t, dir, 64<<20)
+	ra := c.ReaderAt("k", int64(len(obj)), src)
+	check(t, ra, obj, 0, len(obj))
+	name := ra.(*objReader).name
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// While closed: chunk 0's file deleted, chunk 1's damaged, a
+	// temporary file left as by a crash.
+	if err := os.Remove(filepath.Join(dir, name(0))); err != nil {
+		t.Fatal(err)
+	}
+	flipDataByte(t, filepath.Join(dir, name(1)))
+	if err := os.WriteFile(filepath.Join(dir, tmpPref+"crashed"), make([]byte, 100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c = mustOpen(t, dir, 64<<20)
+	defer c.Close()
+	if st := c.Stats(); st.Dropped != 0 || st.Chunks != 5 {
+		t.Fatalf("after Open: %+v; want 5 chunks indexed, 0 dropped (Open reads no file)", st)
+	}
+	if _, temps := diskBytes(t, dir); temps != 0 {
+		t.Fatalf("Open left %d temporary files", temps)
+	}
+	ra = c.ReaderAt("k", int64(len(obj)), src)
+	// Chunk 0, deleted while closed: a miss, not a drop.
+	check(t, ra, obj, 0, 100)
+	if st := c.Stats(); st.Dropped != 0 || st.Misses != 1 {
+		t.Fatalf("chunk deleted while closed, read: %+v; want 1 miss, 0 dropped", st)
+	}
+	// Chunk 1, damaged while closed: indexed, fails its check, dropped.
+	check(t, ra, obj, ChunkSize, 100)
+	if st := c.Stats(); st.Dropped != 1 || st.Misses != 2 {
+		t.Fatalf("chunk damaged while closed, read: %+v; want 2 misses, 1 dropped", st)
+	}
+	// Chunk 2, deleted while open: indexed, missing on its read, dropped.
+	if err := os.Remove(filepath.Join(dir, name(2))); err != nil {
+		t.Fatal(err)
+	}
+	check(t, ra, obj, 2*ChunkSize, 100)
+	if st := c.Stats(); st.Dropped != 2 || st.Misses != 3 || st.Hits != 0 {
+		t.Fatalf("chunk deleted while open, read: %+v; want 3 misses, 2 dropped", st)
+	}
+	check(t, ra, obj, 0, len(obj))
+	if st := c.Stats(); st.Dropped != 2 || st.Hits != 6 {
+		t.Fatalf("all read again: %+v; want 6 hits, still 2 dropped", st)
+	}
+}
+
+// flipDataByte flips the first data byte of the chunk file at path.
+func flipDataByte(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[blockSize] ^= 1 // the data starts on the first 4 KiB boundary
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

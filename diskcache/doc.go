@@ -91,7 +91,10 @@
 // unwritable after Open, a file size limit), the read is served from the
 // bytes fetched, the chunk is not cached, and Stats.WriteErrors counts it;
 // the cache keeps serving what it has and fetching what it lacks. A
-// failed check of a file on disk is counted in Stats.Dropped.
+// failed check of a file on disk is counted in Stats.Dropped. That counts
+// only files the running Cache indexed: it keeps no record of its files
+// across Close, so a file deleted while the directory had no Cache is
+// simply not listed by the next Open, and its chunk is an ordinary miss.
 //
 // Concurrent reads of many objects from many goroutines are safe; reads
 // that miss the same chunk at the same time share one source read.
