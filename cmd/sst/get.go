@@ -12,8 +12,13 @@ import (
 	"github.com/sstkit/sstable/reader"
 )
 
+// absentHex is the line get -hex prints for an absent KEY: not hex digits,
+// and not the empty line of an empty value.
+const absentHex = "-"
+
 // runGet implements "sst get": it prints the value of each KEY and
-// reports absent keys on stderr with exit status 1. With -merge the
+// reports absent keys on stderr with exit status 1 (with -hex, a line
+// "-" in the absent KEY's place on stdout too). With -merge the
 // FILEs before "--" are read as one merged view, newest first, and the
 // KEYs come after it.
 func runGet(args []string, stdout, stderr io.Writer) error {
@@ -102,6 +107,12 @@ func runGet(args []string, stdout, stderr io.Writer) error {
 			}
 			report(stderr, errMissing(k))
 			missing++
+			if *hexFlag {
+				// One line per KEY, so that the output pairs with the
+				// KEYs: "-", not hex, for an absent one ("" would be
+				// an empty value).
+				w.WriteString(absentHex + "\n")
+			}
 			continue
 		}
 		if err != nil {

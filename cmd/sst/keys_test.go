@@ -74,7 +74,7 @@ func TestHex(t *testing.T) {
 		t.Errorf("get -hex of two keys = %q, want %q", got, want)
 	}
 	out, errs, status := sst(t, "get", "-hex", table, "00", "0000")
-	if status != 1 || out != hx("nul key")+"\n" || errs != "sst: get: "+table+": key \"0000\" not found\n" {
+	if status != 1 || out != hx("nul key")+"\n-\n" || errs != "sst: get: "+table+": key \"0000\" not found\n" {
 		t.Errorf("get -hex with an absent key: status %d, stdout %q, stderr %q", status, out, errs)
 	}
 

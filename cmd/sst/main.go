@@ -71,7 +71,9 @@
 //	    reported on standard error, produces no output, and makes the exit
 //	    status 1; the other keys are still printed. With -hex, each KEY is
 //	    hexadecimal digits and each value is printed as hexadecimal digits
-//	    and a newline. With -merge, the KEYs are looked up in the merged
+//	    and a newline, and an absent KEY prints a line "-" (no hex digit;
+//	    an empty value is an empty line) besides its report, so that line N
+//	    of the output answers the Nth KEY. With -merge, the KEYs are looked up in the merged
 //	    view (below) of the FILEs before "--"; the KEYs follow it, and the
 //	    flags go before it. A key deleted in the view is absent.
 //
@@ -243,7 +245,9 @@ Usage:
         followed by a newline. An absent key is reported on stderr, prints
         nothing on stdout, and makes the exit status 1.
           -hex               each KEY is hex digits; each value is printed
-                             as hex digits and a newline
+                             as hex digits and a newline, and an absent KEY
+                             as a line "-" (besides its report and exit
+                             status), so that line N answers the Nth KEY
           -merge             look the KEYs up in the merged view (below) of
                              the FILEs, newest first, given before "--"; the
                              KEYs follow it, flags go before it; a deleted

@@ -281,6 +281,17 @@ func TestGetAbsentKey(t *testing.T) {
 		t.Errorf("get a nope b: status %d, stdout %q, stderr %q", status, out, errs)
 	}
 	wantError(t, []string{"get", table, "nope"}, 1, `key "nope" not found`)
+	// With -hex, one line per KEY in order, "-" for an absent one, and
+	// the status still 1; an empty value is an empty line.
+	empty := buildText(t, "\x00\t", "a\tA")
+	out, errs, status = sst(t, "get", "-hex", empty, "00", "01", "61", "ff")
+	if want := "\n-\n41\n-\n"; status != 1 || out != want || errs != "sst: get: "+empty+": key \"01\" not found\nsst: get: "+empty+": key \"ff\" not found\n" {
+		t.Errorf("get -hex 00 01 61 ff: status %d, stdout %q (want %q), stderr %q", status, out, want, errs)
+	}
+	out, _, status = sst(t, "get", "-hex", empty, "01")
+	if status != 1 || out != "-\n" {
+		t.Errorf("get -hex of one absent key: status %d, stdout %q", status, out)
+	}
 	// "--" lets a key begin with "-".
 	if got := mustSST(t, "get", table, "--", "-dash"); got != "D" {
 		t.Errorf("get -- -dash = %q", got)

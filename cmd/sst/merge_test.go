@@ -182,9 +182,10 @@ func TestGetMerge(t *testing.T) {
 	if _, errs, status := sst(t, "get", "-merge", t1, t2, t3, "--", "k"); status != 1 || !strings.Contains(errs, `key "k" not found`) {
 		t.Errorf("get -merge -- k, every span deleting: status %d, stderr %q", status, errs)
 	}
-	// -hex: hex KEYs, hex values on lines of their own.
-	out, errs, status = get("-hex", t1, t2, t3, "--", "61", "2d78", "63")
-	if out != "6131\n2d7833\n" || status != 1 || errs != `sst: get: key "63" not found in `+files+"\n" {
+	// -hex: hex KEYs, hex values on lines of their own, one line per KEY:
+	// "-" for an absent or deleted one.
+	out, errs, status = get("-hex", t1, t2, t3, "--", "61", "63", "2d78", "7a7a")
+	if out != "6131\n-\n2d7833\n-\n" || status != 1 || errs != `sst: get: key "63" not found in `+files+"\n"+`sst: get: key "7a7a" not found in `+files+"\n" {
 		t.Errorf("get -merge -hex: stdout %q, stderr %q, status %d", out, errs, status)
 	}
 }
