@@ -496,3 +496,56 @@ func flipDataByte(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// TestClockSecondChance: eviction is CLOCK, not FIFO. A full cache of 8
+// chunks, the 3 oldest read again from disk (marked), then 3 new chunks
+// stored: the hand passes over the marked ones, clearing their marks, and
+// evicts the next 3, which were never read again. FIFO, a hand that
+// ignores the mark, would evict the 3 oldest, the ones just read.
+func TestClockSecondChance(t *testing.T) {
+	const n = 8
+	fileCharge := chargeOf(dataOffset(headerLen(1, ChunkSize)) + ChunkSize)
+	c := mustOpen(t, t.TempDir(), n*fileCharge) // room for n full chunks, no more
+	defer c.Close()
+	a := object(12, n*ChunkSize)
+	srcA := &source{b: a}
+	ra := c.ReaderAt("a", int64(len(a)), srcA)
+	check(t, ra, a, 0, len(a))
+	if st := c.Stats(); st.Chunks != n || st.Evictions != 0 {
+		t.Fatalf("filled: %+v; want %d chunks, no evictions", st, n)
+	}
+	touched := []int64{0, 1, 2} // the oldest: FIFO's first victims
+	for _, ci := range touched {
+		check(t, ra, a, ci*ChunkSize, 10)
+	}
+	if st := c.Stats(); st.Hits != int64(len(touched)) {
+		t.Fatalf("touching chunks %v: %+v; want %d hits", touched, st, len(touched))
+	}
+	b := object(13, 3*ChunkSize)
+	check(t, c.ReaderAt("b", int64(len(b)), &source{b: b}), b, 0, len(b))
+	if st := c.Stats(); st.Evictions != 3 || st.Chunks != n {
+		t.Fatalf("3 more chunks stored: %+v; want 3 evictions, %d chunks", st, n)
+	}
+	name := ra.(*objReader).name
+	c.mu.Lock()
+	var kept, evicted []int64
+	for ci := range int64(n) {
+		if c.index[name(ci)] != nil {
+			kept = append(kept, ci)
+		} else {
+			evicted = append(evicted, ci)
+		}
+	}
+	c.mu.Unlock()
+	if fmt.Sprint(evicted) != "[3 4 5]" {
+		t.Fatalf("chunks of the first object kept %v, evicted %v; want the touched %v kept and [3 4 5] evicted (FIFO evicts [0 1 2])", kept, evicted, touched)
+	}
+	// The touched chunks are read from disk, not the source.
+	calls := srcA.calls.Load()
+	for _, ci := range touched {
+		check(t, ra, a, ci*ChunkSize, ChunkSize)
+	}
+	if got := srcA.calls.Load(); got != calls {
+		t.Fatalf("reading the touched chunks made %d source reads", got-calls)
+	}
+}
