@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // object returns n deterministic random bytes of seed.
@@ -269,6 +270,10 @@ func TestCapacityShrinks(t *testing.T) {
 	check(t, c.ReaderAt("k", int64(len(obj)), &source{b: obj}), obj, 0, len(obj))
 }
 
+// sharedMissWait bounds TestSharedMiss's wait for its goroutines to reach
+// the flight: they take microseconds; a hang fails the test instead.
+const sharedMissWait = 20 * time.Second
+
 // TestSharedMiss: goroutines that miss the same chunk at once share one
 // source read.
 func TestSharedMiss(t *testing.T) {
@@ -291,7 +296,14 @@ func TestSharedMiss(t *testing.T) {
 			}
 		}()
 	}
-	for c.misses.Load() < g { // every goroutine has claimed or joined the flight
+	// Every goroutine claims or joins the flight within sharedMissWait,
+	// or the test fails, opening the gate so that none is left blocked.
+	deadline := time.Now().Add(sharedMissWait)
+	for c.misses.Load() < g {
+		if time.Now().After(deadline) {
+			close(src.gate)
+			t.Fatalf("after %v, %d of %d goroutines had claimed or joined the flight", sharedMissWait, c.misses.Load(), g)
+		}
 		runtimeGosched()
 	}
 	close(src.gate)
