@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sstkit/sstable/cache"
+	"github.com/sstkit/sstable/internal/blockcache"
 )
 
 // TestNewUnderAddressSpaceLimit runs New(8 GiB) in a child process whose
@@ -106,5 +107,32 @@ func TestCapacityBelowMinimum(t *testing.T) {
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestCloseInUseMessage: Close's error while a reader is open names the
+// package once ("cache: close: in use: ..."), where it once read "cache:
+// close: 1 user (table readers) still open: cache: in use", and still
+// wraps ErrInUse.
+func TestCloseInUseMessage(t *testing.T) {
+	c, err := cache.New(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := blockcache.FromPublic(c).NewTable(4) // as a reader registers
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Close()
+	const want = "cache: close: in use: 1 user (table readers) still open"
+	if err == nil || err.Error() != want || !errors.Is(err, cache.ErrInUse) {
+		t.Fatalf("Close with a reader open: %v; want %q wrapping ErrInUse", err, want)
+	}
+	if n := strings.Count(err.Error(), "cache:"); n != 1 {
+		t.Fatalf("error %q names the package %d times", err, n)
+	}
+	tb.Close()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

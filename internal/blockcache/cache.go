@@ -155,7 +155,7 @@ func (c *Cache) Close() error {
 		if c.tables == 1 {
 			users = "user"
 		}
-		return fmt.Errorf("cache: close: %d %s (table readers) still open: %w", c.tables, users, ErrInUse)
+		return &inUseError{fmt.Sprintf("%d %s (table readers) still open", c.tables, users)}
 	}
 	if c.closed {
 		return nil
@@ -169,7 +169,7 @@ func (c *Cache) Close() error {
 		used := s.used
 		s.mu.Unlock()
 		if used > 0 {
-			return fmt.Errorf("cache: close: blocks still pinned: %w", ErrInUse)
+			return &inUseError{"blocks still pinned"}
 		}
 	}
 	c.closed = true
@@ -186,6 +186,15 @@ func (c *Cache) Close() error {
 	c.mem = nil
 	return nil
 }
+
+// inUseError is Close's error while the cache is in use: "cache: close:
+// in use: " and why. It names the package once, where wrapping ErrInUse
+// with %w repeated its "cache: "; errors.Is finds ErrInUse.
+type inUseError struct{ why string }
+
+func (e *inUseError) Error() string { return "cache: close: in use: " + e.why }
+
+func (e *inUseError) Unwrap() error { return ErrInUse }
 
 // NewTable registers a user of the cache, such as a table reader, with n
 // numbered block slots (0 to n-1). It fails with ErrClosed once Close has
