@@ -109,6 +109,20 @@ func FillWaiters(r *Reader, i int) int {
 	return -1
 }
 
+// OnDecode makes r call f as each decode of a data block (into the
+// cache, or into a scratch buffer when the cache cannot take it) begins,
+// on the decoding goroutine. Call it before r reads any data block.
+func OnDecode(r *Reader, f func(i int)) {
+	switch s := r.src.(type) {
+	case *mmapSource:
+		s.onDecode = f
+	case *readAtSource:
+		s.onDecode = f
+	default:
+		panic(fmt.Sprintf("OnDecode: source %T", r.src))
+	}
+}
+
 // FencesKnown returns how many data blocks of r's version 4 table have a
 // fence (index_compact.go), and the number of data blocks; 0, 0 when the
 // reader keeps none.

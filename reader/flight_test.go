@@ -90,3 +90,82 @@ func TestConcurrentMissesShareOneRead(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentMissesShareOneDecodeMapped: 16 goroutines that miss the
+// same data block of a mapped, compressed table at once decode it once:
+// the first decodes (held in reader.OnDecode until the others wait) while
+// the other 15 wait for it (counted, not timed), then all get their
+// values from the cache. A mapped reader has no read to share, but each
+// decode is a decompression and a cache reservation; without the shared
+// fill (flight.go) each of the 16 makes its own, which the test sees as
+// a second decode beginning while the first is held.
+func TestConcurrentMissesShareOneDecodeMapped(t *testing.T) {
+	if !mmapSupported {
+		t.Skip("no memory mapping on this platform")
+	}
+	var es []entry
+	for i := range 20000 {
+		es = append(es, entry{fmt.Sprintf("key%08d", i), fmt.Sprintf("value %d of the table", i)})
+	}
+	for _, c := range []format.Compression{format.SnappyCompression, format.ZstdCompression, format.MinLZCompression} {
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			data, _ := build(t, es, &builder.Options{Compression: c})
+			if b := dataBlocks(t, data)[0]; b.Type == format.BlockTypeRaw {
+				t.Fatalf("data block 0 stored raw")
+			}
+			opts := cacheOpts(t, 8<<20)
+			r := openFile(t, data, opts)
+			started, open := make(chan struct{}), make(chan struct{})
+			var decodes atomic.Int64
+			var once sync.Once
+			reader.OnDecode(r, func(i int) {
+				if i != 0 {
+					return
+				}
+				decodes.Add(1)
+				once.Do(func() { close(started) })
+				<-open
+			})
+			missesBefore := opts.Cache.Stats().Misses
+			const goroutines = 16
+			errs := make(chan error, goroutines)
+			for j := range goroutines {
+				go func() {
+					e := es[j] // all in data block 0
+					v, err := r.Get([]byte(e.Key))
+					if err == nil && string(v) != e.Value {
+						err = fmt.Errorf("Get(%q) = %q, want %q", e.Key, v, e.Value)
+					}
+					errs <- err
+				}()
+			}
+			<-started
+			deadline := time.Now().Add(30 * time.Second) // a guard against a hang, not the assertion
+			for reader.FillWaiters(r, 0) != goroutines-1 && decodes.Load() == 1 {
+				if time.Now().After(deadline) {
+					break
+				}
+				runtime.Gosched()
+			}
+			waiting, n := reader.FillWaiters(r, 0), decodes.Load()
+			close(open)
+			for range goroutines {
+				if err := <-errs; err != nil {
+					t.Error(err)
+				}
+			}
+			if waiting != goroutines-1 || n != 1 {
+				t.Errorf("while the first decode of block 0 was held, %d goroutines waited for it and %d decodes began; want %d and 1", waiting, n, goroutines-1)
+			}
+			if n := decodes.Load(); n != 1 {
+				t.Errorf("%d decodes of data block 0, want 1", n)
+			}
+			if n := opts.Cache.Stats().Misses - missesBefore; n != 1 {
+				t.Errorf("%d cache reservations, want 1", n)
+			}
+			if !reader.CachedBlock(r, 0) {
+				t.Error("data block 0 not in the cache")
+			}
+		})
+	}
+}

@@ -197,6 +197,7 @@ type blockCache struct {
 	fills    flights           // data blocks being read and decoded into blocks
 	noTable  bool              // no table is wanted: a mapped, uncompressed table reads every block in place
 	admit    bool              // admit blocks by blockcache.ReserveAdmitted: a miss costs a decompression, not a read
+	onDecode func(i int)       // tests (export_test.go): called as each decode of a data block begins
 }
 
 // table returns the cache table of data blocks, creating it on first use.
@@ -269,6 +270,9 @@ func (c *blockCache) cached(s *scratch, i int, h format.BlockHandle) ([]byte, bo
 // h) into the cache, pinned by s, or, when the cache cannot take it,
 // into s's buffer.
 func (c *blockCache) decode(s *scratch, i int, h format.BlockHandle, stored []byte, typ byte) ([]byte, error) {
+	if c.onDecode != nil {
+		c.onDecode(i)
+	}
 	if t := c.table(); t != nil && i < t.Len() {
 		n := decodedLen(stored, typ, c.maxBlock)
 		var pin blockcache.Handle
