@@ -74,13 +74,28 @@ func TestStateCharged(t *testing.T) {
 	}
 }
 
-// TestSpansCharged: the decoded span block's value slices (and, without
-// a mapping, the block's bytes) are charged to the cache from the first
-// SpanAt to Close.
+// TestSpansCharged: the decoded span block's value slices, value
+// offsets and sampled prefixes (SpanBlock.HeapBytes: 24 bytes a value, 4
+// a fragment, 8 every 64 fragments) are charged to the cache from the
+// first SpanAt to Close; without a mapping, so is the block itself (its
+// bytes and trailer, read onto the Go heap), and with one it is not (it
+// is read in place). The two paths' charges are told apart: each within
+// a chunk (blockcache.ChunkSize) of its own sum, and the io.ReaderAt
+// path's above the mapped one's by the block's size; for a span block
+// read on first use and one copied from the tail reader.New read. An audit stopped
+// charging the block's bytes over an io.ReaderAt and the lower bound
+// both paths shared did not notice.
 func TestSpansCharged(t *testing.T) {
+	// 20,000 fragments: a span block of about 700 KB, read on first use;
+	// 2,000: one in the 256 KiB tail reader.New reads, copied from it.
+	for _, n := range []int{20000, 2000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { testSpansCharged(t, n) })
+	}
+}
+
+func testSpansCharged(t *testing.T, n int) {
 	var buf bytes.Buffer
 	bl := builder.New(&buf, nil)
-	const n = 20000
 	for i := range n {
 		if err := bl.AddSpan(fmt.Appendf(nil, "k%08d", 2*i), fmt.Appendf(nil, "k%08d", 2*i+1), []byte("v")); err != nil {
 			t.Fatal(err)
@@ -90,6 +105,10 @@ func TestSpansCharged(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := buf.Bytes()
+	block := int64(tableProps(t, data).SpanBlockSize) // with its trailer
+	heap := int64(n*24 + (n+1)*4 + (n+63)/64*8)
+	const chunk = 64 // blockcache.ChunkSize: the cache counts whole chunks
+	charged := map[bool]int64{}
 	for _, mapped := range []bool{false, true} {
 		if mapped && !mmapSupported {
 			continue
@@ -109,8 +128,20 @@ func TestSpansCharged(t *testing.T) {
 		if _, err := r.SpanAt([]byte("k00000100")); err != nil {
 			t.Fatal(err)
 		}
-		if held := c.Stats().Held - before; held < n*24 {
-			t.Errorf("mapped=%v: the span block charged %d bytes, want at least %d", mapped, held, n*24)
+		held := c.Stats().Held - before
+		charged[mapped] = held
+		want := heap // mapped: the decoded block only
+		if !mapped {
+			want += block // and the block's bytes with their trailer
+		}
+		if held < want || held >= want+chunk {
+			t.Errorf("mapped=%v: the span block charged %d bytes, want %d (%d decoded, %d of block and trailer read onto the heap), rounded up to a %d-byte chunk", mapped, held, want, heap, want-heap, chunk)
+		}
+		if _, err := r.SpanAt([]byte("k00000300")); err != nil {
+			t.Fatal(err)
+		}
+		if again := c.Stats().Held - before; again != held {
+			t.Errorf("mapped=%v: a second SpanAt charged %d bytes more", mapped, again-held)
 		}
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
@@ -118,5 +149,8 @@ func TestSpansCharged(t *testing.T) {
 		if held := c.Stats().Held; held != 0 {
 			t.Errorf("mapped=%v: Held %d after Close", mapped, held)
 		}
+	}
+	if m, ok := charged[true]; ok && charged[false]-m < block-chunk {
+		t.Errorf("over an io.ReaderAt the span block charged %d bytes, mapped %d: the block's %d bytes on the heap are not charged", charged[false], m, block)
 	}
 }
