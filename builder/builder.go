@@ -18,6 +18,7 @@ import (
 	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/internal/codec"
+	"github.com/sstkit/sstable/internal/errmsg"
 )
 
 // ErrKeyOrder is wrapped by the error Add returns for a key that is not
@@ -28,7 +29,15 @@ var ErrKeyOrder = errors.New("sstable: keys not in strictly increasing order")
 // ErrDuplicateKey is wrapped by the error Add returns for a key equal to
 // the previous one. It wraps ErrKeyOrder, so errors.Is(err, ErrKeyOrder)
 // holds for it too; a key below the previous one gives ErrKeyOrder alone.
-var ErrDuplicateKey = fmt.Errorf("%w: duplicate key", ErrKeyOrder)
+// Its message is "sstable: duplicate key", without ErrKeyOrder's.
+var ErrDuplicateKey error = duplicateKey{}
+
+// duplicateKey is ErrDuplicateKey: an ErrKeyOrder that says only what
+// went wrong.
+type duplicateKey struct{}
+
+func (duplicateKey) Error() string { return "sstable: duplicate key" }
+func (duplicateKey) Unwrap() error { return ErrKeyOrder }
 
 // ErrPrefixOrder is wrapped by the error Add returns when, with
 // Options.Splitter set, a key's prefix is below the previous key's prefix
@@ -235,31 +244,31 @@ func New(w io.Writer, opts *Options) *Builder {
 // that error.
 func (b *Builder) Add(key, value []byte) error {
 	if b.done {
-		return ErrClosed
+		return b.named(ErrClosed)
 	}
 	if b.err != nil {
-		return b.err
+		return b.named(b.err)
 	}
 	if b.props.NumEntries > 0 {
 		switch c := bytes.Compare(key, b.lastKey); {
 		case c == 0:
-			return fmt.Errorf("%w: key %s added twice", ErrDuplicateKey, quote(key))
+			return b.named(fmt.Errorf("%w %s", ErrDuplicateKey, quote(key)))
 		case c < 0:
-			return fmt.Errorf("%w: key %s after %s", ErrKeyOrder, quote(key), quote(b.lastKey))
+			return b.named(fmt.Errorf("%w: key %s after %s", ErrKeyOrder, quote(key), quote(b.lastKey)))
 		}
 	}
 	prefixLen, newPrefix := len(key), true
 	if b.splitter != nil {
 		prefixLen = b.splitter.Split(key)
 		if prefixLen < 0 || prefixLen > len(key) {
-			return fmt.Errorf("sstable: builder: splitter %q gave prefix length %d for key %s of %d bytes", b.props.Splitter, prefixLen, quote(key), len(key))
+			return b.named(fmt.Errorf("sstable: builder: splitter %q gave prefix length %d for key %s of %d bytes", b.props.Splitter, prefixLen, quote(key), len(key)))
 		}
 		if b.props.NumEntries > 0 {
 			switch c := bytes.Compare(key[:prefixLen], b.lastKey[:b.lastPrefix]); {
 			case c == 0:
 				newPrefix = false
 			case c < 0:
-				return fmt.Errorf("%w: key %s (prefix %s) after %s (prefix %s), splitter %q", ErrPrefixOrder, quote(key), quote(key[:prefixLen]), quote(b.lastKey), quote(b.lastKey[:b.lastPrefix]), b.props.Splitter)
+				return b.named(fmt.Errorf("%w: key %s (prefix %s) after %s (prefix %s), splitter %q", ErrPrefixOrder, quote(key), quote(key[:prefixLen]), quote(b.lastKey), quote(b.lastKey[:b.lastPrefix]), b.props.Splitter))
 			}
 		}
 	}
@@ -279,7 +288,7 @@ func (b *Builder) Add(key, value []byte) error {
 	}
 	if b.hashIndex && b.props.NumDataBlocks >= math.MaxUint32-1 {
 		b.err = fmt.Errorf("sstable: builder: more than %d data blocks for a hash index", uint32(math.MaxUint32-1))
-		return b.err
+		return b.named(b.err)
 	}
 	off := b.data.Add(key, value)
 	if newPrefix || carry {
@@ -314,7 +323,24 @@ func (b *Builder) Add(key, value []byte) error {
 	if b.data.EstimatedSize() >= b.blockSize {
 		b.flushDataBlock()
 	}
-	return b.err
+	if b.err != nil {
+		return b.named(b.err)
+	}
+	return nil
+}
+
+// named returns err, not nil, as an error naming the table being
+// written, for a builder from Create, which knows its path: "sstable: " +
+// path + ": " + err's message without its "sstable: " (or "sstable:
+// builder: ") prefix, as in "sstable: t.sst: duplicate key \"k\"". An
+// error that names the path already (from Create's file steps) and the
+// errors of a builder from New are returned as they are. errors.Is and
+// errors.As see err.
+func (b *Builder) named(err error) error {
+	if b.file == nil {
+		return err
+	}
+	return errmsg.Wrap("sstable: ", b.file.path, err)
 }
 
 func quote(k []byte) string {
@@ -344,7 +370,7 @@ func (b *Builder) write(p []byte) {
 // met; later calls return ErrClosed.
 func (b *Builder) Finish() error {
 	if b.done {
-		return ErrClosed
+		return b.named(ErrClosed)
 	}
 	b.done = true
 	err := b.finish()
@@ -354,8 +380,9 @@ func (b *Builder) Finish() error {
 	if b.file != nil {
 		if err != nil {
 			b.file.abort()
+			err = b.named(err)
 		} else {
-			err = b.file.commit()
+			err = b.file.commit() // names the path
 		}
 	}
 	return err

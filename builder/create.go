@@ -37,6 +37,14 @@ func IsTempFile(name string) bool {
 // Create checks opts first (Options.Validate) and returns the error for
 // an invalid option without creating any file.
 //
+// The errors of a Builder from Create name path, as reader errors name
+// the file read: "sstable: PATH: duplicate key \"k\"", "sstable: PATH:
+// keys not in strictly increasing order: key \"a\" after \"b\"" (and
+// "sstable: create PATH: ...", "sstable: rename into PATH: ..." for its
+// file's steps). errors.Is still matches ErrKeyOrder, ErrDuplicateKey,
+// ErrClosed and the rest; a Builder from New, which knows no path, says
+// "sstable: duplicate key \"k\"".
+//
 // Every Builder from Create must end with Finish or Abort: a Builder
 // dropped after an error leaves its temporary file (".NAME.*.sst-tmp",
 // see IsTempFile) behind. Abort removes it, and returns nil after Finish,

@@ -6,6 +6,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/sstkit/sstable/builder"
 )
@@ -30,9 +31,9 @@ func ExampleCreate() {
 		}
 	}
 	// Keys must increase; a key out of order is refused and the builder
-	// carries on.
+	// carries on. A builder from Create names its table in its errors.
 	if err := b.Add([]byte("avocado"), []byte("green")); errors.Is(err, builder.ErrKeyOrder) {
-		fmt.Println("refused:", err)
+		fmt.Println("refused:", strings.Replace(err.Error(), dir, "DIR", 1))
 	}
 	// Finish writes the filter, index, properties and footer, fsyncs, and
 	// renames the temporary file into place.
@@ -51,7 +52,7 @@ func ExampleCreate() {
 		fmt.Println("file:", e.Name())
 	}
 	// Output:
-	// refused: sstable: keys not in strictly increasing order: key "avocado" after "cherry"
+	// refused: sstable: DIR/fruit.sst: keys not in strictly increasing order: key "avocado" after "cherry"
 	// 3 entries in 1 data block, snappy compression, keys "apple" to "cherry"
 	// file: fruit.sst
 }

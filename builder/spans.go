@@ -48,20 +48,20 @@ type pendingSpan struct{ end, value []byte }
 // as it is added.
 func (b *Builder) AddSpan(start, end, value []byte) error {
 	if b.done {
-		return ErrClosed
+		return b.named(ErrClosed)
 	}
 	if b.err != nil {
-		return b.err
+		return b.named(b.err)
 	}
 	if !b.v4 {
-		return fmt.Errorf("sstable: builder: AddSpan on a format version %d builder: spans need format version 5, written by the default options (FormatVersion 0 and no HashIndex)", b.props.FormatVersion)
+		return b.named(fmt.Errorf("sstable: builder: AddSpan on a format version %d builder: spans need format version 5, written by the default options (FormatVersion 0 and no HashIndex)", b.props.FormatVersion))
 	}
 	if bytes.Compare(start, end) >= 0 {
-		return fmt.Errorf("%w: span start %s is not below its end %s", ErrKeyOrder, quote(start), quote(end))
+		return b.named(fmt.Errorf("%w: span start %s is not below its end %s", ErrKeyOrder, quote(start), quote(end)))
 	}
 	s := &b.spans
 	if s.n > 0 && bytes.Compare(start, s.cur) < 0 {
-		return fmt.Errorf("%w: span start %s after span start %s", ErrKeyOrder, quote(start), quote(s.cur))
+		return b.named(fmt.Errorf("%w: span start %s after span start %s", ErrKeyOrder, quote(start), quote(s.cur)))
 	}
 	if s.n == 0 || !bytes.Equal(start, s.cur) {
 		s.emit(start)

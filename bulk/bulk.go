@@ -51,7 +51,11 @@
 //
 // Error messages begin "bulk: " once: an error of the builder or the
 // reader passed on loses its own "sstable: " prefix in the message (the
-// cause stays for errors.Is and errors.As).
+// cause stays for errors.Is and errors.As). They name what was being
+// written where the writer knows it: the table (a builder's error names
+// its file, "bulk: DIR/000003.sst: ..."), or the output directory for
+// errors about the input (a duplicate key, keys or spans out of order:
+// "bulk: DIR: duplicate key \"k\"").
 package bulk
 
 import (
@@ -192,10 +196,16 @@ type TableInfo struct {
 // builder.ErrDuplicateKey and builder.ErrKeyOrder under errors.Is.
 type DuplicateKeyError struct {
 	Key []byte // the repeated key
+	Dir string // the output directory of the Writer that met it ("": not known)
 }
 
-// Error returns "bulk: duplicate key " and the key, quoted by QuoteKey.
+// Error returns "bulk: ", the directory and ": " when Dir is set,
+// "duplicate key " and the key, quoted by QuoteKey: "bulk: out: duplicate
+// key \"k\"".
 func (e *DuplicateKeyError) Error() string {
+	if e.Dir != "" {
+		return "bulk: " + e.Dir + ": duplicate key " + QuoteKey(e.Key)
+	}
 	return "bulk: duplicate key " + QuoteKey(e.Key)
 }
 
@@ -515,7 +525,7 @@ func (w *Writer) spill() error {
 		if err := rw.b.Add(w.key(r), w.value(r)); err != nil {
 			rw.abort()
 			if errors.Is(err, builder.ErrKeyOrder) {
-				return &DuplicateKeyError{Key: bytes.Clone(w.key(r))}
+				return &DuplicateKeyError{Key: bytes.Clone(w.key(r)), Dir: w.dir}
 			}
 			return wrap("spill", err)
 		}
@@ -690,7 +700,7 @@ func (w *Writer) mergeRuns() error {
 		if err := rw.b.Add(k, v); err != nil {
 			rw.abort()
 			if errors.Is(err, builder.ErrKeyOrder) {
-				return &DuplicateKeyError{Key: bytes.Clone(k)}
+				return &DuplicateKeyError{Key: bytes.Clone(k), Dir: w.dir}
 			}
 			return wrap("merge", err)
 		}
@@ -819,7 +829,7 @@ func (w *Writer) writeTables(src source) ([]TableInfo, error) {
 		if n > 0 {
 			switch c := bytes.Compare(k, last); {
 			case c == 0:
-				return nil, &DuplicateKeyError{Key: bytes.Clone(k)}
+				return nil, &DuplicateKeyError{Key: bytes.Clone(k), Dir: w.dir}
 			case c < 0:
 				return nil, fmt.Errorf("bulk: internal error: key %s after %s", QuoteKey(k), QuoteKey(last))
 			}

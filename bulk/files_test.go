@@ -110,3 +110,72 @@ func TestErrFinishedAfterFailedFinish(t *testing.T) {
 		t.Errorf("Finish after a failed Finish: %v, want ErrFinished", err)
 	}
 }
+
+// TestErrorsNameOutput checks that bulk's errors about the entries given
+// name the output directory being written, say "bulk: " once and no
+// "sstable", and still match the builder's sentinels: a duplicate key
+// found in memory, in a spill and in a merge of runs (Writer), keys and
+// spans out of order (SortedWriter, Writer.AddSpan).
+func TestErrorsNameOutput(t *testing.T) {
+	for _, budget := range []int64{0, 1 << 20} {
+		dir := filepath.Join(t.TempDir(), "out")
+		w, err := bulk.NewWriter(dir, &bulk.Options{MemoryBudget: budget})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// With a 1 MiB budget the two "k"s land in different runs.
+		w.Add([]byte("k"), nil)
+		for i := range 30000 {
+			w.Add(fmt.Appendf(nil, "key%06d", i), make([]byte, 40))
+		}
+		w.Add([]byte("k"), nil)
+		_, err = w.Finish()
+		var de *bulk.DuplicateKeyError
+		if want := "bulk: " + dir + `: duplicate key "k"`; err == nil || err.Error() != want || !errors.As(err, &de) || de.Dir != dir {
+			t.Errorf("budget %d: Finish with a duplicate key: %v, want %q", budget, err, want)
+		}
+		if !errors.Is(err, builder.ErrDuplicateKey) || !errors.Is(err, builder.ErrKeyOrder) {
+			t.Errorf("budget %d: %v does not match ErrDuplicateKey and ErrKeyOrder", budget, err)
+		}
+	}
+
+	dir := filepath.Join(t.TempDir(), "out")
+	w, err := bulk.NewWriter(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	err = w.AddSpan([]byte("c"), []byte("a"), nil)
+	if want := "bulk: " + dir + `: keys not in strictly increasing order: span start "c" is not below its end "a"`; err == nil || err.Error() != want || !errors.Is(err, builder.ErrKeyOrder) {
+		t.Errorf("Writer.AddSpan(c, a): %v, want %q", err, want)
+	}
+
+	sdir := filepath.Join(t.TempDir(), "sorted")
+	sw, err := bulk.NewSortedWriter(sdir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Abort()
+	if err := sw.Add([]byte("b"), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		err       error
+		want      string
+		sentinels []error
+	}{
+		{sw.Add([]byte("a"), nil), `keys not in strictly increasing order: key "a" after "b"`, []error{builder.ErrKeyOrder}},
+		{sw.Add([]byte("b"), nil), `duplicate key "b"`, []error{builder.ErrDuplicateKey, builder.ErrKeyOrder}},
+		{sw.AddSpan([]byte("a"), []byte("c"), nil), `keys not in strictly increasing order: span start "a" after key "b"`, []error{builder.ErrKeyOrder}},
+	} {
+		want := "bulk: " + sdir + ": " + c.want
+		if c.err == nil || c.err.Error() != want {
+			t.Errorf("SortedWriter: %v, want %q", c.err, want)
+		}
+		for _, s := range c.sentinels {
+			if !errors.Is(c.err, s) {
+				t.Errorf("SortedWriter: %v does not match %v", c.err, s)
+			}
+		}
+	}
+}

@@ -3,7 +3,6 @@ package bulk
 import (
 	"bytes"
 	"errors"
-	"fmt"
 
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/filterblock"
@@ -34,7 +33,7 @@ type runIter struct {
 func openMerge(paths []string) (*mergeSource, error) {
 	c, err := cache.New(mergeCacheSize)
 	if err != nil {
-		return nil, fmt.Errorf("bulk: merge: %w", err)
+		return nil, wrap("merge", err) // cache.New's error says "cache: "
 	}
 	m := &mergeSource{paths: paths, c: c}
 	for i, p := range paths {
@@ -139,7 +138,7 @@ func (m *mergeSource) close() error {
 		m.c = nil
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("bulk: closing runs: %w", err)
+		return wrap("closing runs", err) // "sstable: " or "cache: " trimmed
 	}
 	return nil
 }

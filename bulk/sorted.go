@@ -168,13 +168,13 @@ func (w *SortedWriter) Add(key, value []byte) error {
 	if w.hasKey {
 		switch c := bytes.Compare(key, w.lastKey); {
 		case c == 0:
-			return wrap("", fmt.Errorf("%w: key %s after key %s", builder.ErrDuplicateKey, QuoteKey(key), QuoteKey(w.lastKey)))
+			return wrap(w.dir, fmt.Errorf("%w %s", builder.ErrDuplicateKey, QuoteKey(key)))
 		case c < 0:
-			return wrap("", fmt.Errorf("%w: key %s after key %s", builder.ErrKeyOrder, QuoteKey(key), QuoteKey(w.lastKey)))
+			return wrap(w.dir, fmt.Errorf("%w: key %s after %s", builder.ErrKeyOrder, QuoteKey(key), QuoteKey(w.lastKey)))
 		}
 	}
 	if w.hasSpan && bytes.Compare(key, w.spanStart) < 0 {
-		return wrap("", fmt.Errorf("%w: key %s after span start %s", builder.ErrKeyOrder, QuoteKey(key), QuoteKey(w.spanStart)))
+		return wrap(w.dir, fmt.Errorf("%w: key %s after span start %s", builder.ErrKeyOrder, QuoteKey(key), QuoteKey(w.spanStart)))
 	}
 	if err := w.add(key, value); err != nil {
 		w.cleanup()
@@ -239,14 +239,14 @@ func (w *SortedWriter) AddSpan(start, end, value []byte) error {
 		return err
 	}
 	if bytes.Compare(start, end) >= 0 {
-		return wrap("", fmt.Errorf("%w: span start %s is not below its end %s", builder.ErrKeyOrder, QuoteKey(start), QuoteKey(end)))
+		return wrap(w.dir, fmt.Errorf("%w: span start %s is not below its end %s", builder.ErrKeyOrder, QuoteKey(start), QuoteKey(end)))
 	}
 	if w.hasKey && bytes.Compare(start, w.lastKey) < 0 {
-		return wrap("", fmt.Errorf("%w: span start %s after key %s", builder.ErrKeyOrder, QuoteKey(start), QuoteKey(w.lastKey)))
+		return wrap(w.dir, fmt.Errorf("%w: span start %s after key %s", builder.ErrKeyOrder, QuoteKey(start), QuoteKey(w.lastKey)))
 	}
 	same := w.hasSpan && bytes.Equal(start, w.spanStart) && bytes.Equal(end, w.spanEnd)
 	if w.hasSpan && !same && bytes.Compare(start, w.spanEnd) < 0 {
-		return wrap("", fmt.Errorf("%w: span [%s, %s) overlaps the previous span [%s, %s)", builder.ErrKeyOrder, QuoteKey(start), QuoteKey(end), QuoteKey(w.spanStart), QuoteKey(w.spanEnd)))
+		return wrap(w.dir, fmt.Errorf("%w: span [%s, %s) overlaps the previous span [%s, %s)", builder.ErrKeyOrder, QuoteKey(start), QuoteKey(end), QuoteKey(w.spanStart), QuoteKey(w.spanEnd)))
 	}
 	if same && w.held.n > 0 {
 		// The held fragment is [start, end): no key came after start, so

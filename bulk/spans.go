@@ -48,7 +48,7 @@ func (w *Writer) AddSpan(start, end, value []byte) error {
 		return err
 	}
 	if bytes.Compare(start, end) >= 0 {
-		return wrap("", fmt.Errorf("%w: span start %s is not below its end %s", builder.ErrKeyOrder, QuoteKey(start), QuoteKey(end)))
+		return wrap(w.dir, fmt.Errorf("%w: span start %s is not below its end %s", builder.ErrKeyOrder, QuoteKey(start), QuoteKey(end)))
 	}
 	w.spans = append(w.spans, bulkSpan{bytes.Clone(start), bytes.Clone(end), bytes.Clone(value), len(w.spans)})
 	if w.spans[len(w.spans)-1].start == nil {

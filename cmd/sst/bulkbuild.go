@@ -379,7 +379,7 @@ func addInputs(w *bulk.Writer, inputs []buildInput, hexInput bool, skip []string
 // hexInput the three as hex digits. Spans may come in any order and
 // overlap.
 func addSpans(w *bulk.Writer, path string, hexInput bool, sig <-chan os.Signal) error {
-	name := inputName(path)
+	name, form := inputName(path), keyForm{hex: hexInput}
 	return readLines(path, false, sig, func(start, rest []byte, line int) error {
 		select {
 		case s := <-sig:
@@ -402,6 +402,11 @@ func addSpans(w *bulk.Writer, path string, hexInput bool, sig <-chan os.Signal) 
 				fields[i] = d
 			}
 			start, end, value = fields[0], fields[1], fields[2]
+		}
+		if bytes.Compare(start, end) >= 0 {
+			// Said here, as the line has it: the writer's error names
+			// its working directory.
+			return fmt.Errorf("%s:%d: span start %s is not below its end %s", name, line, form.show(start), form.show(end))
 		}
 		if err := w.AddSpan(start, end, value); err != nil {
 			return fmt.Errorf("%s:%d: %w", name, line, err)

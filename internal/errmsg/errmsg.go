@@ -2,7 +2,7 @@
 //
 // Every error a package of the module returns names that package once, at
 // the front: "sstable: " (the builder and reader packages; the builder
-// often "sstable: builder: "), "bulk: ". A layer that passes on another
+// often "sstable: builder: "), "bulk: ", "cache: ". A layer that passes on another
 // package's error with context of its own puts its own prefix in front and
 // drops the inner one, so that no message reads "bulk: sstable: ..." or
 // "sst: build: bulk: ...". The cause stays for errors.Is and errors.As.
@@ -12,7 +12,7 @@ import "strings"
 
 // prefixes are the module's package prefixes, the longer of two that
 // share a start first.
-var prefixes = []string{"sstable: builder: ", "sstable: ", "bulk: "}
+var prefixes = []string{"sstable: builder: ", "sstable: ", "bulk: ", "cache: "}
 
 // Trim returns msg without its package prefix: at the start, or after a
 // leading file name, as in "FILE: sstable: corrupt ..." from reader.Open.
@@ -33,10 +33,12 @@ func Trim(msg string) string {
 
 // Wrap returns err with the message prefix + context + ": " + err's
 // message trimmed of its package prefix (prefix + the trimmed message,
-// for an empty context). Unwrap returns err.
+// for an empty context, or for a trimmed message that begins with
+// context + ": " already, as a builder's "sstable: PATH: ..." does when
+// context is PATH). Unwrap returns err.
 func Wrap(prefix, context string, err error) error {
 	msg := Trim(err.Error())
-	if context != "" {
+	if context != "" && !strings.HasPrefix(msg, context+": ") {
 		msg = context + ": " + msg
 	}
 	return &wrapped{msg: prefix + msg, err: err}

@@ -12,6 +12,7 @@ func TestTrim(t *testing.T) {
 		"sstable: builder: write at offset 3: x":      "write at offset 3: x",
 		"bulk: duplicate key \"k\"":                   "duplicate key \"k\"",
 		"f.sst: sstable: corrupt footer at offset 10": "f.sst: corrupt footer at offset 10",
+		"cache: close: in use: 1 table open":          "close: in use: 1 table open",
 		"open f.sst: no such file":                    "open f.sst: no such file",
 		"sstable:no space":                            "sstable:no space",
 		"":                                            "",
@@ -35,5 +36,16 @@ func TestWrap(t *testing.T) {
 	}
 	if got, want := Wrap("bulk: ", "", cause).Error(), "bulk: open f.sst: file does not exist"; got != want {
 		t.Errorf("Wrap without context: %q, want %q", got, want)
+	}
+	// A context the message names already is not said twice.
+	named := Wrap("sstable: ", "d/t.sst", errors.New("sstable: builder: write at offset 3: x"))
+	if got, want := named.Error(), "sstable: d/t.sst: write at offset 3: x"; got != want {
+		t.Errorf("Wrap naming a path: %q, want %q", got, want)
+	}
+	if got, want := Wrap("bulk: ", "d/t.sst", named).Error(), "bulk: d/t.sst: write at offset 3: x"; got != want {
+		t.Errorf("Wrap with the context the message names: %q, want %q", got, want)
+	}
+	if got, want := Wrap("bulk: ", "d", named).Error(), "bulk: d: d/t.sst: write at offset 3: x"; got != want {
+		t.Errorf("Wrap with another context: %q, want %q", got, want)
 	}
 }
