@@ -342,12 +342,17 @@ func drawCacheOpts(t *rapid.T) *reader.Options {
 }
 
 // newCache returns a cache of capacity bytes, failing the test if its
-// memory cannot be reserved.
+// memory cannot be reserved. A capacity below cache.MinCapacity (0, 1)
+// asks for a cache that holds nothing: cache.New refuses it, and
+// MinCapacity holds no block either, so it gets that.
 func newCache(t interface {
 	Helper()
 	Fatalf(string, ...any)
 }, capacity int64) *cache.Cache {
 	t.Helper()
+	if capacity < cache.MinCapacity {
+		capacity = cache.MinCapacity
+	}
 	c, err := cache.New(capacity)
 	if err != nil {
 		t.Fatalf("cache.New(%d): %v", capacity, err)
