@@ -4,7 +4,12 @@
 // then measures each in turn, interleaved, and prints a markdown table of
 // medians and ratios (ours/theirs).
 //
-//	cd bench && go run ./cmd/compare [-entries N | -large] [-reps N] [-json] [-chart FILE]
+//	cd bench && go run ./cmd/compare [-entries N | -large] [-reps N] [-runs N] [-json] [-chart FILE]
+//
+// With -runs N (N > 1) the command runs itself N times, each a fresh
+// process that builds its own tables, and prints every figure as the
+// median and the range over the N processes, the hit times run by run and
+// issue 41's checks on them (runs.go).
 //
 // Each implementation is configured as its own users would configure it,
 // with every fair advantage; see the comments on ours, pebbleImpl,
@@ -34,6 +39,13 @@ func main() {
 	if err := mainErr(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(2)
+		}
+		var ie *interruptedError
+		if errors.As(err, &ie) {
+			// As a shell reports a process the signal killed, and as
+			// the child (through bench/internal/scratchdir) exited.
+			fmt.Fprintln(os.Stderr, "compare:", err)
+			os.Exit(128 + int(ie.sig))
 		}
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
@@ -65,16 +77,29 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the measurements to `FILE`")
 	render := fs.String("render", "", "measure nothing: print (and chart) the results saved by -json in `FILE`")
 	cacheMiB := fs.Int64("cache-mib", 256, "block cache budget of every implementation, in MiB")
+	runs := fs.Int("runs", 1, "run the whole measurement `N` times, each in a fresh process (this command re-executed) that builds its own tables, and report every figure as median [min–max] over the N runs, with the hit times run by run and issue 41's checks; 1 measures in this process")
+	child := fs.Bool(childFlag, false, "") // hidden: set by -runs on its children
+	fs.Usage = func() { usage(fs) }
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	if *runs < 1 {
+		return fmt.Errorf("-runs must be positive")
+	}
+	if *runs > 1 && (*render != "" || *cpuprofile != "") {
+		return fmt.Errorf("-runs cannot be combined with -render or -cpuprofile (a profile covers one process)")
+	}
 	if *render != "" {
 		b, err := os.ReadFile(*render)
 		if err != nil {
 			return err
+		}
+		var multi multiResults
+		if err := json.Unmarshal(b, &multi); err == nil && len(multi.Children) > 0 {
+			return outputRuns(&multi, *jsonOut, *chart, stdout)
 		}
 		var res results
 		if err := json.Unmarshal(b, &res); err != nil {
@@ -113,6 +138,14 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		}
 		cfg.impls = append(cfg.impls, name)
 	}
+	if *runs > 1 {
+		m, err := runChildren(fs, *runs, stderr)
+		if err != nil {
+			return err
+		}
+		m.Command = strings.TrimSpace("go run ./cmd/compare " + strings.Join(args, " "))
+		return outputRuns(m, *jsonOut, *chart, stdout)
+	}
 
 	// The profile covers the measurements, not the dataset generation.
 	var stopProfile func()
@@ -146,6 +179,10 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	res.Command = strings.TrimSpace("go run ./cmd/compare " + strings.Join(args, " "))
+	if *child {
+		// One JSON line for the parent (runs.go); no chart.
+		return json.NewEncoder(stdout).Encode(res)
+	}
 	return output(res, *jsonOut, *chart, stdout)
 }
 

@@ -135,6 +135,27 @@ func writeMarkdown(w io.Writer, r *results) {
 	fmt.Fprintf(w, "%d entries (%d-byte keys, %d-byte values), %d lookups, median of %d repetitions.\n",
 		r.Entries, keyLen, valueLen, r.Lookups, r.Reps)
 	fmt.Fprintf(w, "Ratios are ours/theirs: below 1 means ours is smaller or faster, except for build MB/s, where above 1 means ours is faster.\n")
+	writeTables(w, []*results{r}, nil)
+	fmt.Fprintf(w, "\nMachine: %s, %d cores, %s %s/%s, cgo %v. Run took %.0f s.\n",
+		r.Machine.CPU, r.Machine.Cores, r.Machine.GoVersion, r.Machine.GOOS, r.Machine.GOARCH, r.Machine.Cgo, r.ElapsedSec)
+	fmt.Fprintf(w, "Command: `cd bench && %s`\n", r.Command)
+}
+
+// writeTables prints one table per compression of the runs rs (all with
+// the same implementations and compressions): each figure is the
+// median of one run's repetitions, or with several runs the median
+// [min–max] of the runs' medians, and the ratios are taken run by run.
+// after, if set, is called after each compression's table.
+func writeTables(w io.Writer, rs []*results, after func(c string)) {
+	r := rs[0]
+	// values returns every run's median of m for im with c.
+	values := func(im, c string, get func(*sample) float64) []float64 {
+		xs := make([]float64, len(rs))
+		for i, x := range rs {
+			xs[i] = get(&x.find(im, c).Median)
+		}
+		return xs
+	}
 	for _, c := range r.compressions() {
 		// The implementations run with c (goleveldb has no zstd).
 		var impls, others []string
@@ -165,31 +186,30 @@ func writeMarkdown(w io.Writer, r *results) {
 			}
 			fmt.Fprintf(w, "| %s |", m.label)
 			for _, im := range impls {
-				run := r.find(im, c)
 				if m.theirs != nil && im != "ours" {
 					fmt.Fprintf(w, " – |")
 					continue
 				}
-				fmt.Fprintf(w, " "+m.format+" |", m.get(&run.Median))
+				fmt.Fprintf(w, " %s |", spread(m.format, values(im, c, m.get)))
 			}
 			if hasOurs && m.noRatio {
 				fmt.Fprint(w, strings.Repeat(" – |", len(others)))
 			} else if hasOurs {
-				ov := m.get(&r.find("ours", c).Median)
+				ov := values("ours", c, m.get)
 				for _, o := range others {
 					theirs := m.get
 					if m.theirs != nil {
 						theirs = m.theirs
 					}
-					fmt.Fprintf(w, " %s |", ratio(ov, theirs(&r.find(o, c).Median)))
+					fmt.Fprintf(w, " %s |", ratioSpread(ov, values(o, c, theirs)))
 				}
 			}
 			fmt.Fprintln(w)
 		}
+		if after != nil {
+			after(c)
+		}
 	}
-	fmt.Fprintf(w, "\nMachine: %s, %d cores, %s %s/%s, cgo %v. Run took %.0f s.\n",
-		r.Machine.CPU, r.Machine.Cores, r.Machine.GoVersion, r.Machine.GOOS, r.Machine.GOARCH, r.Machine.Cgo, r.ElapsedSec)
-	fmt.Fprintf(w, "Command: `cd bench && %s`\n", r.Command)
 }
 
 func boolInt(b bool) int {
