@@ -78,6 +78,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -204,10 +205,61 @@ type Reader struct {
 	bloom    bool               // policy is the built-in Bloom
 	splitter format.Splitter    // the table's splitter; nil when it has none or it is unknown
 
-	refs     atomic.Int64 // 1 for the owner + 1 per call in flight or open iterator
-	closed   atomic.Bool
-	freed    atomic.Bool
+	refs    atomic.Int64 // 1 for the owner + 1 per call in flight or open iterator
+	closed  atomic.Bool
+	res     *resources      // what free releases, apart from the Reader
+	cleanup runtime.Cleanup // frees res once the Reader is unreachable, if nothing freed it before
+}
+
+// resources is what a Reader releases when it is freed: its source (the
+// mapping or the file Open opened, and the cache tables that hold its
+// blocks and charges), its filter copy's pin and its zstd dictionary.
+// They are held apart from the Reader, in an object that points to none
+// of it, so that the cleanup Open and New attach to the Reader
+// (runtime.AddCleanup) can release them once the Reader is unreachable
+// without keeping it reachable. An open Iterator or SpanIterator refers
+// to its Reader, and so keeps the resources too.
+type resources struct {
+	src      source
+	held     *heldFilter
+	dict     *codec.ZstdDict
 	dropOnce sync.Once // drops the source's cached blocks
+	freed    atomic.Bool
+}
+
+// drop drops the source's blocks from the cache, once.
+func (x *resources) drop() { x.dropOnce.Do(x.src.drop) }
+
+// free drops the source's blocks and releases the rest, once.
+func (x *resources) free() {
+	if !x.freed.CompareAndSwap(false, true) {
+		return
+	}
+	x.drop()
+	if x.held != nil {
+		// Not in drop: calls in flight at Close still probe the copy,
+		// and a probe made before pinning reads it before it checks
+		// closed (GetAppend).
+		x.held.releasePin()
+	}
+	x.src.free()
+	if x.dict != nil {
+		x.dict.Close()
+	}
+}
+
+// finishOpen ends Open and New: it opens r, hands what r holds to its
+// resources, and either frees them (open failed) or attaches the cleanup
+// that frees them should r become unreachable without Close.
+func (r *Reader) finishOpen(opts *Options) (*Reader, error) {
+	err := r.open(opts)
+	r.res.held, r.res.dict = r.held, r.dict // set by open only
+	if err != nil {
+		r.free()
+		return nil, r.named(err)
+	}
+	r.cleanup = runtime.AddCleanup(r, (*resources).free, r.res)
+	return r, nil
 }
 
 // Open opens the table at path. It memory-maps the file read-only
@@ -241,13 +293,9 @@ func Open(path string, opts *Options) (*Reader, error) {
 	if src == nil {
 		src = &readAtSource{ra: f, file: f, size: size}
 	}
-	r := &Reader{src: src, size: size}
+	r := &Reader{src: src, size: size, res: &resources{src: src}}
 	r.setName(path)
-	if err := r.open(opts); err != nil {
-		r.free()
-		return nil, r.named(err)
-	}
-	return r, nil
+	return r.finishOpen(opts)
 }
 
 // New returns a Reader over the size bytes of src, read with ReadAt, for
@@ -291,17 +339,14 @@ func New(src io.ReaderAt, size int64, opts *Options) (*Reader, error) {
 	case size < 0:
 		return nil, fmt.Errorf("sstable: reader.New: negative size %d", size)
 	}
-	r := &Reader{src: &readAtSource{ra: src, size: size}, size: size}
+	ra := &readAtSource{ra: src, size: size}
+	r := &Reader{src: ra, size: size, res: &resources{src: ra}}
 	var name string
 	if opts != nil {
 		name = opts.Name
 	}
 	r.setName(name)
-	if err := r.open(opts); err != nil {
-		r.free()
-		return nil, r.named(err)
-	}
-	return r, nil
+	return r.finishOpen(opts)
 }
 
 // lookupSplitter finds the splitter named name among opts.Splitters, then
@@ -383,40 +428,40 @@ func (r *Reader) release() {
 	}
 }
 
-// free releases the source's cached blocks and its file, once.
+// free releases the source's cached blocks and its file, once, and
+// cancels the cleanup, which would otherwise do it when r is unreachable.
 func (r *Reader) free() {
-	if !r.freed.CompareAndSwap(false, true) {
-		return
-	}
-	r.drop()
-	if r.held != nil {
-		// Not in drop: calls in flight at Close still probe the copy,
-		// and a probe made before pinning reads it before it checks
-		// closed (GetAppend).
-		r.held.releasePin()
-	}
-	r.src.free()
-	if r.dict != nil {
-		r.dict.Close()
-	}
+	r.cleanup.Stop()
+	r.res.free()
+	runtime.KeepAlive(r) // the cleanup cannot run before Stop, nor race res.free
 }
 
 // drop drops the source's blocks from the cache, once.
-func (r *Reader) drop() {
-	r.dropOnce.Do(r.src.drop)
-}
+func (r *Reader) drop() { r.res.drop() }
 
 // Close releases the reader and drops its blocks from the cache (blocks
 // that calls in flight or open iterators still use are freed when they are
 // done with them). Calls already in flight finish first. Iterators opened
 // before Close go on working, reading blocks again as they need them, and
 // the file stays open and mapped until the last of them is closed: close
-// every Iterator, or the file is never released. The file Open opened is
+// every Iterator, or the file is released only when the iterator is
+// unreachable (below). The file Open opened is
 // closed then; the source given to New never is: the caller closes it,
 // after Close and after the last such Iterator is closed, since they read
 // through it until then. Later calls return errors wrapping ErrClosed
 // (NewIter an iterator whose Err does). Closing twice returns an error
 // wrapping ErrClosed.
+//
+// A Reader that becomes unreachable without Close, none of its Iterators
+// and SpanIterators (which refer to it) reachable either, is freed by a
+// cleanup (runtime.AddCleanup) some time after a garbage collection finds
+// it so: its mapping, the file Open opened, and its blocks and charges in
+// the cache are released, silently, as Close and its last iterator's
+// Close would. Blocks that an iterator dropped unclosed pinned stay
+// pinned. Do not rely on the cleanup: the collector runs as the Go heap
+// grows, not as mappings, files or the cache fill. Nor use slices that
+// alias the mapping (the Spans of SpanAt) once the Reader may be
+// unreachable: keep it reachable (or open) while they are in use.
 func (r *Reader) Close() error {
 	if !r.closed.CompareAndSwap(false, true) {
 		return &closedTwiceError{name: r.name}

@@ -14,7 +14,9 @@ import (
 // do not overlap, so a key is in at most one. Start, End and each value
 // are slices of the table's span block: in a memory-mapped table they
 // alias the mapping and stay valid until the Reader is closed (reading
-// them after Close faults); over an io.ReaderAt they are on the Go heap.
+// them after Close faults), or, unclosed, is unreachable (see Close):
+// keep it reachable while they are in use; over an io.ReaderAt they are
+// on the Go heap.
 // Values is shared by every lookup of the fragment: do not modify it.
 type Span struct {
 	Start, End []byte
