@@ -17,8 +17,10 @@
 //     data block. A one-level table
 //     has one filter; a partitioned table has one per partition, read
 //     with it. A memory-mapped reader of a format version 4 table copies
-//     its whole filter to the Go heap on its first Get (see Memory), after
-//     which ruling a key out touches neither the file nor the cache. A
+//     its whole filter into its cache (not the Go heap) on its first Get
+//     or Has, counted in the cache's budget and never evicted until Close
+//     (see Memory), after which ruling a key out neither reads the file
+//     nor pins the reader. A
 //     table whose filter policy or splitter the reader does not know
 //     (Options.Filters, Options.Splitters) is read without its filter.
 //   - The index says which data block holds a key: a binary search of the
@@ -61,8 +63,9 @@ package reader
 //     and the entry's offset, which decodes with the block's first key).
 //   - filter (filter.go): noFilter, wholeFilter (one filter section),
 //     partedFilter (a filter per partition) and heldFilter (a version 4
-//     table's whole filter, copied to the heap by a mapped reader's first
-//     Get and from then on probed before the reader is pinned).
+//     table's whole filter, copied into the cache by a mapped reader's
+//     first Get or Has and from then on probed before the reader is
+//     pinned).
 //
 // A new index kind is one more type implementing index, built by
 // chooseLayers for the format version or feature that calls for it; a
@@ -183,7 +186,7 @@ type Reader struct {
 	index     index
 	filter    filter      // what MayContain probes
 	getFilter filter      // what Get probes before the index: filter, or nil where the index probes it itself (or there is none); nil costs no call
-	held      *heldFilter // a version 4 table's whole filter on the Go heap (mapped readers), made by the first Get and from then on probed before the reader is pinned, instead of getFilter
+	held      *heldFilter // a version 4 table's whole filter copied into the cache (mapped readers), made by the first Get or Has and from then on probed before the reader is pinned, instead of getFilter
 	hash      *hashTable  // the hash index, nil without one; Verify checks it
 	parts     *partitions // a Version3 table's partitions, else nil; Verify checks them
 	spanSec   spanSection // a Version5 table's span block (spans.go)
