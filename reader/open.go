@@ -1,7 +1,6 @@
 package reader
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/sstkit/sstable/cache"
@@ -84,13 +83,6 @@ func (r *Reader) open(opts *Options) (err error) {
 		return err
 	}
 	r.chooseLayers(opts, tail, tailOff)
-	if ra != nil && r.props.NumSpanFragments != 0 {
-		// The span block, when it lies in the tail: SpanAt then reads
-		// nothing. A copy, not pinning the tail's buffer.
-		if pre := tailPart(tail, tailOff, r.spanSec.h); pre != nil {
-			r.spanSec.pre = bytes.Clone(pre)
-		}
-	}
 	if ra != nil {
 		end := r.dataEnd
 		if r.parts != nil {
@@ -101,7 +93,7 @@ func (r *Reader) open(opts *Options) (err error) {
 	if err := r.boundKeys(); err != nil {
 		return err
 	}
-	return r.spanBounds()
+	return r.spans.fillBounds()
 }
 
 // boundKeys fills in the smallest and largest keys the properties block
@@ -227,18 +219,15 @@ func (r *Reader) checkProperties(raw []byte) error {
 	case f.Version == format.Version5 && (p.SpanBlockSize < format.BlockTrailerLen+4 || p.HashIndexSize == 0 || p.NumSpanFragments > p.SpanBlockSize/4):
 		return format.Corruptf(format.SectionProperties, propsOff, "format version 5 table with a span block of %d bytes for %d fragments and a hash index of %d bytes", p.SpanBlockSize, p.NumSpanFragments, p.HashIndexSize)
 	}
-	if p.SpanBlockSize != 0 {
-		r.spanSec.h = format.BlockHandle{Offset: f.Index.End(), Length: p.SpanBlockSize - format.BlockTrailerLen}
-	}
 	return nil
 }
 
 // chooseLayers picks the reader's index and filter for the table's
-// format version, policy and splitter, and for its source; this is the
-// one place where those choices are made. A reader without a mapping
-// then loads the sections that lie in the tail it read (tail, from file
-// offset tailOff); damage found in them is reported on first use, as for
-// a section read later.
+// format version, policy and splitter, and for its source, and sets up
+// its span layer; this is the one place where those choices are made. A
+// reader without a mapping then loads the sections that lie in the tail
+// it read (tail, from file offset tailOff); damage found in them is
+// reported on first use, as for a section read later.
 func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 	p, f := &r.props, &r.footer
 	ra, _ := r.src.(*readAtSource)
@@ -342,5 +331,17 @@ func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 	if ra != nil {
 		ra.meta = meta
 		ra.loadFrom(tail, tailOff)
+	}
+
+	// The spans: a version 5 table's span block, between the index block
+	// and the properties (checkProperties checked its size), kept from
+	// the tail by a reader without a mapping when it lies there.
+	var spanBlock format.BlockHandle
+	if p.SpanBlockSize != 0 {
+		spanBlock = format.BlockHandle{Offset: f.Index.End(), Length: p.SpanBlockSize - format.BlockTrailerLen}
+	}
+	r.spans.init(r.src, &r.props, int64(f.Properties.Offset), spanBlock)
+	if ra != nil {
+		r.spans.keepTail(tail, tailOff)
 	}
 }

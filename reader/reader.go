@@ -44,9 +44,11 @@
 // stage holds.
 package reader
 
-// The stages are the reader's three layers, each an interface with one
-// implementation per kind, chosen in one place (Reader.chooseLayers, in
-// open.go) and composed by Get, Has, MayContain, Iterator and Verify:
+// The stages are the reader's three lookup layers, each an interface
+// with one implementation per kind, chosen in one place
+// (Reader.chooseLayers, in open.go) and composed by Get, Has,
+// MayContain, Iterator and Verify; a fourth layer, spans, stands beside
+// them:
 //
 //   - source (source.go): given a block handle, the checked block and
 //     the pin that keeps it alive. mmapSource (source_mmap.go) reads the
@@ -66,6 +68,15 @@ package reader
 //     table's whole filter, copied into the cache by a mapped reader's
 //     first Get or Has and from then on probed before the reader is
 //     pinned).
+//   - spans (spans.go): spanLayer, a version 5 table's span block, one
+//     kind, set up by chooseLayers too. It owns the block's loading (in
+//     place in a mapping; over an io.ReaderAt from the kept tail or one
+//     read, charged to the cache), its checks against its trailer and
+//     the properties, the span bounds it fills into the properties at
+//     open, SpanAt's lookup, the decoded block span iterators walk, and
+//     Verify's re-read. No lookup stage uses it; the Reader keeps only
+//     SpanAt and NewSpanIterator, which pin the reader, guard against
+//     faults (endGuardedSpan) and name the errors.
 //
 // A new index kind is one more type implementing index, built by
 // chooseLayers for the format version or feature that calls for it; a
@@ -73,7 +84,9 @@ package reader
 // constructor like New. Neither touches the other layers. The calls live
 // in get.go (lookups), iterator.go (the iterator and its steps),
 // iterator_seek.go (its seeks), iterator_bounds.go (its bounds), all.go
-// (range-over-func), verify.go and errors.go (the errors' names).
+// (range-over-func), spans.go (SpanAt, the span iterator), verify.go
+// (Verify, whose walk over the table is a verifier of its own) and
+// errors.go (the errors' names).
 
 import (
 	"bytes"
@@ -189,7 +202,7 @@ type Reader struct {
 	held      *heldFilter // a version 4 table's whole filter copied into the cache (mapped readers), made by the first Get or Has and from then on probed before the reader is pinned, instead of getFilter
 	hash      *hashTable  // the hash index, nil without one; Verify checks it
 	parts     *partitions // a Version3 table's partitions, else nil; Verify checks them
-	spanSec   spanSection // a Version5 table's span block (spans.go)
+	spans     spanLayer   // the span layer: a Version5 table's span block (spans.go)
 
 	// guarded is set when reads touch a file mapping, which faults if the
 	// file shrinks: the entry points then run under the fault guard

@@ -23,33 +23,60 @@ type Span struct {
 	Values     [][]byte
 }
 
-// spanSection is a table's span block (Version5): found at the end of
-// the index block, checked and decoded once, on first use (or at Open
-// when the properties leave a span bound out), and then kept: in place
-// in a mapping, on the Go heap over an io.ReaderAt.
-type spanSection struct {
-	h     format.BlockHandle // the block's handle, length without the trailer
-	pre   []byte             // the block and trailer, copied from the tail New read (io.ReaderAt), until loaded
-	state lazySection
-	blk   *codec.SpanBlock // set before state.done
+// spanLayer is the span layer: a table's span block (Version5), found
+// at the end of the index block, checked (its trailer, and its count and
+// bounds against the properties) and decoded once, on first use (or at
+// open when the properties leave a span bound out), and then kept: in
+// place in a mapping, on the Go heap over an io.ReaderAt, charged to the
+// cache. It answers SpanAt's lookup, gives span iterators the decoded
+// block, and checks the block again from the file for Verify. The Reader
+// keeps only the entry points, which pin it, guard against faults and
+// name its errors. A table without spans has props.NumSpanFragments 0,
+// and every method but at then returns at once (SpanAt answers such a
+// table itself).
+type spanLayer struct {
+	src      source
+	props    *format.Properties // the reader's: fillBounds completes its span bounds, which later checks compare with
+	propsOff int64              // the properties block's offset, for errors
+	h        format.BlockHandle // the block's handle, length without the trailer
+	pre      []byte             // the block and trailer, copied from the tail New read (io.ReaderAt), until loaded
+	state    lazySection
+	blk      *codec.SpanBlock // set before state.done
 }
 
-// spans returns the table's decoded span block, loading it on first use;
+// init sets up the layer of a table with properties props (at offset
+// propsOff), read from src, whose span block is at h (zero without one).
+func (s *spanLayer) init(src source, props *format.Properties, propsOff int64, h format.BlockHandle) {
+	s.src, s.props, s.propsOff, s.h = src, props, propsOff, h
+}
+
+// keepTail keeps a copy of the span block, when it lies in the tail a
+// reader without a mapping read (tail, from file offset tailOff): the
+// first SpanAt then reads nothing. A copy, not pinning the tail's buffer.
+func (s *spanLayer) keepTail(tail []byte, tailOff int64) {
+	if s.props.NumSpanFragments == 0 {
+		return
+	}
+	if pre := tailPart(tail, tailOff, s.h); pre != nil {
+		s.pre = bytes.Clone(pre)
+	}
+}
+
+// load returns the table's decoded span block, loading it on first use;
 // nil with a nil error when the table has no spans. Run it under the
 // fault guard.
-func (r *Reader) spans() (*codec.SpanBlock, error) {
-	s := &r.spanSec
+func (s *spanLayer) load() (*codec.SpanBlock, error) {
 	if s.state.done.Load() {
 		return s.blk, s.state.err
 	}
-	if r.props.NumSpanFragments == 0 {
+	if s.props.NumSpanFragments == 0 {
 		return nil, nil
 	}
 	err := s.state.load(func() error {
 		raw := s.pre
 		var sections *blockcache.Table // charged for what the reader keeps on the Go heap
 		onHeap := false
-		switch src := r.src.(type) {
+		switch src := s.src.(type) {
 		case *mmapSource:
 			raw = src.mapped[s.h.Offset:s.h.End():s.h.End()] // open checked the handle lies in the file
 			sections = src.sections
@@ -62,15 +89,15 @@ func (r *Reader) spans() (*codec.SpanBlock, error) {
 				}
 			}
 		}
-		blk, err := r.decodeSpans(raw)
+		blk, err := s.decode(raw)
 		if err != nil && s.pre != nil {
 			// The copy from the tail may have been damaged on the way:
 			// read the block again, as for any kept block.
-			src := r.src.(*readAtSource)
+			src := s.src.(*readAtSource)
 			if raw, err = src.readBlock(format.SectionSpans, s.h, nil); err != nil {
 				return err
 			}
-			blk, err = r.decodeSpans(raw)
+			blk, err = s.decode(raw)
 		}
 		if err != nil {
 			return err
@@ -86,10 +113,10 @@ func (r *Reader) spans() (*codec.SpanBlock, error) {
 	return s.blk, err
 }
 
-// decodeSpans checks the span block's bytes and trailer and its agreement
+// decode checks the span block's bytes and trailer and its agreement
 // with the properties, and decodes it.
-func (r *Reader) decodeSpans(raw []byte) (*codec.SpanBlock, error) {
-	h := r.spanSec.h
+func (s *spanLayer) decode(raw []byte) (*codec.SpanBlock, error) {
+	h := s.h
 	contents, err := rawContents(format.SectionSpans, h, raw)
 	if err != nil {
 		return nil, err
@@ -98,8 +125,8 @@ func (r *Reader) decodeSpans(raw []byte) (*codec.SpanBlock, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &r.props
-	propsOff := int64(r.footer.Properties.Offset)
+	p := s.props
+	propsOff := s.propsOff
 	if uint64(blk.Len()) != p.NumSpanFragments {
 		return nil, format.Corruptf(format.SectionSpans, int64(h.Offset), "%d fragments, the properties say %d", blk.Len(), p.NumSpanFragments)
 	}
@@ -114,15 +141,15 @@ func (r *Reader) decodeSpans(raw []byte) (*codec.SpanBlock, error) {
 	return blk, nil
 }
 
-// spanBounds fills in the span bounds the properties block left out
+// fillBounds fills in the span bounds the properties block left out
 // (keys of more than format.MaxPropertiesKeyLen bytes) from the span
-// block, reading it at Open.
-func (r *Reader) spanBounds() error {
-	p := &r.props
+// block, reading it at open.
+func (s *spanLayer) fillBounds() error {
+	p := s.props
 	if p.NumSpanFragments == 0 || p.SmallestSpanKey != nil && p.LargestSpanKey != nil {
 		return nil
 	}
-	blk, err := r.spans()
+	blk, err := s.load()
 	if err != nil {
 		return err
 	}
@@ -130,6 +157,46 @@ func (r *Reader) spanBounds() error {
 	_, last, _ := blk.Fragment(blk.Len() - 1)
 	p.SmallestSpanKey, p.LargestSpanKey = bytes.Clone(first), bytes.Clone(last)
 	return nil
+}
+
+// at returns the fragment covering key, for SpanAt, which has checked
+// that the table has spans; ErrNotFound if none does. Run it under the
+// fault guard.
+func (s *spanLayer) at(key []byte) (Span, error) {
+	blk, err := s.load()
+	if err != nil {
+		return Span{}, err
+	}
+	i := blk.SearchStart(key)
+	if i < 0 {
+		return Span{}, ErrNotFound
+	}
+	start, end, values := blk.Fragment(i)
+	if bytes.Compare(key, end) >= 0 {
+		return Span{}, ErrNotFound
+	}
+	return Span{Start: start, End: end, Values: values}, nil
+}
+
+// verify checks the span block from the file's bytes, whether or not it
+// was loaded before.
+func (s *spanLayer) verify() error {
+	if s.props.NumSpanFragments == 0 {
+		return nil
+	}
+	h := s.h
+	var raw []byte
+	switch src := s.src.(type) {
+	case *mmapSource:
+		raw = src.mapped[h.Offset:h.End():h.End()]
+	case *readAtSource:
+		var err error
+		if raw, err = src.readBlock(format.SectionSpans, h, nil); err != nil {
+			return err
+		}
+	}
+	_, err := s.decode(raw)
+	return err
 }
 
 // SpanAt returns the fragment of the table's spans covering key: the one
@@ -151,19 +218,7 @@ func (r *Reader) SpanAt(key []byte) (sp Span, err error) {
 		return Span{}, ErrNotFound
 	}
 	defer r.endGuardedSpan(&sp, &err, protect())
-	blk, err := r.spans()
-	if err != nil {
-		return Span{}, err
-	}
-	i := blk.SearchStart(key)
-	if i < 0 {
-		return Span{}, ErrNotFound
-	}
-	start, end, values := blk.Fragment(i)
-	if bytes.Compare(key, end) >= 0 {
-		return Span{}, ErrNotFound
-	}
-	return Span{Start: start, End: end, Values: values}, nil
+	return r.spans.at(key)
 }
 
 // endGuardedSpan, deferred by SpanAt, turns a memory fault in the mapping
@@ -204,16 +259,16 @@ func (r *Reader) NewSpanIterator() *SpanIterator {
 		it.err, it.closed = r.errClosed, true
 		return it
 	}
-	it.err = r.loadSpansGuarded(&it.blk)
+	it.err = it.load()
 	return it
 }
 
-// loadSpansGuarded loads the span block into *blk under the fault guard.
-func (r *Reader) loadSpansGuarded(blk **codec.SpanBlock) (err error) {
+// load loads the span block into it.blk under the fault guard.
+func (it *SpanIterator) load() (err error) {
 	defer restoreFault(protect())
-	defer r.recoverFault(&err)
-	*blk, err = r.spans()
-	return r.named(err)
+	defer it.r.recoverFault(&err)
+	it.blk, err = it.r.spans.load()
+	return it.r.named(err)
 }
 
 func (it *SpanIterator) n() int {
@@ -307,26 +362,5 @@ func (it *SpanIterator) Close() error {
 	if err == nil {
 		it.err = ErrClosed
 	}
-	return err
-}
-
-// verifySpans checks the span block from the file's bytes, whether or
-// not it was loaded before.
-func (r *Reader) verifySpans() error {
-	if r.props.NumSpanFragments == 0 {
-		return nil
-	}
-	h := r.spanSec.h
-	var raw []byte
-	switch src := r.src.(type) {
-	case *mmapSource:
-		raw = src.mapped[h.Offset:h.End():h.End()]
-	case *readAtSource:
-		var err error
-		if raw, err = src.readBlock(format.SectionSpans, h, nil); err != nil {
-			return err
-		}
-	}
-	_, err := r.decodeSpans(raw)
 	return err
 }

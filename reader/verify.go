@@ -38,23 +38,39 @@ func (r *Reader) Verify() error {
 		return r.errClosed
 	}
 	defer r.release()
-	return r.named(r.verifyGuarded())
+	v := verifier{r: r}
+	return r.named(v.guarded())
 }
 
-// verifyGuarded is verify under the fault guard.
-func (r *Reader) verifyGuarded() (err error) {
+// verifier is Verify's walk over the whole table: it has each layer
+// check what it loads up front (filter.check, spanLayer.verify), then
+// reads every data block through the index, re-reading every checksum,
+// and checks the keys against the index, the filters, the hash index
+// and the properties. It reads the Reader's layers and properties and
+// changes none of them; the Reader keeps only Verify, which pins it and
+// names the error. (The decoded hash index is passed to hashed, not kept
+// here: as a field, its local copy would escape to the heap.)
+type verifier struct {
+	r *Reader
+}
+
+// guarded is run under the fault guard.
+func (v *verifier) guarded() (err error) {
+	r := v.r
 	defer restoreFault(protect())
 	defer r.recoverFault(&err)
 	r.src.beginScan()
 	defer r.src.endScan()
-	return r.verify()
+	return v.run()
 }
 
-func (r *Reader) verify() error {
+// run walks the table; see Verify for what it checks.
+func (v *verifier) run() error {
+	r := v.r
 	if err := r.filter.check(); err != nil {
 		return err
 	}
-	if err := r.verifySpans(); err != nil {
+	if err := r.spans.verify(); err != nil {
 		return err
 	}
 	s := scratch{}
@@ -187,7 +203,7 @@ func (r *Reader) verify() error {
 				return format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "the whole filter in the hash index section does not match key %q", k)
 			}
 			if hashed {
-				if err := r.verifyHashed(x, k, pk, newPrefix && slotsChecked, int(blocks), d.Offset(), contents, h); err != nil {
+				if err := v.hashed(x, k, pk, newPrefix && slotsChecked, int(blocks), d.Offset(), contents, h); err != nil {
 					return err
 				}
 			}
@@ -236,10 +252,10 @@ func (r *Reader) verify() error {
 	return nil
 }
 
-// verifyHashed checks that the entry with key k at byte offset off of data
+// hashed checks that the entry with key k at byte offset off of data
 // block i (contents, at handle h) stands alone and, if slot, that the hash
-// index leads to it from the hash of hk (the key, or its prefix).
-func (r *Reader) verifyHashed(x *codec.HashIndex, k, hk []byte, slot bool, i, off int, contents []byte, h format.BlockHandle) error {
+// index x leads to it from the hash of hk (the key, or its prefix).
+func (v *verifier) hashed(x *codec.HashIndex, k, hk []byte, slot bool, i, off int, contents []byte, h format.BlockHandle) error {
 	var head, ek []byte
 	var err error
 	if x.FirstKeyShared() {
@@ -269,7 +285,7 @@ func (r *Reader) verifyHashed(x *codec.HashIndex, k, hk []byte, slot bool, i, of
 			return err
 		}
 		if !ok {
-			return format.Corruptf(format.SectionHashIndex, int64(r.props.DataSize), "no slot leads to key %q (data block %d, offset %d)", k, i, off)
+			return format.Corruptf(format.SectionHashIndex, int64(v.r.props.DataSize), "no slot leads to key %q (data block %d, offset %d)", k, i, off)
 		}
 		want := uint64(off)
 		switch {
