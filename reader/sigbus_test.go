@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/sstkit/sstable/builder"
@@ -124,4 +125,45 @@ func truncatedWhileMapped(t *testing.T, tv tableVersion, comp format.Compression
 		t.Fatalf("Verify after truncation = %v, want a corruption error in section %q", err, format.SectionFile)
 	}
 	t.Logf("%d of %d Gets faulted; scan stopped after %d entries; Verify: %v", faults, (n+96)/97, count, err)
+}
+
+// TestSpanIteratorTruncatedNamesTable truncates a mapped table with spans
+// before its span block is first read: NewSpanIterator's load faults, and
+// its error must wrap format.ErrCorrupt and name the table as every other
+// error of the reader does (the fault is recovered after load returns,
+// so the naming must not happen inside load).
+func TestSpanIteratorTruncatedNamesTable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "spans.sst")
+	b, err := builder.Create(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2000 {
+		b.Add(fmt.Appendf(nil, "key%06d", i), make([]byte, 50))
+	}
+	for i := range 200 {
+		b.AddSpan(fmt.Appendf(nil, "key%06d", i*10), fmt.Appendf(nil, "key%06d", i*10+5), []byte("del"))
+	}
+	if err := b.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := reader.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if !r.Mapped() {
+		t.Skip("file not memory-mapped on this platform")
+	}
+	if err := os.Truncate(path, r.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	it := r.NewSpanIterator()
+	defer it.Close()
+	if it.First() {
+		t.Fatal("a span iterator over a truncated span block moved")
+	}
+	if err := it.Err(); !errors.Is(err, format.ErrCorrupt) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("NewSpanIterator after truncation: %v, want a corruption naming %s", err, path)
+	}
 }

@@ -259,7 +259,9 @@ func (r *Reader) NewSpanIterator() *SpanIterator {
 		it.err, it.closed = r.errClosed, true
 		return it
 	}
-	it.err = it.load()
+	// Named here, not in load: a fault in the mapping becomes load's
+	// error in its deferred recovery, after its return statement.
+	it.err = r.named(it.load())
 	return it
 }
 
@@ -268,7 +270,7 @@ func (it *SpanIterator) load() (err error) {
 	defer restoreFault(protect())
 	defer it.r.recoverFault(&err)
 	it.blk, err = it.r.spans.load()
-	return it.r.named(err)
+	return err
 }
 
 func (it *SpanIterator) n() int {
