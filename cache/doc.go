@@ -26,6 +26,12 @@
 // (64 bytes; 0 and negative ones too) is an error wrapping ErrTooSmall,
 // not a cache that holds nothing.
 //
+// Close returns the whole mapping at once. A mapped reader's copy of its
+// version 4 filter counts against the budget (Stats.Held) but lies in a
+// small mapping of its own, which lasts until the reader is garbage: a
+// Get racing the reader's Close may still probe it, and never the
+// cache's memory.
+//
 // Besides the budget, a Cache keeps on the Go heap 56 bytes of entry state
 // per 2 KiB of capacity (1.75 MiB for 64 MiB), a bitmap of one bit per
 // 64 bytes (128 KiB for 64 MiB) with an index of its free runs (under 6

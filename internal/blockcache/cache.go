@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -65,7 +66,7 @@ type Cache struct {
 	nextID atomic.Uint64
 
 	held     atomic.Int64 // bytes set aside by Hold and not yet released
-	everHeld atomic.Bool  // Hold has set memory aside: Close keeps the mapping readable
+	unmapped atomic.Bool  // Close gave mem back (munmap); for tests
 }
 
 // MaxCapacity is the largest budget a Cache takes, in bytes (256 GiB):
@@ -144,7 +145,10 @@ func (c *Cache) Stats() Stats {
 // the same capacity, which then fills them without a page fault per 4 KiB
 // where the kernel has not taken the pages back, as a malloc reuses freed
 // memory (a first scan of a 1M-entry snappy table through a new 256 MiB
-// cache: 99 to 69-75 ns per entry, bench/cmd/compare). It returns an error wrapping ErrInUse
+// cache: 99 to 69-75 ns per entry, bench/cmd/compare). Close gives the
+// whole mapping up at once, whatever Hold set aside in the cache: held
+// memory lies in mappings of its own, which last as long as their Tables
+// (see Hold). It returns an error wrapping ErrInUse
 // while Tables are open (readers still using the cache) or Handles still
 // pin blocks; the cache then stays usable. Closing twice returns nil.
 func (c *Cache) Close() error {
@@ -174,14 +178,11 @@ func (c *Cache) Close() error {
 	}
 	c.closed = true
 	if c.offHeap {
-		if c.everHeld.Load() {
-			// A reader probes its held filter before it pins itself: one
-			// racing its Close may still read here. Its pages go back to
-			// the kernel; the address range stays, reading as zeros.
-			keepReadable(c.mem)
-		} else {
-			munmap(c.mem)
-		}
+		// Nothing reads here any more: no block is pinned, and Hold's
+		// memory, which readers may probe after its Release, lies in
+		// mappings of its own.
+		munmap(c.mem)
+		c.unmapped.Store(true)
 	}
 	c.mem = nil
 	return nil
@@ -281,7 +282,8 @@ type entry struct {
 	next  int32
 	queue uint8
 	shard uint8
-	_     [6 + 8]byte // to 64 bytes
+	_     [6]byte
+	held  *heldMem // Hold's memory, outside mem; nil for any other entry
 }
 
 // queue values.
@@ -483,6 +485,10 @@ func (t *Table) reserve(i, n int, doorkeeper bool) (Handle, bool) {
 	}
 	k := (n + ChunkSize - 1) / ChunkSize
 	s.mu.Lock()
+	if t.closed.Load() { // again under the lock: see hold
+		s.mu.Unlock()
+		return Handle{}, false
+	}
 	if doorkeeper && !s.hasRoom(k) {
 		w := t.slots[i].Load()
 		if w&ghostBit == 0 || s.clock-uint32(w) > uint32(s.main.n) {
@@ -515,40 +521,78 @@ func (t *Table) reserve(i, n int, doorkeeper bool) (Handle, bool) {
 // (a reader's copy of its table's filter), pinned until the Handle's
 // Release: counted in Stats.Size and Stats.Held, never evicted, never seen
 // by Get. It evicts blocks to make room, and reports false when it cannot
-// (n is larger than a shard, or the blocks there are pinned). The memory
-// stays readable, though not the holder's, after the Release and even
-// after the Cache's Close (the mapping is then kept, its pages returned to
-// the kernel), so that a reader racing its own Close can read it without
-// faulting.
+// (n is larger than a shard, or the blocks there are pinned), or when
+// the memory cannot be mapped.
+//
+// The bytes themselves lie outside the budget's mapping, in a private
+// mapping of their own (n rounded up to whole pages), faulted in at once;
+// the chunks of the budget set aside for them are never written, as
+// Charge's are not. Such memory outlives its Release and even the
+// Cache's Close: from the Release it reads as zeros (its pages go back to
+// the kernel then), and it stays mapped for as long as t is reachable,
+// unmapped only once t is garbage. A holder that reads it while it can
+// reach t, as a reader racing its own Close probes its filter copy while
+// its source keeps its Table, thus never faults; and Close gives the
+// cache's own address range back at once, whatever was held in it.
 func (t *Table) Hold(n int) (Handle, bool) { return t.hold(-1, n, true) }
 
 // hold is Hold in the shard of key (negative: never a block's); readable
-// says the holder reads the memory (Charge's never does).
+// says the holder reads and writes the memory (Charge's never does), which
+// is then mapped apart.
 func (t *Table) hold(key, n int, readable bool) (Handle, bool) {
 	s := t.c.shardOf(t.id, key)
 	if n <= 0 || n > s.nchunks*ChunkSize || t.closed.Load() {
 		return Handle{}, false
 	}
+	var hm *heldMem
+	if readable {
+		mem, ok := mapHeld(n)
+		if !ok {
+			return Handle{}, false
+		}
+		hm = &heldMem{mem: mem}
+	}
 	k := (n + ChunkSize - 1) / ChunkSize
 	s.mu.Lock()
+	// Checked again under the lock, which Cache.Close takes to see that
+	// the shard holds nothing: the Table's Close, and so the Cache's, may
+	// have come since the check above. Either Close finds this block
+	// held (and fails), or this finds t closed.
+	if t.closed.Load() {
+		s.mu.Unlock()
+		hm.unmap()
+		return Handle{}, false
+	}
 	e, ok := s.alloc(k)
 	if !ok {
 		s.mu.Unlock()
+		hm.unmap()
 		return Handle{}, false
 	}
 	e.table, e.slot, e.n, e.aux, e.queue = t, -1, uint32(n), 0, qHeld
 	e.freq.Store(0)
 	e.refs.Store(1) // the holder's pin, its only reference
+	e.held = hm
 	s.mu.Unlock()
 	t.c.held.Add(int64(k * ChunkSize))
-	off := uintptr(e.chunk) * ChunkSize
-	if readable {
-		t.c.everHeld.Store(true)
-		if pf := t.c.prefault; pf != nil {
-			pf.reserved(int(off), n) // faults the memory in: a charge's is never touched
-		}
+	if hm != nil {
+		// Unmapped when t is garbage: a reader probing the memory
+		// after its Release can reach t (its source keeps it).
+		runtime.AddCleanup(t, unmapHeld, hm.mem)
+		return Handle{e: e, b: hm.mem[:n:n]}, true
 	}
+	off := uintptr(e.chunk) * ChunkSize
 	return Handle{e: e, b: t.c.mem[off : off+uintptr(n) : off+uintptr(n)]}, true
+}
+
+// heldMem is the mapping of Hold's memory, whole pages.
+type heldMem struct{ mem []byte }
+
+// unmap unmaps memory never handed out; nil does nothing.
+func (hm *heldMem) unmap() {
+	if hm != nil {
+		unmapHeld(hm.mem)
+	}
 }
 
 // Charge sets aside n bytes of the budget for memory the user keeps

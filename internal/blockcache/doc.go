@@ -62,6 +62,20 @@
 // profile) are the lookups' own misses, which no eviction work can hide:
 // the slot a Get reads first and, on a hit, the block's entry.
 //
+// Table.Hold, a reader's copy of its table's whole filter, is counted in
+// the budget (its chunks set aside, never written) but lies in a private
+// mapping of its own, a whole number of pages: a reader probes that copy
+// before it pins itself, so a probe may race the reader's Close and the
+// cache's, and read the copy after its Release. The copy's pages go back
+// to the kernel at the Release; its mapping, reading as zeros from then
+// on, stays until the reader's Table is garbage (runtime.AddCleanup), and
+// a probe can always reach the Table through its reader. The cache's own
+// mapping is then read by no one after Close, which unmaps it at once:
+// when held copies lay in it, Close had to keep the whole range mapped
+// for ever, and 50 cycles of a 1 GiB cache, a reader and both Closes
+// added 50 GiB of virtual size. Probes pay nothing for it: no atomic, no
+// lock.
+//
 // # Eviction
 //
 // Each shard evicts with S3-FIFO (Juncheng Yang, Yazhuo Zhang, Ziyue Qiu,

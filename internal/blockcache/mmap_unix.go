@@ -4,6 +4,7 @@ package blockcache
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,14 +37,33 @@ func munmap(b []byte) {
 	}
 }
 
-// keepReadable returns b's pages to the kernel and leaves b mapped,
-// read-only, reading as zeros: address space, not memory, is what a closed
-// cache then keeps.
-// Should either call fail, b is still mapped: reads cannot fault, though
-// the pages may stay.
-func keepReadable(b []byte) {
-	_ = unix.Madvise(b, unix.MADV_DONTNEED)
-	_ = unix.Mprotect(b, unix.PROT_READ)
+// mapHeld maps n bytes, rounded up to whole pages, of private anonymous
+// memory for Hold, faulted in at once where the kernel can (one call
+// rather than a fault per page as the holder fills it). It reports false
+// if the mapping cannot be made.
+func mapHeld(n int) ([]byte, bool) {
+	page := unix.Getpagesize()
+	b, err := unix.Mmap(-1, 0, (n+page-1)/page*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, false
+	}
+	_ = populate(b)
+	return b, true
+}
+
+// dropHeld returns held memory's pages to the kernel at its Release,
+// leaving it mapped and reading as zeros (MADV_DONTNEED) for a holder
+// that may still read it. Should the call fail, the pages stay until
+// unmapHeld.
+func dropHeld(b []byte) { _ = unix.Madvise(b, unix.MADV_DONTNEED) }
+
+// heldUnmaps counts the mappings unmapHeld gave back; for tests.
+var heldUnmaps atomic.Int64
+
+// unmapHeld unmaps held memory, once its Table is garbage.
+func unmapHeld(b []byte) {
+	_ = unix.Munmap(b)
+	heldUnmaps.Add(1)
 }
 
 // maxSpareBytes bounds the memory of closed caches kept mapped for reuse.

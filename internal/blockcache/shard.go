@@ -227,6 +227,12 @@ func (s *shard) release(e *entry) (at, n int) {
 	n = (int(e.n) + ChunkSize - 1) / ChunkSize
 	if e.queue == qHeld {
 		s.c.held.Add(-int64(n * ChunkSize))
+		if hm := e.held; hm != nil {
+			// The holder may still read it (racing its own Close): its
+			// pages go, the mapping stays until its Table is garbage.
+			e.held = nil
+			dropHeld(hm.mem)
+		}
 	}
 	if poison {
 		mem := s.c.mem[int(e.chunk)*ChunkSize : (int(e.chunk)+n)*ChunkSize]
