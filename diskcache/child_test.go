@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Child processes of the tests below: the test binary runs itself with
@@ -73,17 +74,24 @@ func childFill() int {
 // TestKilledWhileFilling kills a process filling the cache with SIGKILL
 // at a random point, 20 times, each followed by an Open of the directory
 // and a read of the whole object, checked: no wrong byte, no failed read,
-// no temporary file left, the directory within its capacity.
+// no temporary file left, the directory within its capacity. At least
+// one kill must land mid-write, leaving a temporary file for Open to
+// remove: if none of the 20 does, more rounds kill the child sooner (after
+// 1 to 3 reads and a pause under a millisecond) until one does, and the
+// test fails if none has after maxCutRounds of them.
 func TestKilledWhileFilling(t *testing.T) {
 	if raceEnabled {
 		t.Skip("child processes built with -race take minutes; the run without -race covers it")
 	}
+	const maxCutRounds = 100
 	dir := t.TempDir()
 	obj := object(42, childObjSize)
 	rng := rand.New(rand.NewPCG(20, 20))
 	var served, fetched int64
-	leftTemps := 0 // temporary files the kills left: writes cut short
-	for round := range 20 {
+	cuts, leftTemps := 0, 0 // kills that left temporary files (writes cut short), and the files
+	// kill runs a child, kills it after it reports lines reads and then
+	// pause, and checks the directory after an Open.
+	kill := func(round, lines int, pause time.Duration) {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "DISKCACHE_CHILD=fill", "DISKCACHE_DIR="+dir, fmt.Sprint("DISKCACHE_SEED=", round))
 		out, err := cmd.StdoutPipe()
@@ -95,7 +103,6 @@ func TestKilledWhileFilling(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		lines := 1 + rng.IntN(30)
 		sc := bufio.NewScanner(out)
 		for range lines {
 			if !sc.Scan() {
@@ -103,10 +110,15 @@ func TestKilledWhileFilling(t *testing.T) {
 				t.Fatalf("round %d: the child ended: %s", round, stderr.String())
 			}
 		}
+		if pause > 0 {
+			time.Sleep(pause)
+		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		_, temps := diskBytes(t, dir)
-		leftTemps += temps
+		if _, temps := diskBytes(t, dir); temps > 0 {
+			cuts++
+			leftTemps += temps
+		}
 
 		c := mustOpen(t, dir, childCapacity)
 		if _, temps := diskBytes(t, dir); temps != 0 {
@@ -130,15 +142,25 @@ func TestKilledWhileFilling(t *testing.T) {
 		}
 		served += st.Hits
 		fetched += st.Misses
-		t.Logf("round %d: killed after %d reads; %d chunks on reopen, %d hits, %d fetched, %d dropped", round, lines, before, st.Hits, st.Misses, st.Dropped)
+		t.Logf("round %d: killed after %d reads and %v; %d chunks on reopen, %d hits, %d fetched, %d dropped", round, lines, pause, before, st.Hits, st.Misses, st.Dropped)
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}
 	}
+	rounds := 20
+	for round := range rounds {
+		kill(round, 1+rng.IntN(30), 0)
+	}
+	for ; cuts == 0 && rounds < 20+maxCutRounds; rounds++ {
+		kill(rounds, 1+rng.IntN(3), time.Duration(rng.IntN(1000))*time.Microsecond)
+	}
 	if served == 0 {
 		t.Fatal("no chunk was ever served from disk after a kill")
 	}
-	t.Logf("the 20 kills left %d temporary files (writes cut short); every Open removed them", leftTemps)
+	if cuts == 0 {
+		t.Fatalf("none of %d kills landed mid-write (no temporary file left): the test did not exercise a torn write", rounds)
+	}
+	t.Logf("%d of the %d kills left %d temporary files (writes cut short); every Open removed them", cuts, rounds, leftTemps)
 }
 
 // childFsize reads the object twice through a cache in $DISKCACHE_DIR

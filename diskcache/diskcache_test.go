@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -348,7 +349,9 @@ func TestConcurrent(t *testing.T) {
 				off := rng.Int64N(int64(len(objs[i])))
 				l := 1 + rng.IntN(3*ChunkSize)
 				if g == 0 && j%(reads/15) == 0 {
-					damageRandomFile(t, dir, rng)
+					if path, err := damageRandomFile(dir, rng); err != nil {
+						t.Errorf("damaging %s: %v", path, err)
+					}
 				}
 				got := make([]byte, l)
 				m, err := ras[i].ReadAt(got, off)
@@ -369,9 +372,17 @@ func TestConcurrent(t *testing.T) {
 }
 
 // damageRandomFile flips a byte of, truncates, extends or removes a
-// random chunk file in dir.
-func damageRandomFile(t testing.TB, dir string, rng *rand.Rand) string {
-	ents, _ := os.ReadDir(dir)
+// random chunk file in dir, and returns its path ("" if it found none).
+// It runs while the cache works: the cache may evict or drop the file
+// at any moment, so a file gone before or during the damage is no error,
+// and is not created again (it is opened without O_CREATE); any other
+// failure is returned, for the caller to report (it may be on a goroutine
+// other than the test's).
+func damageRandomFile(dir string, rng *rand.Rand) (string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
 	var names []string
 	for _, de := range ents {
 		if strings.HasPrefix(de.Name(), chunkPref) {
@@ -379,25 +390,52 @@ func damageRandomFile(t testing.TB, dir string, rng *rand.Rand) string {
 		}
 	}
 	if len(names) == 0 {
-		return ""
+		return "", nil
 	}
 	path := filepath.Join(dir, names[rng.IntN(len(names))])
 	b, err := os.ReadFile(path)
 	if err != nil || len(b) == 0 {
-		return ""
+		return path, ignoreGone(err)
 	}
 	switch rng.IntN(4) {
 	case 0:
-		b[rng.IntN(len(b))] ^= byte(1 + rng.IntN(255))
-		os.WriteFile(path, b, 0o644)
+		i := rng.IntN(len(b))
+		err = writeExisting(path, os.O_WRONLY, []byte{b[i] ^ byte(1+rng.IntN(255))}, int64(i))
 	case 1:
-		os.Truncate(path, rng.Int64N(int64(len(b))))
+		err = os.Truncate(path, rng.Int64N(int64(len(b))))
 	case 2:
-		os.WriteFile(path, append(b, 1, 2, 3), 0o644)
+		err = writeExisting(path, os.O_WRONLY|os.O_APPEND, []byte{1, 2, 3}, -1)
 	case 3:
-		os.Remove(path)
+		err = os.Remove(path)
 	}
-	return path
+	return path, ignoreGone(err)
+}
+
+// writeExisting writes p to the file at path, opened with flag (never
+// O_CREATE: a file that is gone stays gone), at off, or appends it if off
+// is negative.
+func writeExisting(path string, flag int, p []byte, off int64) error {
+	f, err := os.OpenFile(path, flag, 0)
+	if err != nil {
+		return err
+	}
+	if off < 0 {
+		_, err = f.Write(p)
+	} else {
+		_, err = f.WriteAt(p, off)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// ignoreGone returns err, or nil if err says the file does not exist.
+func ignoreGone(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
 }
 
 // TestWriteFailureDegrades fails every chunk write: reads come from the
