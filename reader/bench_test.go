@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -281,6 +282,61 @@ func benchNext(b *testing.B, kind benchKind) {
 			}
 		}
 	})
+}
+
+// BenchmarkOpen opens and closes a reader of the partitioned format
+// version 4 snappy table (the builder's default at this size) with one
+// 256 MiB cache for every open, as an engine opens its tables at start-up:
+// Open's own cost, memory-mapped and, under ra/, through a ReaderAt
+// (Options.NoMmap: a read of the file's 256 KiB tail, whose sections are
+// copied into the cache, checked on first use). A new cache's making is
+// not in it (cache.New of 256 MiB: 0.6-2.5 ms and 8.9 MiB of Go heap,
+// its entry array, which cmd/compare's open figure counts, since it gives
+// each open a cache of its own). live-B/reader is the Go
+// heap a reader keeps once open, of 64 open at once, uncharged to the
+// cache: below the 4 KiB a reader keeps as the cost of being open
+// (cache.Stats Held counts the rest). SSTABLE_BENCH_ENTRIES=10000000 is
+// cmd/compare -large's size.
+func BenchmarkOpen(b *testing.B) {
+	for _, noMmap := range []bool{false, true} {
+		name := "mmap"
+		if noMmap {
+			name = "ra"
+		}
+		b.Run(name, func(b *testing.B) {
+			path := benchTable(b, benchKind{c: format.SnappyCompression, v4: true, parted: true})
+			opts := cacheOpts(b, 256<<20)
+			opts.NoMmap = noMmap
+			open := func() *reader.Reader {
+				r, err := reader.Open(path, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				return r
+			}
+			// What 64 open readers keep.
+			rs := make([]*reader.Reader, 64)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.GC() // and the pools the table's build filled
+			runtime.ReadMemStats(&before)
+			for i := range rs {
+				rs[i] = open()
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			live := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(len(rs))
+			for _, r := range rs {
+				r.Close()
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				open().Close()
+			}
+			b.ReportMetric(live, "live-B/reader")
+		})
+	}
 }
 
 // BenchmarkNewSmallTable opens and closes a reader over a ReaderAt on a

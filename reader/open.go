@@ -225,9 +225,10 @@ func (r *Reader) checkProperties(raw []byte) error {
 // chooseLayers picks the reader's index and filter for the table's
 // format version, policy and splitter, and for its source, and sets up
 // its span layer; this is the one place where those choices are made. A
-// reader without a mapping then loads the sections that lie in the tail
-// it read (tail, from file offset tailOff); damage found in them is
-// reported on first use, as for a section read later.
+// reader without a mapping then copies the sections that lie in the tail
+// it read (tail, from file offset tailOff) into the cache, unchecked:
+// they are checked on first use, and damage found in them reported
+// then, as for a section read later.
 func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 	p, f := &r.props, &r.footer
 	ra, _ := r.src.(*readAtSource)
@@ -330,7 +331,7 @@ func (r *Reader) chooseLayers(opts *Options, tail []byte, tailOff int64) {
 	}
 	if ra != nil {
 		ra.meta = meta
-		ra.loadFrom(tail, tailOff)
+		ra.copyTail(tail, tailOff)
 	}
 
 	// The spans: a version 5 table's span block, between the index block

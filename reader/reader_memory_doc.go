@@ -12,8 +12,11 @@
 //
 // Opening a reader without a mapping reads the file's tail
 // (Options.TailSize bytes) into memory the cache lends (a buffer of its
-// own when no shard can lend it), and copies the sections in it to their
-// cache slots. When the tail also holds data blocks or partitions (a
+// own when no shard can lend it), and copies the sections in it, and a
+// span block, to cache slots of their own as read: they are checked on
+// first use. A section the cache cannot take is checked at once and kept
+// on the Go heap, and such a span block is kept on the heap until its
+// first use. When the tail also holds data blocks or partitions (a
 // table of less than about TailSize bytes of filter and index), the
 // reader keeps it, one cache entry evicted like any other;
 // otherwise it is released before New returns. The first lookup of a

@@ -40,6 +40,11 @@ type readAtSource struct {
 	meta   []*section
 	metaMu sync.Mutex
 
+	// copied has bit 1<<slot set for each section of meta that Open
+	// copied from the tail into its cache slot unchecked (copyTail); its
+	// first use checks it there (loadCopy). Set by Open, then read only.
+	copied uint8
+
 	// The part of the tail New read that holds data blocks, or a
 	// Version3 table's partitions: the file's bytes [tailOff, tailEnd),
 	// kept in the cache (slot slotTail). tailOff == tailEnd when nothing
@@ -58,6 +63,7 @@ const (
 	slotFilter
 	slotHashIndex
 	slotTail      // the tail's data blocks or partitions (source_tail.go)
+	slotSpans     // a Version5 table's span block as copied from the tail, until loaded (spanLayer.keepTail)
 	slotReadahead // reserved for read-ahead windows, never published
 	numSections
 )
@@ -207,8 +213,56 @@ func (s *readAtSource) loadFrom(buf []byte, off int64) {
 	}
 }
 
+// copyTail copies the sections of s.meta that lie in the tail Open read
+// (buf, from file offset off) into their cache slots, as read: their
+// checksums and structure are checked on first use (loadCopy), as those
+// of the sections read later are. So Open neither checks nor decodes what
+// lookups may never use: a partitioned table's top-level index, whose
+// check records every partition's handle and key (at 10M entries about
+// 90 µs of Open, and 110-125 KiB of Go heap, charged to the cache). A
+// section the cache cannot take is loaded now, onto the Go heap
+// (loadSection).
+func (s *readAtSource) copyTail(buf []byte, off int64) {
+	for _, sec := range s.meta {
+		pre := tailPart(buf, off, sec.h)
+		if pre == nil {
+			continue
+		}
+		if p, ok := s.sections.Reserve(sec.slot, len(pre)); ok {
+			copy(p.Bytes(), pre)
+			s.sections.Publish(sec.slot, p, 0)
+			p.Release()
+			s.copied |= 1 << sec.slot
+			continue
+		}
+		sec.state.load(func() error { return s.loadSection(sec, pre) })
+	}
+}
+
+// loadCopy loads sec from the copy copyTail made in its slot, checking
+// it there; false, loading nothing, if the copy has been evicted. Until
+// sec is loaded its slot holds nothing else: a section is published
+// there only once checked, and then it is loaded. Call it with metaMu
+// held.
+func (s *readAtSource) loadCopy(sec *section) bool {
+	p, ok := s.sections.Get(sec.slot)
+	if !ok {
+		return false
+	}
+	defer p.Release()
+	sec.state.load(func() error {
+		contents, err := rawContents(sec.name, sec.h, p.Bytes())
+		if err == nil {
+			err = sec.check(contents, true)
+		}
+		return err
+	})
+	return true
+}
+
 // loadMeta loads, with one ReadAt of the span they cover, the sections
-// of s.meta not loaded yet. A version 2 table's hash index is in the
+// of s.meta not loaded yet, and those Open copied from the tail from
+// their copies, while cached. A version 2 table's hash index is in the
 // tail whenever Get uses it.
 func (s *readAtSource) loadMeta() error {
 	s.metaMu.Lock()
@@ -216,7 +270,7 @@ func (s *readAtSource) loadMeta() error {
 	var lo, hi uint64
 	n := 0
 	for _, sec := range s.meta {
-		if sec.state.done.Load() {
+		if sec.state.done.Load() || s.copied&(1<<sec.slot) != 0 && s.loadCopy(sec) {
 			continue
 		}
 		if n == 0 {

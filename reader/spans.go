@@ -39,7 +39,8 @@ type spanLayer struct {
 	props    *format.Properties // the reader's: fillBounds completes its span bounds, which later checks compare with
 	propsOff int64              // the properties block's offset, for errors
 	h        format.BlockHandle // the block's handle, length without the trailer
-	pre      []byte             // the block and trailer, copied from the tail New read (io.ReaderAt), until loaded
+	pre      []byte             // the block and trailer, copied from the tail New read (io.ReaderAt) onto the Go heap when the cache could not take them, until loaded
+	copied   bool               // the block and trailer were copied from the tail into the cache instead (slotSpans)
 	state    lazySection
 	blk      *codec.SpanBlock // set before state.done
 }
@@ -52,14 +53,26 @@ func (s *spanLayer) init(src source, props *format.Properties, propsOff int64, h
 
 // keepTail keeps a copy of the span block, when it lies in the tail a
 // reader without a mapping read (tail, from file offset tailOff): the
-// first SpanAt then reads nothing. A copy, not pinning the tail's buffer.
+// first SpanAt then reads nothing unless the copy was evicted. A copy,
+// not pinning the tail's buffer: in the cache, as the sections in the
+// tail are (slotSpans), or on the Go heap when the cache cannot take it.
 func (s *spanLayer) keepTail(tail []byte, tailOff int64) {
 	if s.props.NumSpanFragments == 0 {
 		return
 	}
-	if pre := tailPart(tail, tailOff, s.h); pre != nil {
-		s.pre = bytes.Clone(pre)
+	pre := tailPart(tail, tailOff, s.h)
+	if pre == nil {
+		return
 	}
+	sections := s.src.(*readAtSource).sections
+	if p, ok := sections.Reserve(slotSpans, len(pre)); ok {
+		copy(p.Bytes(), pre)
+		sections.Publish(slotSpans, p, 0)
+		p.Release()
+		s.copied = true
+		return
+	}
+	s.pre = bytes.Clone(pre)
 }
 
 // load returns the table's decoded span block, loading it on first use;
@@ -76,12 +89,20 @@ func (s *spanLayer) load() (*codec.SpanBlock, error) {
 		raw := s.pre
 		var sections *blockcache.Table // charged for what the reader keeps on the Go heap
 		onHeap := false
+		fromTail := false // raw is the copy keepTail made
 		switch src := s.src.(type) {
 		case *mmapSource:
 			raw = src.mapped[s.h.Offset:s.h.End():s.h.End()] // open checked the handle lies in the file
 			sections = src.sections
 		case *readAtSource:
 			sections, onHeap = src.sections, true
+			if raw == nil && s.copied {
+				if p, ok := src.sections.Get(slotSpans); ok {
+					raw = bytes.Clone(p.Bytes()) // the decoded block's slices alias it
+					p.Release()
+				}
+			}
+			fromTail = raw != nil
 			if raw == nil {
 				var err error
 				if raw, err = src.readBlock(format.SectionSpans, s.h, nil); err != nil {
@@ -90,7 +111,7 @@ func (s *spanLayer) load() (*codec.SpanBlock, error) {
 			}
 		}
 		blk, err := s.decode(raw)
-		if err != nil && s.pre != nil {
+		if err != nil && fromTail {
 			// The copy from the tail may have been damaged on the way:
 			// read the block again, as for any kept block.
 			src := s.src.(*readAtSource)
