@@ -149,12 +149,13 @@ func (f *partedFilter) mayContain(fk []byte, h uint64) bool {
 // whole filter, which a memory-mapped reader makes on its first Get or Has
 // (fill; not on open, so that a reader that only scans, as a compaction's
 // does, never makes it). No file fault can reach it, and the cache keeps
-// it (Table.Hold: counted in the budget, never evicted) until the reader's
-// Close, after which the memory stays readable; so from then on Get, Has
-// and MayContain probe it before they pin the reader or guard against
-// faults, and an absent key costs a hash and one probe. A probe that races
-// Close may read reused memory: an absent answer is checked against
-// closed, a present one pins the reader, which fails. It costs the
+// it (Table.Hold: counted in the budget, never evicted, in a small mapping
+// of its own) until the reader's Close, after which the memory stays
+// readable (as zeros once released) until the reader is garbage; so from
+// then on Get, Has and MayContain probe it before they pin the reader or
+// guard against faults, and an absent key costs a hash and one probe. A
+// probe that races Close may read released memory: an absent answer is
+// checked against closed, a present one pins the reader, which fails. It costs the
 // filter's size in the cache: 1.25 bytes per key at 10 bits per key. When
 // the cache cannot hold it (a filter larger than a shard), the reader makes
 // no copy and probes the mapped filter, pinned and guarded, as a reader

@@ -71,7 +71,10 @@
 // Held and Size), is never evicted, and is released at Close (or, while
 // iterators opened before Close are open, when the last is closed: calls
 // in flight at Close still probe it), so the cache's budget bounds it,
-// not the Go heap. When the cache cannot take
+// not the Go heap. Its bytes lie in a small mapping of their own (Table.Hold),
+// whose pages go back to the kernel at the release and which is unmapped
+// once the reader is garbage, so that a cache's Close gives its whole
+// address range back at once. When the cache cannot take
 // it (a filter larger than one shard, Capacity/16 for caches of 64 MiB and
 // more), the reader makes no copy and probes the mapped filter in place.
 // Readers without a mapping make no such copy.
