@@ -49,18 +49,6 @@ func (c Compression) String() string {
 	return fmt.Sprintf("Compression(%d)", int(c))
 }
 
-// Block compression types: the first byte of every block trailer.
-const (
-	BlockTypeRaw    byte = 0 // stored bytes are the block contents
-	BlockTypeSnappy byte = 1 // stored bytes are a snappy block-format encoding
-	BlockTypeZstd   byte = 2 // stored bytes are one Zstandard frame (RFC 8878) with its content size
-	// BlockTypeMinLZ: stored bytes are one MinLZ block (github.com/minio/minlz block format).
-	BlockTypeMinLZ byte = 3
-	// BlockTypeZstdDict: stored bytes are one Zstandard frame with its
-	// content size, encoded with the table's dictionary (property tag 28).
-	BlockTypeZstdDict byte = 4
-)
-
 // CompressionLevel selects the zstd encoder's speed/ratio trade-off. The
 // levels are those github.com/klauspost/compress/zstd offers (its
 // EncoderLevel: SpeedFastest, SpeedDefault, SpeedBetterCompression,

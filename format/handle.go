@@ -12,5 +12,6 @@ type BlockHandle struct {
 func (h BlockHandle) End() uint64 { return h.Offset + h.Length + BlockTrailerLen }
 
 // BlockTrailerLen is the size in bytes of the trailer after every stored
-// block: one compression-type byte, then a masked CRC-32C as uint32 LE.
+// block: one compression-type byte ([BlockTypeRaw] and the others, whose
+// documentation specifies the trailer), then a masked CRC-32C as uint32 LE.
 const BlockTrailerLen = 5

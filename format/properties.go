@@ -6,54 +6,101 @@ import (
 	"strings"
 )
 
-// Table format versions. A table's version is stored in its footer and
-// its properties.
-const (
-	// Version1 is the base layout: data blocks, filter section, index
-	// block, properties, footer.
-	Version1 uint32 = 1
-	// Version2 adds a hash index section after the data blocks, and stores
-	// every data block entry whole (shared = 0) so that the hash index can
-	// point at it. Builders write it when asked for a hash index.
-	Version2 uint32 = 2
-	// Version3 is Version1 with a partitioned index and filter: the
-	// index block and the filter are cut into partitions of a few KiB,
-	// each partition's filter stored next to its index, and a small
-	// top-level index, which the footer's index handle names, leads to the
-	// partition of a key. Builders write it for tables whose index and
-	// filter would be large (builder.Options.PartitionThreshold). A table
-	// built with a hash index is Version2 partitioned the same way: it
-	// keeps its whole keys and its hash index section, before the
-	// partitions (HashIndexSize is not 0). See the package documentation,
-	// "Partitioned index and filter".
-	Version3 uint32 = 3
-	// Version4 is what builders write by default: Version2's hash index,
-	// made compact, on Version1's layout or Version3's partitions. Data
-	// block entries share prefixes with their block's first key (not with
-	// the previous entry), so any entry decodes from its offset and the
-	// block's first entry without the keys being stored whole; the hash
-	// index holds about 1.1 slots of 4 bytes per entry (for tables of up
-	// to about 2M entries in 4 KiB blocks), each the entry's block and
-	// offset in it; and a partitioned table's hash index section also
-	// carries the whole table's filter, so a memory-mapped reader rules
-	// out an absent key with one probe. See the package documentation,
-	// "Version 4".
-	Version4 uint32 = 4
-	// Version5 is Version4 (one-level or partitioned) with a span block
-	// after the index block (after the top-level index in a partitioned
-	// table) and before the properties: the table's range deletions or
-	// range keys, fragmented (builder.Builder.AddSpan). A builder writes
-	// it exactly when a table has at least one span; it is never asked
-	// for by Options.FormatVersion. See the package documentation, "Span
-	// block (version 5)".
-	Version5 uint32 = 5
-	// Version is the newest version this package reads and writes; readers
-	// accept Version1 through Version.
-	Version = Version5
-)
+// Version is the newest table format version this package reads and
+// writes; readers accept Version1 through Version. A table's version is
+// stored in its footer and its properties.
+const Version = Version5
 
 // Properties describes a table. The builder fills it in and stores it in
 // the properties block; readers return it from Reader.Properties.
+//
+// # Properties block
+//
+// A sequence of records in strictly increasing tag order; readers skip tags
+// they do not know, so properties can be added without a version change:
+//
+//	+-------------+----------------+--------------+
+//	| tag uvarint | length uvarint | value bytes  |
+//	+-------------+----------------+--------------+
+//
+// Integer values are a single uvarint filling the value; strings and keys
+// are raw bytes. The tags of format version 1:
+//
+//	tag 1:  format version
+//	tag 2:  entry count
+//	tag 3:  data block count
+//	tag 4:  smallest key
+//	tag 5:  largest key
+//	tag 6:  raw key bytes
+//	tag 7:  raw value bytes
+//	tag 8:  data size (bytes, trailers included)
+//	tag 9:  index size (bytes, trailer included)
+//	tag 10: filter size (bytes, trailer included)
+//	tag 11: compression (1 none, 2 snappy, 3 zstd, 4 minlz)
+//	tag 12: filter policy name
+//	tag 13: filter bits per key, in 1/1000 bits (0 for a policy not sized so: BinaryFuse8)
+//	tag 14: target block size (bytes)
+//	tag 15: restart interval (entries)
+//	tag 16: largest decoded data block (bytes)
+//	tag 17: hash index size (bytes, trailer included; tables with a hash index only)
+//	tag 18: smallest key's length, instead of tag 4 for a key of more than 1024 bytes
+//	tag 19: largest key's length, instead of tag 5 for a key of more than 1024 bytes
+//	tag 20: splitter name (1 to 255 bytes; tables built with a Splitter only)
+//	tag 21: user properties (tables with at least one only)
+//	tag 22: partitioned (value 1; partitioned version 4 and 5 tables only)
+//	tag 23: span block size (bytes, trailer included; version 5 only)
+//	tag 24: span count (spans added; version 5 only)
+//	tag 25: span fragment count (version 5 only)
+//	tag 26: smallest span key, the first fragment's start (version 5, unless more than 1024 bytes)
+//	tag 27: largest span key, the last fragment's end, exclusive (version 5, unless more than 1024 bytes)
+//	tag 28: zstd dictionary (the dictionary's bytes; tables with one only)
+//
+// When the entry count is non-zero, exactly one of tags 4 and 18 is present,
+// and one of tags 5 and 19; otherwise none of them. A writer stores the
+// smallest and largest keys whole (tags 4 and 5) when they have at most 1024
+// bytes (MaxPropertiesKeyLen), and otherwise records only the length (tags 18
+// and 19, a uvarint above 1024): the key is the table's first (last) entry's,
+// stored once, in its data block, and a reader that wants it reads it from
+// there. Writers before tags 18 and 19 stored every key whole, which readers
+// still accept; readers before them report a table with tag 18 or 19 and
+// without tag 4 or 5 as corrupt. Tag
+// 16 bounds the size a reader will decompress a data block to. Tag 17 is
+// present exactly in version 2 tables, in version 3 tables built with
+// a hash index and in every version 4 table, where the data size plus the
+// hash index size is the offset of the filter section (in a partitioned
+// table, of the first partition, the footer's filter handle's offset); in
+// version 1, and version 3 without a hash index, the data size is that
+// offset.
+//
+// Tags 20 and 21 are written only when present, so tables without a
+// splitter or user properties are byte for byte as before. Tag 20 names
+// the Splitter the table's keys were split with (the built-in Suffix(n)
+// is "sstkit.Suffix(n)", n in decimal: a key's prefix is all but its last
+// n bytes, and a key shorter than n bytes is its own prefix). In such a
+// table the filter holds each distinct prefix key[:Split(key)] once,
+// instead of each key, and the hash index (versions 2 to 4) maps each
+// distinct prefix (hashed as a key is) to the table's first entry with
+// that prefix, so it has one occupied slot per distinct prefix.
+// Consecutive keys never have decreasing prefixes, so the keys of a
+// prefix are contiguous. A reader that does
+// not know the splitter must neither probe the filter with whole keys nor
+// look whole keys up in the hash index; readers of this package then read
+// the table as if it had no filter and no hash index. (Readers written
+// before tag 20 existed skip it and would do both: they see false
+// negatives.)
+//
+// Tag 21's value is a sequence of user properties, in strictly increasing
+// bytes order of name, names unique:
+//
+//	+-------------------+------------+--------------------+-------------+
+//	| nameLen uvarint   | name bytes | valueLen uvarint   | value bytes |
+//	+-------------------+------------+--------------------+-------------+
+//
+// A name is 1 to 255 bytes; a value may be empty. Writers of this package
+// also keep values to at most 64 KiB, at most 1000 properties, and the
+// whole tag 21 value to at most 512 KiB (MaxUserProperties and the other
+// limits), well inside the 1 MiB readers allow the properties block. The
+// properties block's trailer CRC covers them like every other record.
 type Properties struct {
 	FormatVersion    uint32      // table format version (Version)
 	NumEntries       uint64      // key/value entries

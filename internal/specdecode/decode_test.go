@@ -1,8 +1,9 @@
 package specdecode
 
-// The decoder: every section of a table, read as the package
-// documentation of package format says, with every rule it states
-// checked. It uses no code of the module's own decoders.
+// The decoder: every section of a table, read as the documentation of
+// package format (its overview and the declarations it lists) says, with
+// every rule it states checked. It uses no code of the module's own
+// decoders.
 
 import (
 	"bytes"
