@@ -1,0 +1,92 @@
+package leveldb
+
+import (
+	"github.com/golang/snappy"
+
+	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/blockcache"
+)
+
+// blockBuf holds what keeps a data block's contents valid: a pin on its
+// cached copy, or buffers of the caller's own.
+type blockBuf struct {
+	pin    blockcache.Handle
+	stored []byte // read through ReadAt
+	dec    []byte // decoded outside the cache
+}
+
+func (b *blockBuf) release() {
+	b.pin.Release()
+	b.pin = blockcache.Handle{}
+}
+
+// dataBlock returns data block i's contents, valid until b's next use or
+// release. A mapped raw block is read in place, its checksum checked on
+// first use; every other block is decoded (or, read through ReadAt,
+// copied) into the cache, or into b's buffers when the cache does not
+// take it.
+func (t *Table) dataBlock(i int, b *blockBuf) ([]byte, error) {
+	b.release()
+	h := t.index.handles[i]
+	if t.mapped != nil && t.verified[i].Load() {
+		return t.mapped[h.Offset : h.Offset+h.Length : h.Offset+h.Length], nil
+	}
+	if p, ok := t.cache.Get(i); ok {
+		b.pin = p
+		return p.Bytes(), nil
+	}
+	buf, err := t.read(int64(h.Offset), int(h.Length)+format.BlockTrailerLen, b.stored)
+	if err != nil {
+		return nil, err
+	}
+	if t.mapped == nil {
+		b.stored = buf
+	}
+	stored, typ, err := checkBlock(format.SectionDataBlock, int64(h.Offset), buf)
+	if err != nil {
+		return nil, err
+	}
+	if typ == format.BlockTypeRaw && t.mapped != nil {
+		t.verified[i].Store(true)
+		return stored, nil
+	}
+	n := len(stored)
+	if typ == format.BlockTypeSnappy {
+		if n, err = snappy.DecodedLen(stored); err != nil || n > maxBlockLen {
+			n = 0 // decode reports the error
+		}
+	}
+	var p blockcache.Handle
+	ok := false
+	if n > 0 {
+		if t.mapped != nil {
+			p, ok = t.cache.ReserveAdmitted(i, n) // a miss costs a decode, not a read
+		} else {
+			p, ok = t.cache.Reserve(i, n)
+		}
+	}
+	if !ok {
+		contents, err := decode(format.SectionDataBlock, int64(h.Offset), stored, typ, b.dec)
+		if err != nil {
+			return nil, err
+		}
+		if typ != format.BlockTypeRaw {
+			b.dec = contents
+		}
+		return contents, nil
+	}
+	dst := p.Bytes()
+	var contents []byte
+	if typ == format.BlockTypeRaw {
+		contents = dst[:copy(dst, stored)]
+	} else if contents, err = decode(format.SectionDataBlock, int64(h.Offset), stored, typ, dst); err != nil || len(contents) != n || &contents[0] != &dst[0] {
+		p.Release()
+		if err == nil {
+			err = format.Corruptf(format.SectionDataBlock, int64(h.Offset), "snappy block decodes to %d bytes where its header says %d", len(contents), n)
+		}
+		return nil, err
+	}
+	t.cache.Publish(i, p, 0)
+	b.pin = p
+	return contents, nil
+}

@@ -1,0 +1,300 @@
+package leveldb
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/sstkit/sstable/cache"
+	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/merge"
+)
+
+// ErrLocked is wrapped by the error OpenDB returns for a database that
+// another process (LevelDB, goleveldb) has open: it holds the LOCK file.
+var ErrLocked = errors.New("leveldb: database is locked by another process")
+
+// ErrComparator is wrapped by the error OpenDB returns for a database
+// whose MANIFEST names a comparator other than BytewiseComparator.
+var ErrComparator = errors.New("leveldb: unsupported comparator")
+
+// Options configure OpenDB. The zero value (or nil) maps the tables and
+// caches decoded blocks in reader.DefaultCache.
+type Options struct {
+	// Cache holds the tables' decoded blocks. nil: reader.DefaultCache().
+	Cache *cache.Cache
+	// NoMmap reads the tables with ReadAt rather than mapping them.
+	NoMmap bool
+}
+
+// DB is a LevelDB database opened read-only: a consistent view of it as
+// of OpenDB. It is safe for concurrent use.
+type DB struct {
+	dir     string
+	lock    *lockFile
+	files   []FileInfo
+	tables  []*lazyTable
+	levels  []merge.Level
+	lastSeq uint64
+	mem     int // entries replayed from the logs
+}
+
+// OpenDB opens the LevelDB database in directory dir read-only: it reads
+// CURRENT, the MANIFEST it names and the write-ahead logs the MANIFEST
+// has not seen flushed, and takes a shared lock on the LOCK file (see the
+// package documentation). Tables are opened on first use, each once. It
+// returns an error wrapping ErrLocked for a database another process has
+// open, ErrComparator for a comparator other than BytewiseComparator,
+// format.ErrCorrupt (naming the file and offset) for damage in CURRENT,
+// the MANIFEST or a log, and os.ErrNotExist when dir holds no database
+// or a live table is missing.
+func OpenDB(dir string, o *Options) (*DB, error) {
+	var opts Options
+	if o != nil {
+		opts = *o
+	}
+	lock, err := lockDB(dir)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{dir: dir, lock: lock}
+	if err := db.recover(&opts); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func (db *DB) recover(opts *Options) error {
+	current := filepath.Join(db.dir, "CURRENT")
+	b, err := os.ReadFile(current)
+	if err != nil {
+		return fmt.Errorf("leveldb: open %s: %w", db.dir, err)
+	}
+	name := strings.TrimSuffix(string(b), "\n")
+	if len(name) == len(b) || !strings.HasPrefix(name, "MANIFEST-") || strings.ContainsAny(name, `/\`) {
+		return &format.CorruptError{File: current, Section: format.SectionFile, Msg: fmt.Sprintf("%q does not name a MANIFEST-NNNNNN file on one line", b)}
+	}
+	manifest := filepath.Join(db.dir, name)
+	data, err := os.ReadFile(manifest)
+	if err != nil {
+		return fmt.Errorf("leveldb: open %s: %w", db.dir, err)
+	}
+	var v version
+	r := logReader{data: data}
+	records := 0
+	for {
+		rec, off, ok, err := r.next()
+		if err == nil && ok {
+			err = v.apply(rec, off)
+		}
+		if err != nil {
+			return inFile(manifest, err)
+		}
+		if !ok {
+			break
+		}
+		records++
+	}
+	if records == 0 {
+		return &format.CorruptError{File: manifest, Section: format.SectionFile, Msg: "no version edits"}
+	}
+	if v.comparator != "" && v.comparator != BytewiseComparator {
+		return fmt.Errorf("%w: %s names comparator %q; only %s is read", ErrComparator, manifest, v.comparator, BytewiseComparator)
+	}
+	if db.files, err = v.live(); err != nil {
+		return inFile(manifest, err)
+	}
+	db.lastSeq = v.lastSeq
+
+	// The directory's logs and tables.
+	ents, err := os.ReadDir(db.dir)
+	if err != nil {
+		return fmt.Errorf("leveldb: open %s: %w", db.dir, err)
+	}
+	var logs []uint64
+	tableExt := map[uint64]string{}
+	for _, e := range ents {
+		base, ext, ok := strings.Cut(e.Name(), ".")
+		num, err := strconv.ParseUint(base, 10, 64)
+		if !ok || err != nil {
+			continue
+		}
+		switch ext {
+		case "log":
+			if num >= v.logNumber || num == v.prevLogNumber && num != 0 {
+				logs = append(logs, num)
+			}
+		case "ldb":
+			tableExt[num] = ".ldb"
+		case "sst":
+			if tableExt[num] == "" {
+				tableExt[num] = ".sst"
+			}
+		}
+	}
+	sort.Slice(logs, func(i, j int) bool { return logs[i] < logs[j] })
+	rp := replay{newest: map[string]int{}, lastSeq: db.lastSeq}
+	for _, num := range logs {
+		path := filepath.Join(db.dir, fmt.Sprintf("%06d.log", num))
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("leveldb: open %s: %w", db.dir, err)
+		}
+		r := logReader{data: data}
+		for {
+			rec, off, ok, err := r.next()
+			if err == nil && ok {
+				err = rp.apply(rec, off)
+			}
+			if err != nil {
+				return inFile(path, err)
+			}
+			if !ok {
+				break
+			}
+		}
+	}
+	db.lastSeq = rp.lastSeq
+	if len(rp.entries) > 0 {
+		db.levels = append(db.levels, rp.level())
+		db.mem = len(rp.entries)
+	}
+
+	// The tables, opened on first use.
+	topts := &TableOptions{Cache: opts.Cache, NoMmap: opts.NoMmap}
+	var run *tableLevel
+	for i, f := range db.files {
+		ext, ok := tableExt[f.Number]
+		if !ok {
+			return fmt.Errorf("leveldb: open %s: table %06d.ldb of level %d: %w", db.dir, f.Number, f.Level, os.ErrNotExist)
+		}
+		path := filepath.Join(db.dir, fmt.Sprintf("%06d%s", f.Number, ext))
+		lt := &lazyTable{
+			path:     path,
+			smallest: f.Smallest[:len(f.Smallest)-trailerLen],
+			largest:  f.Largest[:len(f.Largest)-trailerLen],
+			open:     func() (*Table, error) { return OpenTable(path, topts) },
+		}
+		db.tables = append(db.tables, lt)
+		if f.Level == 0 || run == nil || db.files[i-1].Level != f.Level {
+			run = &tableLevel{}
+			db.levels = append(db.levels, run)
+		}
+		run.tables = append(run.tables, lt)
+		if f.Level == 0 {
+			run = nil
+		}
+	}
+	return nil
+}
+
+// inFile names path in err: a *format.CorruptError gets it as its File.
+func inFile(path string, err error) error {
+	var ce *format.CorruptError
+	if errors.As(err, &ce) && ce.File == "" {
+		c := *ce
+		c.File = path
+		return &c
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// Levels returns the database's live view as merge levels, newest first:
+// the writes replayed from the logs (if any), level 0's tables newest
+// first, one level each, then levels 1 to 6 (those holding tables). Each
+// shows every user key's newest version, a deletion as a value
+// IsDeletion recognises: read them with DB.MergeOptions' IsDeletion.
+// The slice is the caller's; the levels stay valid until Close.
+func (db *DB) Levels() []merge.Level { return append([]merge.Level(nil), db.levels...) }
+
+// MergeOptions returns new merge.Options for reading Levels: IsDeletion
+// set, no bounds.
+func (db *DB) MergeOptions() *merge.Options { return &merge.Options{IsDeletion: IsDeletion} }
+
+// NewIterator returns an iterator over the live view, within o's bounds
+// (nil: every key): each live user key once, with its newest value, in
+// bytes.Compare order. Close it before the DB.
+func (db *DB) NewIterator(o *IterOptions) *merge.Iterator {
+	mo := db.MergeOptions()
+	if o != nil {
+		mo.LowerBound, mo.UpperBound = o.LowerBound, o.UpperBound
+	}
+	return merge.NewIterator(db.levels, mo)
+}
+
+// Get returns key's newest value, a slice the caller owns, or
+// reader.ErrNotFound when key is absent or deleted. It consults each
+// table's filter, newest level first, and stops at the first level that
+// holds the key.
+func (db *DB) Get(key []byte) ([]byte, error) {
+	return merge.Get(db.levels, key, db.MergeOptions())
+}
+
+// LastSequence returns the sequence number of the newest write in the
+// view.
+func (db *DB) LastSequence() uint64 { return db.lastSeq }
+
+// Files returns the live tables, as the MANIFEST lists them: level 0
+// newest first, then levels 1 to 6 by key.
+func (db *DB) Files() []FileInfo { return append([]FileInfo(nil), db.files...) }
+
+// LogEntries returns the number of user keys replayed from the logs.
+func (db *DB) LogEntries() int { return db.mem }
+
+// Verify checks every live table (Table.Verify) and that each holds only
+// keys within the range the MANIFEST gives it. It returns the number of
+// table entries checked and the first error.
+func (db *DB) Verify() (entries int64, err error) {
+	for i, lt := range db.tables {
+		t, err := lt.get()
+		if err != nil {
+			return entries, err
+		}
+		n, err := t.Verify()
+		entries += n
+		if err != nil {
+			return entries, err
+		}
+		f := db.files[i]
+		it := t.NewIter(nil)
+		var bad error
+		if it.First() && compareKeys(it.InternalKey(), f.Smallest) < 0 {
+			bad = format.Corruptf(format.SectionDataBlock, 0, "first key %q sorts before the MANIFEST's smallest %q", it.InternalKey(), f.Smallest)
+		} else if it.Last() && compareKeys(it.InternalKey(), f.Largest) > 0 {
+			bad = format.Corruptf(format.SectionDataBlock, 0, "last key %q sorts after the MANIFEST's largest %q", it.InternalKey(), f.Largest)
+		}
+		if err := it.Close(); err != nil {
+			return entries, err
+		}
+		if bad != nil {
+			return entries, t.named(bad)
+		}
+	}
+	return entries, nil
+}
+
+// Close closes the tables opened and releases the LOCK file. Iterators
+// must be closed first.
+func (db *DB) Close() error {
+	var err error
+	for _, lt := range db.tables {
+		if t := lt.closing(); t != nil {
+			if e := t.Close(); err == nil {
+				err = e
+			}
+		}
+	}
+	db.tables = nil
+	if db.lock != nil {
+		if e := db.lock.release(); err == nil {
+			err = e
+		}
+		db.lock = nil
+	}
+	return err
+}

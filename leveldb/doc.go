@@ -1,0 +1,78 @@
+// Package leveldb reads LevelDB's tables and whole LevelDB databases, as
+// written by LevelDB (1.x, the C++ library) and goleveldb, read-only.
+//
+// # Tables
+//
+// OpenTable (a file, memory-mapped) and NewTable (any io.ReaderAt) open
+// one table. A LevelDB table (LevelDB's doc/table_format.md) shares this
+// module's version 1 block layer, and differs in what surrounds it:
+//
+//	+-------------------+  data blocks: prefix-compressed entries, a restart
+//	| data block 0      |  point every 16 entries, then the restart array;
+//	| ...               |  each block followed by its 5-byte trailer (type
+//	| data block n-1    |  byte: 0 raw, 1 snappy; masked CRC-32C)
+//	+-------------------+
+//	| filter block      |  one filter per 2 KiB of data-block start offsets
+//	+-------------------+  (base lg 11), always raw
+//	| metaindex block   |  "filter.<policy name>" -> filter block handle
+//	+-------------------+
+//	| index block       |  separator key -> data block handle, restart
+//	+-------------------+  interval 1
+//	| footer, 48 bytes  |  metaindex handle, index handle (uvarint pairs),
+//	+-------------------+  zero padding to 40 bytes, magic 0xdb4775248b80fb57
+//
+// The footer has no checksum and no version; every block has its trailer,
+// and every block read is checked against it. LevelDB 1.23 snappy-
+// compresses any block whose compressed form saves 12.5% (index and
+// metaindex blocks included), goleveldb every block but the filter block;
+// both are read.
+//
+// Keys are internal keys: the user key followed by 8 bytes, little-endian
+// seq<<8 | kind, where seq is the write's sequence number (up to 2^56-1)
+// and kind is KindValue (1) or KindDeletion (0). They sort by user key
+// ascending (bytes.Compare, LevelDB's leveldb.BytewiseComparator), then by
+// sequence number descending, so that a user key's newest version comes
+// first. A table may hold several versions of one user key.
+//
+// The filter block is consulted by Table.Get when its policy is LevelDB's
+// built-in bloom filter, which LevelDB names
+// "filter.leveldb.BuiltinBloomFilter2" and goleveldb
+// "filter.leveldb.BuiltinBloomFilter" (the bits are the same:
+// filterblock.LevelDBBloom). Filters are built over user keys. A table
+// with another filter, or none (such as Pebble's TableFormatLevelDB
+// tables, whose whole-table filter LevelDB ignores too), is read without
+// one.
+//
+// # Databases
+//
+// OpenDB opens a database directory read-only and gives its live view:
+// CURRENT names the MANIFEST, a log (LevelDB's doc/log_format.md) of
+// version edits (db/version_edit.cc) naming each level's live tables, the
+// comparator and the last sequence number; the write-ahead logs the
+// MANIFEST has not yet seen flushed are replayed into a memory level, the
+// newest. The view is a stack of merge levels, newest first: the replayed
+// logs, then level 0's tables (which overlap) one level each, newest
+// file number first, then levels 1 to 6, each a run of non-overlapping
+// tables. merge.NewIterator, merge.Get and merge.Compact read it, with
+// DB.MergeOptions telling deletions apart; DB.NewIterator and DB.Get are
+// the shortcuts. Each user key reads as its newest version, and a key
+// whose newest version is a deletion is absent, as LevelDB's own
+// iterator and Get at the latest sequence number show it.
+//
+// A database that a LevelDB or goleveldb process has open is refused
+// (ErrLocked): such a process deletes tables as it compacts, so no
+// consistent view could be read from under it. While a DB is open, it
+// holds a shared lock on the directory's LOCK file, both the fcntl lock
+// LevelDB takes and the flock goleveldb takes, so neither can open the
+// database for writing until Close. A comparator other than
+// leveldb.BytewiseComparator is refused (ErrComparator).
+//
+// # Errors
+//
+// Damaged bytes give an error wrapping format.ErrCorrupt, a
+// *format.CorruptError naming the table file, the section ("footer",
+// "index block", "metaindex block", "filter block", "data block") and the
+// byte offset; damage in a MANIFEST or log names that file and offset the
+// same way. Nothing read from a file can make the package panic or
+// return a wrong value.
+package leveldb

@@ -1,0 +1,70 @@
+package leveldb
+
+import (
+	"bytes"
+	"sync"
+
+	"github.com/sstkit/sstable/reader"
+)
+
+// Entry is one version of a user key, as Table.Get returns it.
+type Entry struct {
+	Key   []byte // the user key
+	Seq   uint64 // the write's sequence number
+	Kind  Kind   // KindValue, or KindDeletion (Value then empty)
+	Value []byte // the value, a copy the caller owns
+}
+
+var iterPool = sync.Pool{New: func() any { return new(TableIterator) }}
+
+// Get returns the newest version of user key key whose sequence number is
+// at or below seq (MaxSequence: the newest of all). A deletion is
+// returned as such, with Kind KindDeletion. It consults the table's bloom
+// filter first (when it has LevelDB's), and returns reader.ErrNotFound
+// when the table holds no such version; otherwise an error wrapping
+// format.ErrCorrupt for damage met, or a read error.
+func (t *Table) Get(key []byte, seq uint64) (Entry, error) {
+	it := iterPool.Get().(*TableIterator)
+	defer func() {
+		it.buf.release()
+		*it = TableIterator{seek: it.seek[:0], blk: it.blk, buf: it.buf}
+		iterPool.Put(it)
+	}()
+	*it = TableIterator{t: t, i: -1, seek: it.seek[:0], blk: it.blk, buf: it.buf}
+	found, err := it.get(key, min(seq, MaxSequence))
+	if err != nil || !found {
+		if err == nil {
+			err = reader.ErrNotFound
+		}
+		return Entry{}, err
+	}
+	return Entry{
+		Key:   append([]byte(nil), key...),
+		Seq:   it.seq,
+		Kind:  it.kind,
+		Value: append([]byte(nil), it.Value()...),
+	}, nil
+}
+
+// get positions it on key's newest version at or below seq, if the table
+// holds one.
+func (it *TableIterator) get(key []byte, seq uint64) (found bool, err error) {
+	t := it.t
+	if t.closed.Load() {
+		return false, t.named(ErrClosed)
+	}
+	defer restoreFault(protect())
+	defer t.recoverFault(&err)
+	it.seek = appendSeekKey(it.seek[:0], key, seq)
+	i := t.index.search(it.seek)
+	if i >= t.index.len() {
+		return false, nil
+	}
+	if t.filter != nil && !t.filter.mayContain(t.index.handles[i].Offset, key) {
+		return false, nil
+	}
+	if !it.load(i) || !it.forward(it.seekBlock(it.seek)) {
+		return false, it.err
+	}
+	return bytes.Equal(it.user, key), nil
+}

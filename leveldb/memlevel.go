@@ -1,0 +1,220 @@
+package leveldb
+
+import (
+	"bytes"
+	"encoding/binary"
+	"sort"
+
+	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/merge"
+	"github.com/sstkit/sstable/reader"
+)
+
+// SectionBatch names a write batch, a log record, in corruption errors.
+const SectionBatch = "write batch"
+
+// memEntry is a user key's newest write replayed from the logs.
+type memEntry struct {
+	key, value []byte
+	deleted    bool
+}
+
+// memLevel is the writes replayed from the write-ahead logs, newest per
+// user key, sorted: the newest merge.Level of a DB.
+type memLevel struct {
+	entries []memEntry
+}
+
+// replay builds a memLevel from write batches, applied in log order.
+type replay struct {
+	newest  map[string]int // user key -> index in entries
+	entries []memEntry
+	lastSeq uint64
+}
+
+// apply decodes one write batch (LevelDB db/write_batch.cc: u64 sequence
+// number, u32 count, then count records: 1, key, value for a put; 0, key
+// for a deletion; keys and values uvarint-length-prefixed), a log record
+// at off.
+func (r *replay) apply(rec []byte, off int64) error {
+	if len(rec) < 12 {
+		return format.Corruptf(SectionBatch, off, "batch of %d bytes is shorter than its 12-byte header", len(rec))
+	}
+	seq := binary.LittleEndian.Uint64(rec)
+	count := binary.LittleEndian.Uint32(rec[8:])
+	if seq > MaxSequence || uint64(count) > MaxSequence-seq {
+		return format.Corruptf(SectionBatch, off, "sequence number %d and count %d run past 2^56", seq, count)
+	}
+	body := rec[12:]
+	var n uint32
+	for ; len(body) > 0; n++ {
+		kind := body[0]
+		var key, value []byte
+		var ok bool
+		if key, body, ok = lengthPrefixed(body[1:]); !ok {
+			return format.Corruptf(SectionBatch, off, "record %d: bad key", n)
+		}
+		switch Kind(kind) {
+		case KindValue:
+			if value, body, ok = lengthPrefixed(body); !ok {
+				return format.Corruptf(SectionBatch, off, "record %d: bad value", n)
+			}
+		case KindDeletion:
+		default:
+			return format.Corruptf(SectionBatch, off, "record %d: unknown kind %d", n, kind)
+		}
+		e := memEntry{key: append([]byte(nil), key...), value: append([]byte(nil), value...), deleted: Kind(kind) == KindDeletion}
+		if i, ok := r.newest[string(key)]; ok {
+			r.entries[i] = e
+		} else {
+			r.newest[string(key)] = len(r.entries)
+			r.entries = append(r.entries, e)
+		}
+	}
+	if n != count {
+		return format.Corruptf(SectionBatch, off, "batch holds %d records where its header says %d", n, count)
+	}
+	if count > 0 {
+		r.lastSeq = max(r.lastSeq, seq+uint64(count)-1)
+	}
+	return nil
+}
+
+func (r *replay) level() *memLevel {
+	sort.Slice(r.entries, func(i, j int) bool { return bytes.Compare(r.entries[i].key, r.entries[j].key) < 0 })
+	return &memLevel{entries: r.entries}
+}
+
+func (m *memLevel) NewIter(o *reader.IterOptions) merge.LevelIterator {
+	it := &memIter{m: m, i: -1}
+	if o != nil {
+		it.lower, it.upper = o.LowerBound, o.UpperBound
+	}
+	return it
+}
+
+func (m *memLevel) NewSpanIter() merge.SpanIterator { return nil }
+
+func (m *memLevel) Get(key []byte) ([]byte, error) {
+	i := sort.Search(len(m.entries), func(i int) bool { return bytes.Compare(m.entries[i].key, key) >= 0 })
+	if i == len(m.entries) || !bytes.Equal(m.entries[i].key, key) {
+		return nil, reader.ErrNotFound
+	}
+	if m.entries[i].deleted {
+		return deletionMark[:], nil
+	}
+	return append([]byte(nil), m.entries[i].value...), nil
+}
+
+func (m *memLevel) SpanAt(key []byte) (reader.Span, error) {
+	return reader.Span{}, reader.ErrNotFound
+}
+
+// memIter is a memLevel's iterator: an index into its sorted entries.
+type memIter struct {
+	m            *memLevel
+	lower, upper []byte
+	prefix       []byte
+	inPrefix     bool
+	i            int
+}
+
+func (it *memIter) at(i int) bool {
+	it.i = i
+	if i < 0 || i >= len(it.m.entries) {
+		it.i = -1
+		return false
+	}
+	k := it.m.entries[i].key
+	if it.lower != nil && bytes.Compare(k, it.lower) < 0 || it.upper != nil && bytes.Compare(k, it.upper) >= 0 ||
+		it.inPrefix && !bytes.HasPrefix(k, it.prefix) {
+		it.i = -1
+		return false
+	}
+	return true
+}
+
+func (it *memIter) search(key []byte) int {
+	return sort.Search(len(it.m.entries), func(i int) bool { return bytes.Compare(it.m.entries[i].key, key) >= 0 })
+}
+
+func (it *memIter) seekGE(key []byte) bool {
+	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
+		key = it.lower
+	}
+	return it.at(it.search(key))
+}
+
+func (it *memIter) seekLT(key []byte) bool {
+	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
+		key = it.upper
+	}
+	return it.at(it.search(key) - 1)
+}
+
+func (it *memIter) First() bool {
+	it.inPrefix = false
+	if it.lower != nil {
+		return it.seekGE(it.lower)
+	}
+	return it.at(0)
+}
+
+func (it *memIter) Last() bool {
+	it.inPrefix = false
+	if it.upper != nil {
+		return it.seekLT(it.upper)
+	}
+	return it.at(len(it.m.entries) - 1)
+}
+
+func (it *memIter) Next() bool {
+	if it.i < 0 {
+		return false
+	}
+	return it.at(it.i + 1)
+}
+
+func (it *memIter) Prev() bool {
+	if it.i < 0 {
+		return false
+	}
+	return it.at(it.i - 1)
+}
+
+func (it *memIter) SeekGE(key []byte) bool { it.inPrefix = false; return it.seekGE(key) }
+func (it *memIter) SeekLT(key []byte) bool { it.inPrefix = false; return it.seekLT(key) }
+
+func (it *memIter) SeekPrefixGE(prefix, key []byte) bool {
+	it.prefix, it.inPrefix = append(it.prefix[:0], prefix...), true
+	return it.seekGE(key)
+}
+
+func (it *memIter) SeekPrefixLT(prefix, key []byte) bool {
+	it.prefix, it.inPrefix = append(it.prefix[:0], prefix...), true
+	return it.seekLT(key)
+}
+
+func (it *memIter) Key() []byte {
+	if it.i < 0 {
+		return nil
+	}
+	return it.m.entries[it.i].key
+}
+
+func (it *memIter) Value() []byte {
+	if it.i < 0 {
+		return nil
+	}
+	if e := &it.m.entries[it.i]; !e.deleted {
+		return e.value
+	}
+	return deletionMark[:]
+}
+
+func (it *memIter) SetBounds(lower, upper []byte) {
+	it.lower, it.upper, it.inPrefix, it.i = lower, upper, false, -1
+}
+
+func (it *memIter) Err() error   { return nil }
+func (it *memIter) Close() error { it.i = -1; return nil }

@@ -1,0 +1,331 @@
+package leveldb
+
+import (
+	"bytes"
+
+	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
+)
+
+// IterOptions bound an iterator by user key: LowerBound inclusive,
+// UpperBound exclusive, nil unbounded. The slices are kept, not copied,
+// and must not change while the iterator uses them.
+type IterOptions struct {
+	LowerBound, UpperBound []byte
+}
+
+// TableIterator walks a table's entries, every version of every user key,
+// in internal key order: user key ascending, then sequence number
+// descending. It is used by one goroutine at a time. Key, Value and
+// InternalKey are valid until the next move: Value may alias the file's
+// mapping (a raw block) or a cached block.
+type TableIterator struct {
+	t            *Table
+	lower, upper []byte
+	i            int // current data block; -1 before the first
+	blk          codec.BlockIter
+	buf          blockBuf
+	seek         []byte
+	user         []byte
+	seq          uint64
+	kind         Kind
+	valid        bool
+	err          error
+}
+
+// NewIter returns an unpositioned iterator over the table, within o's
+// bounds (nil: unbounded). Close it before the table.
+func (t *Table) NewIter(o *IterOptions) *TableIterator {
+	it := &TableIterator{t: t, i: -1}
+	if o != nil {
+		it.lower, it.upper = o.LowerBound, o.UpperBound
+	}
+	if t.closed.Load() {
+		it.err = t.named(ErrClosed)
+	}
+	return it
+}
+
+// SetBounds changes the bounds, as IterOptions gives them, and leaves the
+// iterator unpositioned.
+func (it *TableIterator) SetBounds(lower, upper []byte) {
+	it.lower, it.upper = lower, upper
+	it.valid = false
+}
+
+// Valid reports whether the iterator is on an entry.
+func (it *TableIterator) Valid() bool { return it.valid }
+
+// Key returns the current entry's user key.
+func (it *TableIterator) Key() []byte { return it.user }
+
+// Seq returns the current entry's sequence number.
+func (it *TableIterator) Seq() uint64 { return it.seq }
+
+// Kind returns the current entry's kind.
+func (it *TableIterator) Kind() Kind { return it.kind }
+
+// Value returns the current entry's value (empty for a deletion).
+func (it *TableIterator) Value() []byte { return it.blk.Value() }
+
+// InternalKey returns the current entry's whole internal key: the user
+// key and the 8-byte trailer.
+func (it *TableIterator) InternalKey() []byte { return it.blk.Key() }
+
+// Err returns the error that stopped the iterator, if any: a corruption
+// (wrapping format.ErrCorrupt, naming the table, section and offset) or
+// a read error.
+func (it *TableIterator) Err() error { return it.err }
+
+// Close releases the block the iterator holds. It returns Err.
+func (it *TableIterator) Close() error {
+	it.buf.release()
+	it.valid = false
+	return it.err
+}
+
+// First moves to the first entry (at or above the lower bound).
+func (it *TableIterator) First() (ok bool) {
+	if it.lower != nil {
+		return it.SeekGE(it.lower)
+	}
+	defer restoreFault(protect())
+	defer it.recover(&ok)
+	if !it.load(0) {
+		return false
+	}
+	return it.forward(it.blk.First())
+}
+
+// Last moves to the last entry (below the upper bound).
+func (it *TableIterator) Last() (ok bool) {
+	if it.upper != nil {
+		return it.SeekLT(it.upper)
+	}
+	defer restoreFault(protect())
+	defer it.recover(&ok)
+	if !it.load(it.t.index.len() - 1) {
+		return false
+	}
+	return it.backward(it.blk.Last())
+}
+
+// Next moves to the next entry; false past the last one (or the upper
+// bound), or on an error. On an unpositioned iterator it returns false.
+func (it *TableIterator) Next() (ok bool) {
+	if !it.valid {
+		return false
+	}
+	defer restoreFault(protect())
+	defer it.recover(&ok)
+	return it.forward(it.blk.Next())
+}
+
+// Prev moves to the previous entry; false before the first one (or the
+// lower bound), or on an error. On an unpositioned iterator it returns
+// false.
+func (it *TableIterator) Prev() (ok bool) {
+	if !it.valid {
+		return false
+	}
+	defer restoreFault(protect())
+	defer it.recover(&ok)
+	return it.backward(it.blk.Prev())
+}
+
+// SeekGE moves to the first entry whose user key is at or above key (and
+// the lower bound): that key's newest version.
+func (it *TableIterator) SeekGE(key []byte) bool {
+	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
+		key = it.lower
+	}
+	return it.seekGE(key, MaxSequence)
+}
+
+// SeekGEAt moves to the first entry at or after (key, seq) in internal key
+// order: key's newest version at or below seq, or else the first entry of
+// a larger user key. Bounds apply as for SeekGE.
+func (it *TableIterator) SeekGEAt(key []byte, seq uint64) bool {
+	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
+		key, seq = it.lower, MaxSequence
+	}
+	return it.seekGE(key, min(seq, MaxSequence))
+}
+
+func (it *TableIterator) seekGE(key []byte, seq uint64) (ok bool) {
+	if it.err != nil {
+		return false
+	}
+	defer restoreFault(protect())
+	defer it.recover(&ok)
+	it.seek = appendSeekKey(it.seek[:0], key, seq)
+	i := it.t.index.search(it.seek)
+	if i >= it.t.index.len() {
+		return it.stop()
+	}
+	if !it.load(i) {
+		return false
+	}
+	return it.forward(it.seekBlock(it.seek))
+}
+
+// SeekLT moves to the last entry whose user key is below key (and the
+// upper bound): that key's oldest version.
+func (it *TableIterator) SeekLT(key []byte) (ok bool) {
+	if it.err != nil {
+		return false
+	}
+	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
+		key = it.upper
+	}
+	defer restoreFault(protect())
+	defer it.recover(&ok)
+	it.seek = appendSeekKey(it.seek[:0], key, MaxSequence)
+	i := it.t.index.search(it.seek)
+	if i >= it.t.index.len() {
+		if !it.load(it.t.index.len() - 1) {
+			return false
+		}
+		return it.backward(it.blk.Last())
+	}
+	if !it.load(i) {
+		return false
+	}
+	if it.seekBlock(it.seek) {
+		return it.backward(it.blk.Prev())
+	}
+	if it.blk.Err() != nil {
+		return it.backward(false)
+	}
+	return it.backward(it.blk.Last()) // every entry of block i is below key
+}
+
+// seekBlock moves within the current block to the first entry at or
+// above the internal key target: a binary search of the restart points
+// in the internal key order, then a scan of one restart interval.
+func (it *TableIterator) seekBlock(target []byte) bool {
+	lo, hi := 0, it.blk.NumRestarts()
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if !it.blk.SeekRestart(mid) {
+			return false
+		}
+		if compareKeys(it.blk.Key(), target) < 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if !it.blk.SeekRestart(max(lo-1, 0)) {
+		return false
+	}
+	for compareKeys(it.blk.Key(), target) < 0 {
+		if !it.blk.Next() {
+			return false
+		}
+	}
+	return true
+}
+
+// load makes data block i current, unpositioned within it.
+func (it *TableIterator) load(i int) bool {
+	if it.err != nil {
+		return false
+	}
+	if i < 0 || i >= it.t.index.len() {
+		return it.stop()
+	}
+	if it.t.closed.Load() {
+		return it.fail(ErrClosed)
+	}
+	contents, err := it.t.dataBlock(i, &it.buf)
+	if err != nil {
+		return it.fail(err)
+	}
+	it.i = i
+	if err := it.blk.Init(format.SectionDataBlock, int64(it.t.index.handles[i].Offset), contents); err != nil {
+		return it.fail(err)
+	}
+	return true
+}
+
+// forward settles after a forward move that reported ok: on to the
+// following blocks while the current one is exhausted, then the upper
+// bound.
+func (it *TableIterator) forward(ok bool) bool {
+	for !ok {
+		if err := it.blk.Err(); err != nil {
+			return it.fail(err)
+		}
+		if it.i+1 >= it.t.index.len() {
+			return it.stop()
+		}
+		if !it.load(it.i + 1) {
+			return false
+		}
+		ok = it.blk.First()
+	}
+	if !it.settle() {
+		return false
+	}
+	if it.upper != nil && bytes.Compare(it.user, it.upper) >= 0 {
+		return it.stop()
+	}
+	return true
+}
+
+// backward is forward's mirror, for backward moves and the lower bound.
+func (it *TableIterator) backward(ok bool) bool {
+	for !ok {
+		if err := it.blk.Err(); err != nil {
+			return it.fail(err)
+		}
+		if it.i <= 0 {
+			return it.stop()
+		}
+		if !it.load(it.i - 1) {
+			return false
+		}
+		ok = it.blk.Last()
+	}
+	if !it.settle() {
+		return false
+	}
+	if it.lower != nil && bytes.Compare(it.user, it.lower) < 0 {
+		return it.stop()
+	}
+	return true
+}
+
+// settle decodes the current entry's internal key.
+func (it *TableIterator) settle() bool {
+	user, seq, kind, ok := splitKey(it.blk.Key())
+	if !ok {
+		h := it.t.index.handles[it.i]
+		return it.fail(format.Corruptf(format.SectionDataBlock, int64(h.Offset), "key %q is not an internal key (user key, then 8 bytes of sequence number and kind 0 or 1)", it.blk.Key()))
+	}
+	it.user, it.seq, it.kind, it.valid = user, seq, kind, true
+	return true
+}
+
+func (it *TableIterator) stop() bool {
+	it.valid = false
+	return false
+}
+
+func (it *TableIterator) fail(err error) bool {
+	if it.err == nil {
+		it.err = it.t.named(err)
+	}
+	it.valid = false
+	it.buf.release()
+	return false
+}
+
+// recover, deferred after protect, turns a fault in the mapping into Err.
+func (it *TableIterator) recover(ok *bool) {
+	if v := recover(); v != nil {
+		it.fail(it.t.faultError(v))
+		*ok = false
+	}
+}
