@@ -145,8 +145,8 @@ func (b *Builder) writeBlock(contents []byte, c format.Compression) format.Block
 
 // withinExpansion reports whether a block of decoded bytes stored in
 // stored bytes stays within the ratio readers assume of a data block
-// (snappy's worst case, 22·stored + 16 bytes; format
-// package documentation, Block trailer).
+// (snappy's worst case, 22·stored + 16 bytes; the doc of
+// format.BlockTypeRaw, "Block trailer").
 func withinExpansion(decoded, stored int) bool { return decoded <= 22*stored+16 }
 
 // writeBlockType is writeBlock, also returning the block type written.

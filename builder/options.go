@@ -159,8 +159,7 @@ type Options struct {
 	HashIndex bool
 	// FormatVersion chooses the table format. 0 (or format.Version4)
 	// writes version 4, the default: the compact hash index that every
-	// Get goes through, about 4.6 bytes per entry (the format package
-	// documentation, "Version 4"), on the one-level layout or, past
+	// Get goes through, about 4.6 bytes per entry (format.Version4's doc), on the one-level layout or, past
 	// PartitionThreshold, on partitions. format.Version1, Version2 or
 	// Version3 write the layouts builders wrote before version 4, byte for
 	// byte: version 1, or version 2 with HashIndex, partitioned into
@@ -217,8 +216,8 @@ type Options struct {
 	// Properties().FormatVersion and Partitioned tell which layout a table
 	// got.
 	// With HashIndex, the hash index section is written before the
-	// partitions and is not counted against the threshold (format
-	// package documentation, "Partitioned index and filter"). With a
+	// partitions and is not counted against the threshold (format.Version3's doc,
+	// "Partitioned index and filter"). With a
 	// Splitter, each partition's filter holds the prefixes of its keys, a
 	// prefix continuing from the previous partition included.
 	PartitionThreshold int

@@ -18,7 +18,7 @@ import (
 	"github.com/sstkit/sstable/reader"
 )
 
-// Flags of a version 4 hash index section (format's doc, "Version 4", and
+// Flags of a version 4 hash index section (format.Version4's doc, and
 // codec: bit 4 says the block offsets are 4 bytes each).
 const (
 	v4FlagFirstKey = 4

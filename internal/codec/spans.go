@@ -9,8 +9,8 @@ import (
 	"github.com/sstkit/sstable/format"
 )
 
-// The span block of a Version5 table (format package documentation,
-// "Span block (version 5)"):
+// The span block of a Version5 table (format.Version5's doc, "Span
+// block (version 5)"):
 //
 //	fragment record 0 | ... | fragment record n-1 | index entry 0 | ... | index entry n-1 | n u32LE
 //
