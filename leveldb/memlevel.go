@@ -63,7 +63,7 @@ func (r *replay) apply(rec []byte, off int64) error {
 		default:
 			return format.Corruptf(SectionBatch, off, "record %d: unknown kind %d", n, kind)
 		}
-		e := memEntry{key: append([]byte(nil), key...), value: append([]byte(nil), value...), deleted: Kind(kind) == KindDeletion}
+		e := memEntry{key: append([]byte{}, key...), value: append([]byte{}, value...), deleted: Kind(kind) == KindDeletion}
 		if i, ok := r.newest[string(key)]; ok {
 			r.entries[i] = e
 		} else {
