@@ -51,6 +51,7 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	quiet := fset.Bool("q", false, "no progress line on stderr")
 	hexFlag := fset.Bool("hex", false, "text input lines are hexkey<TAB>hexvalue")
 	spansFlag := fset.String("spans", "", "text file of spans (range deletions): start<TAB>end<TAB>value lines")
+	leveldbFlag := fset.Bool("leveldb", false, "INPUT is a LevelDB database directory: convert its live view")
 	pos, err := parseArgs(fset, args)
 	if err != nil {
 		return err
@@ -88,6 +89,9 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	opts.HashIndex = *hashIndex
 	opts.FormatVersion = uint32(*formatVersion)
 	start := time.Now()
+	if *leveldbFlag {
+		return buildLevelDB(fset, pos, *out, *force, split, opts, *hexFlag, start, stdout)
+	}
 	var inputs []buildInput
 	for i, in := range pos {
 		if in == "-" {
@@ -132,7 +136,12 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	if err := buildTable(*out, cfg, inputs); err != nil {
 		return cmdErr("build", err)
 	}
-	r, err := reader.Open(*out, &reader.Options{NoMmap: true})
+	return printBuilt(*out, start, stdout)
+}
+
+// printBuilt prints the figures of the table a build wrote to out.
+func printBuilt(out string, start time.Time, stdout io.Writer) error {
+	r, err := reader.Open(out, &reader.Options{NoMmap: true})
 	if err != nil {
 		return cmdErr("build", err)
 	}
@@ -142,7 +151,7 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	elapsed := time.Since(start)
 
 	in := props.RawKeyBytes + props.RawValueBytes
-	fmt.Fprintf(stdout, "wrote %s\n", *out)
+	fmt.Fprintf(stdout, "wrote %s\n", out)
 	fmt.Fprintf(stdout, "entries:           %d\n", props.NumEntries)
 	fmt.Fprintf(stdout, "data blocks:       %d\n", props.NumDataBlocks)
 	fmt.Fprintf(stdout, "bytes in:          %d (%s; keys %d, values %d)\n", in, humanBytes(in), props.RawKeyBytes, props.RawValueBytes)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/sstkit/sstable/leveldb"
 	"github.com/sstkit/sstable/merge"
 	"github.com/sstkit/sstable/reader"
 )
@@ -25,6 +26,8 @@ func runGet(args []string, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("get", flag.ContinueOnError)
 	hexFlag := fset.Bool("hex", false, "keys in hex; values printed in hex, one per line")
 	mergeFlag := fset.Bool("merge", false, "read the FILEs before \"--\", newest first, as one merged view")
+	leveldbFlag := fset.Bool("leveldb", false, "FILE is a LevelDB database directory: read its live view")
+	seqFlag := fset.Uint64("seq", leveldb.MaxSequence, "for a LevelDB table: the newest version at or below this sequence number")
 	dels := addDeletionFlags(fset)
 	pos, dash, err := parseArgsDash(fset, args)
 	if err != nil {
@@ -32,6 +35,10 @@ func runGet(args []string, stdout, stderr io.Writer) error {
 	}
 	var files, keyArgs []string
 	switch {
+	case *leveldbFlag && *mergeFlag:
+		return usagef("get: -leveldb reads one database's live view; it does not go with -merge")
+	case *mergeFlag && flagSet(fset, "seq"):
+		return usagef("get: -seq applies to a LevelDB table file, not a merged view")
 	case *mergeFlag && dash < 0:
 		return usagef("get: -merge: put \"--\" between the FILEs and the KEYs (usage: sst get -merge [-hex] [flags] FILE... -- KEY...)")
 	case *mergeFlag && (dash == 0 || dash == len(pos)):
@@ -79,11 +86,24 @@ func runGet(args []string, stdout, stderr io.Writer) error {
 		errMissing = func(key []byte) error {
 			return fmt.Errorf("get: key %s not found in %s", form.show(key), fileList(files))
 		}
+	} else if ldbTable := !*leveldbFlag && isLevelDBTable(files[0]); *leveldbFlag || ldbTable {
+		if flagSet(fset, "seq") && !ldbTable {
+			return usagef("get: -seq applies to a LevelDB table file (a database's live view is read at its last sequence number)")
+		}
+		g, err := openLevelDBGetter(files[0], *leveldbFlag, *seqFlag, form)
+		if err != nil {
+			return err
+		}
+		defer g.close()
+		lookup, errFailed, errMissing = g.lookup, g.errFailed, g.errMissing
 	} else {
 		file := files[0]
+		if flagSet(fset, "seq") {
+			return usagef("get: -seq applies to a LevelDB table file; %s is not one", file)
+		}
 		r, err := reader.Open(file, nil)
 		if err != nil {
-			return fileErr("get", file, err)
+			return dirHint("get", file, err)
 		}
 		defer r.Close()
 		lookup = r.GetAppend

@@ -25,9 +25,12 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("info: want exactly one FILE, got %d arguments (usage: sst info [-hex] FILE)", len(pos))
 	}
+	if isLevelDBTable(pos[0]) {
+		return infoLevelDB(pos[0], *hexFlag, stdout)
+	}
 	r, err := reader.Open(pos[0], nil)
 	if err != nil {
-		return fileErr("info", pos[0], err)
+		return dirHint("info", pos[0], err)
 	}
 	defer r.Close()
 	p := r.Properties()

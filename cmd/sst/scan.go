@@ -23,6 +23,7 @@ func runScan(args []string, stdout, stderr io.Writer) error {
 	hexFlag := fset.Bool("hex", false, "keys given and printed in hex, values printed in hex")
 	spansFlag := fset.Bool("spans", false, "print the span fragments (range deletions) instead of the entries")
 	mergeFlag := fset.Bool("merge", false, "read the FILEs, newest first, as one merged view")
+	leveldbFlag := fset.Bool("leveldb", false, "FILE is a LevelDB database directory: print its live view")
 	dels := addDeletionFlags(fset)
 	pos, err := parseArgs(fset, args)
 	if err != nil {
@@ -31,6 +32,8 @@ func runScan(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case *mergeFlag && len(pos) == 0:
 		return usagef("scan: -merge: want at least one FILE (usage: sst scan -merge [flags] FILE...)")
+	case *leveldbFlag && (*mergeFlag || *spansFlag):
+		return usagef("scan: -leveldb reads one database's live view; it does not go with -merge or -spans")
 	case *mergeFlag && *spansFlag:
 		return usagef("scan: -spans lists one table's span fragments; it does not go with -merge")
 	case !*mergeFlag && dels.given() != "":
@@ -73,9 +76,17 @@ func runScan(args []string, stdout, stderr io.Writer) error {
 	if *mergeFlag {
 		return scanMerged(pos, dels, start, end, haveEnd, *limit, *keysOnly, *hexFlag, stdout)
 	}
+	switch {
+	case *leveldbFlag:
+		return scanLevelDB(pos[0], start, end, haveEnd, *limit, *keysOnly, *hexFlag, stdout)
+	case isLevelDBTable(pos[0]) && *spansFlag:
+		return usagef("scan: -spans: %s is a LevelDB table, which holds no spans", pos[0])
+	case isLevelDBTable(pos[0]):
+		return scanLevelDBTable(pos[0], start, end, haveEnd, *limit, *keysOnly, *hexFlag, stdout)
+	}
 	r, err := reader.Open(pos[0], nil)
 	if err != nil {
-		return fileErr("scan", pos[0], err)
+		return dirHint("scan", pos[0], err)
 	}
 	defer r.Close()
 	if *spansFlag {

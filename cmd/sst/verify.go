@@ -15,6 +15,7 @@ import (
 func runVerify(args []string, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("verify", flag.ContinueOnError)
 	mergeFlag := fset.Bool("merge", false, "also read the FILEs, newest first, as one merged view")
+	leveldbFlag := fset.Bool("leveldb", false, "FILE is a LevelDB database directory")
 	dels := addDeletionFlags(fset)
 	pos, err := parseArgs(fset, args)
 	if err != nil {
@@ -25,12 +26,16 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 		return usagef("verify: want at least one FILE (usage: sst verify [-merge] FILE...)")
 	case !*mergeFlag && dels.given() != "":
 		return usagef("verify: %s applies to a merged view: add -merge", dels.given())
+	case *leveldbFlag && (*mergeFlag || len(pos) != 1):
+		return usagef("verify: -leveldb: want one DIR and no -merge (usage: sst verify -leveldb DIR)")
+	case *leveldbFlag:
+		return verifyLevelDB(pos[0], stdout)
 	}
 	failed := 0
 	for _, file := range pos {
 		ok, err := verifyFile(file)
 		if err != nil {
-			report(stderr, fileErr("verify", file, err))
+			report(stderr, dirHint("verify", file, err))
 			failed++
 			continue
 		}
@@ -98,6 +103,9 @@ func verifyMerged(files []string, dels *deletionFlags) (string, error) {
 
 // verifyFile checks the table in file and returns its "ok: ..." line.
 func verifyFile(file string) (string, error) {
+	if isLevelDBTable(file) {
+		return verifyLevelDBFile(file)
+	}
 	r, err := reader.Open(file, nil)
 	if err != nil {
 		return "", err

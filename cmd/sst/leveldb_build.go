@@ -1,0 +1,160 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/bulk"
+	"github.com/sstkit/sstable/merge"
+)
+
+// buildLevelDB implements "sst build -leveldb DIR": it writes the live
+// view of the LevelDB database in DIR (pos[0]) into one table at out, or
+// with split > 0 into tables of about split bytes and a manifest in the
+// directory out, through merge.Compact over the database's levels (its
+// deletions dropped, as nothing lies below them), and prints their
+// figures as build does. The tables are written in a working directory
+// (beside out, or inside it with split) and renamed into place once
+// complete, so that a failed conversion leaves no table at out and an
+// earlier build as it was.
+func buildLevelDB(fset *flag.FlagSet, pos []string, out string, force bool, split int64, opts *builder.Options, hexKeys bool, start time.Time, stdout io.Writer) error {
+	switch {
+	case len(pos) != 1:
+		return usagef("build: -leveldb: want exactly one DIR, got %d arguments (usage: sst build -leveldb DIR -o OUT [-split BYTES] [flags])", len(pos))
+	case out == "":
+		return usagef("build: -o OUT is required")
+	case flagSet(fset, "spans"):
+		return usagef("build: -spans does not go with -leveldb: a LevelDB database holds no spans")
+	}
+	dir := pos[0]
+	if abs, err := filepath.Abs(out); err == nil {
+		if dabs, err := filepath.Abs(dir); err == nil && (abs == dabs || filepath.Dir(abs) == dabs) {
+			return usagef("build: -leveldb: output %s lies in the database directory %s: write it elsewhere", out, dir)
+		}
+	}
+	created := false
+	if split > 0 {
+		st, err := os.Lstat(out)
+		switch {
+		case err == nil && !st.IsDir():
+			return fmt.Errorf("build: -split: %s is not a directory", out)
+		case err == nil:
+			files, err := buildFiles(out)
+			if err != nil {
+				return cmdErr("build", err)
+			}
+			if len(files) > 0 && !force {
+				return fmt.Errorf("build: %s already holds %s from an earlier build (use -f to replace it)", out, files[0])
+			}
+		case !errors.Is(err, os.ErrNotExist):
+			return cmdErr("build", err)
+		}
+	} else if st, err := os.Lstat(out); err == nil {
+		if st.IsDir() {
+			return fmt.Errorf("build: %s is a directory, not a table file (use -split to write a directory of tables)", out)
+		}
+		if !force {
+			return fmt.Errorf("build: %s already exists (use -f to replace it)", out)
+		}
+	}
+
+	db, err := openLevelDB("build", dir)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if split > 0 {
+		if _, err := os.Lstat(out); errors.Is(err, os.ErrNotExist) {
+			if err := os.MkdirAll(out, 0o777); err != nil {
+				return cmdErr("build", err)
+			}
+			created = true
+		}
+	}
+
+	// The working directory: beside OUT, or inside DIR with -split.
+	parent, name := filepath.Dir(out), filepath.Base(out)
+	if split > 0 {
+		parent = out
+		if abs, err := filepath.Abs(out); err == nil {
+			name = filepath.Base(abs) // "." names no directory
+		}
+	}
+	removeStale(parent, name)
+	wd, err := newWorkDir(parent, name)
+	if err != nil {
+		if created {
+			os.Remove(out)
+		}
+		return cmdErr("build", userPathErr("create tables in", parent, err))
+	}
+	defer wd.remove()
+	tables, err := merge.Compact(db.Levels(), &merge.CompactOptions{
+		Options:         *db.MergeOptions(),
+		Dir:             wd.path,
+		TargetTableSize: split,
+		Bottom:          true,
+		Builder:         opts,
+	})
+	if err != nil {
+		wd.remove()
+		if created {
+			os.Remove(out) // created for this build, and empty after the failure
+		}
+		return ldbErr("build", dir, err)
+	}
+
+	if split > 0 {
+		if tables, err = install(out, wd.path, tables); err != nil {
+			return cmdErr("build", err)
+		}
+		var entries, size int64
+		for _, t := range tables {
+			entries += t.Entries
+			size += t.Size
+		}
+		fmt.Fprintf(stdout, "wrote %d tables to %s (%s)\n", len(tables), out, filepath.Join(out, bulk.ManifestName))
+		fmt.Fprintf(stdout, "entries:           %d\n", entries)
+		fmt.Fprintf(stdout, "bytes out:         %d (%s)\n", size, humanBytes(uint64(size)))
+		form := keyForm{hex: hexKeys}
+		for _, t := range tables {
+			line := fmt.Sprintf("  %s  %d entries  %s", filepath.Base(t.Path), t.Entries, humanBytes(uint64(t.Size)))
+			if t.Entries > 0 {
+				line += fmt.Sprintf("  %s .. %s", form.show(t.Smallest), form.show(t.Largest))
+			}
+			fmt.Fprintln(stdout, line)
+		}
+		fmt.Fprintf(stdout, "elapsed:           %s\n", time.Since(start).Round(time.Millisecond))
+		return nil
+	}
+
+	if len(tables) == 0 {
+		// No live key: an empty table, written as builder.Create does
+		// (a temporary file renamed into place).
+		b, err := builder.Create(out, opts)
+		if err != nil {
+			return cmdErr("build", err)
+		}
+		defer b.Abort()
+		if err := b.Finish(); err != nil {
+			return cmdErr("build", err)
+		}
+	} else {
+		if len(tables) != 1 {
+			return fmt.Errorf("build: -leveldb: internal error: %d tables written, want 1", len(tables))
+		}
+		if err := os.Rename(tables[0].Path, out); err != nil {
+			return cmdErr("build", userPathErr("rename into", out, err))
+		}
+		if err := syncDir(parent); err != nil {
+			return cmdErr("build", userPathErr("fsync directory", parent, err))
+		}
+	}
+	return printBuilt(out, start, stdout)
+}
