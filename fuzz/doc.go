@@ -103,6 +103,17 @@
 //     splitter, over io.ReaderAt) and then as moves of a merge.Iterator:
 //     First, Last, Next, Prev, SeekGE, SeekLT and SeekPrefixGE must agree
 //     at every step with the view computed by brute force.
+//   - FuzzLevelDBTable: the bytes as a LevelDB table, through
+//     leveldb.NewTable or, mapped, leveldb.OpenTable, with its block
+//     checksums repaired or not: scans both ways must agree, and a table
+//     that passes Verify must Get each key's newest version through its
+//     filter. Seeds: tables written in LevelDB's layout by
+//     internal/ldbtest, and LevelDB's own under
+//     ../leveldb/testdata/golden.
+//   - FuzzLevelDBDB: the bytes as a MANIFEST's version edit and a log's
+//     write batch, framed as valid log records, beside one valid table,
+//     through leveldb.OpenDB: whatever opens and passes Verify must scan
+//     the same keys both ways and Get each scanned value.
 //
 // The seeds are small tables built in the seed functions (snappy, zstd and
 // raw, Bloom and binary fuse filters, several block sizes, format

@@ -58,6 +58,10 @@ func (t *Table) Verify() (entries int64, err error) {
 		}
 		off := int64(t.index.handles[i].Offset)
 		sep := t.index.key(i)
+		var prevSep []byte
+		if i > 0 {
+			prevSep = t.index.key(i - 1)
+		}
 		for ok := it.blk.First(); ok; ok = it.blk.Next() {
 			if !it.settle() {
 				return entries, it.err
@@ -65,6 +69,9 @@ func (t *Table) Verify() (entries int64, err error) {
 			k := it.blk.Key()
 			if prev != nil && compareKeys(prev, k) >= 0 {
 				return entries, t.named(format.Corruptf(format.SectionDataBlock, off, "key %q does not sort after the key before it", k))
+			}
+			if prevSep != nil && compareKeys(k, prevSep) <= 0 {
+				return entries, t.named(format.Corruptf(format.SectionDataBlock, off, "key %q does not sort after the separator %q of the block before it", k, prevSep))
 			}
 			if compareKeys(k, sep) > 0 {
 				return entries, t.named(format.Corruptf(format.SectionDataBlock, off, "key %q sorts after the block's separator %q in the index", k, sep))
