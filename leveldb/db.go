@@ -103,6 +103,9 @@ func (db *DB) recover(opts *Options) error {
 	if records == 0 {
 		return &format.CorruptError{File: manifest, Section: format.SectionFile, Msg: "no version edits"}
 	}
+	if err := v.complete(); err != nil {
+		return inFile(manifest, err)
+	}
 	if v.comparator != "" && v.comparator != BytewiseComparator {
 		return fmt.Errorf("%w: %s names comparator %q; only %s is read", ErrComparator, manifest, v.comparator, BytewiseComparator)
 	}

@@ -49,6 +49,23 @@ type version struct {
 	nextFile      uint64
 	lastSeq       uint64
 	files         [NumLevels]map[uint64]FileInfo
+	has           uint // 1<<tag for each of the tags a version needs, once read
+}
+
+// complete reports, as LevelDB's VersionSet::Recover does, a MANIFEST
+// whose edits never give the next file number, the log number or the
+// last sequence number (such as one cut short after its first record):
+// without them, which logs to replay is unknown.
+func (v *version) complete() error {
+	for _, need := range []struct {
+		tag  uint
+		what string
+	}{{tagNextFileNumber, "next file number"}, {tagLogNumber, "log number"}, {tagLastSequence, "last sequence number"}} {
+		if v.has&(1<<need.tag) == 0 {
+			return format.Corruptf(SectionManifest, 0, "no version edit gives the %s", need.what)
+		}
+	}
+	return nil
 }
 
 // apply decodes one version edit (a MANIFEST record at off) into v.
@@ -76,6 +93,7 @@ func (v *version) apply(rec []byte, off int64) error {
 				return bad(fmt.Sprintf("bad value for tag %d", tag))
 			}
 			rec = rec[n:]
+			v.has |= 1 << tag
 			switch tag {
 			case tagLogNumber:
 				v.logNumber = x
