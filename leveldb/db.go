@@ -50,8 +50,9 @@ type DB struct {
 // returns an error wrapping ErrLocked for a database another process has
 // open, ErrComparator for a comparator other than BytewiseComparator,
 // format.ErrCorrupt (naming the file and offset) for damage in CURRENT,
-// the MANIFEST or a log, and os.ErrNotExist when dir holds no database
-// or a live table is missing.
+// the MANIFEST or a log, and os.ErrNotExist when dir holds no database;
+// a live table missing from dir gives an error wrapping both
+// os.ErrNotExist and format.ErrCorrupt.
 func OpenDB(dir string, o *Options) (*DB, error) {
 	var opts Options
 	if o != nil {
@@ -174,7 +175,8 @@ func (db *DB) recover(opts *Options) error {
 	for i, f := range db.files {
 		ext, ok := tableExt[f.Number]
 		if !ok {
-			return fmt.Errorf("leveldb: open %s: table %06d.ldb of level %d: %w", db.dir, f.Number, f.Level, os.ErrNotExist)
+			// LevelDB reports this as corruption too ("missing files").
+			return fmt.Errorf("leveldb: open %s: table %06d.ldb of level %d, named by %s, is missing: %w (%w)", db.dir, f.Number, f.Level, name, os.ErrNotExist, format.ErrCorrupt)
 		}
 		path := filepath.Join(db.dir, fmt.Sprintf("%06d%s", f.Number, ext))
 		lt := &lazyTable{

@@ -74,5 +74,11 @@
 // "index block", "metaindex block", "filter block", "data block") and the
 // byte offset; damage in a MANIFEST or log names that file and offset the
 // same way. Nothing read from a file can make the package panic or
-// return a wrong value.
+// return a wrong value. One case reads as LevelDB reads it: a record cut
+// short at the very end of the MANIFEST or of a log, the mark of a write
+// torn by a crash, ends that file, and the view is the one before the
+// torn write; a MANIFEST whose edits lack the log number, the next file
+// number or the last sequence number is corrupt, and so is one that
+// names a table missing from the directory (the error also wraps
+// os.ErrNotExist).
 package leveldb
