@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -173,18 +172,8 @@ var fullSeparators = func() *sstable.Comparer {
 	return &c
 }()
 
-// knownSeparatorBug is the start of the error package leveldb gives for
-// an index block whose separator has a kind other than 0 or 1
-// (index.go, blockIndex.init, through splitKey): it refuses every Pebble
-// table written with shortened separators. Such tables are skipped with
-// the error until it is fixed.
-const knownSeparatorBug = "is not an internal key"
-
 func checkPebbleTable(t *testing.T, path string, noMmap bool, versions []version) {
 	tb, err := leveldb.OpenTable(path, &leveldb.TableOptions{NoMmap: noMmap})
-	if err != nil && strings.Contains(err.Error(), knownSeparatorBug) && strings.Contains(err.Error(), `\x11\xff\xff\xff\xff\xff\xff\xff`) {
-		t.Skipf("KNOWN BUG in package leveldb: Pebble's separator kind 17 refused: %v", err)
-	}
 	if err != nil {
 		t.Fatalf("OpenTable of Pebble's table: %v", err)
 	}
