@@ -21,34 +21,35 @@ func (b *blockBuf) release() {
 }
 
 // dataBlock returns data block i's contents, valid until b's next use or
-// release. A mapped raw block is read in place, its checksum checked on
-// first use; every other block is decoded (or, read through ReadAt,
-// copied) into the cache, or into b's buffers when the cache does not
-// take it.
-func (t *Table) dataBlock(i int, b *blockBuf) ([]byte, error) {
+// release, and whether they alias the file's mapping. A mapped raw block
+// is read in place, its checksum checked on first use; every other block
+// is decoded (or, read through ReadAt, copied) into the cache, or into
+// b's buffers when the cache does not take it or fill is false (Verify,
+// which reads every block once: LevelDB's ReadOptions.fill_cache).
+func (t *Table) dataBlock(i int, b *blockBuf, fill bool) ([]byte, bool, error) {
 	b.release()
 	h := t.index.handles[i]
 	if t.mapped != nil && t.verified[i].Load() {
-		return t.mapped[h.Offset : h.Offset+h.Length : h.Offset+h.Length], nil
+		return t.mapped[h.Offset : h.Offset+h.Length : h.Offset+h.Length], true, nil
 	}
 	if p, ok := t.cache.Get(i); ok {
 		b.pin = p
-		return p.Bytes(), nil
+		return p.Bytes(), false, nil
 	}
 	buf, err := t.read(int64(h.Offset), int(h.Length)+format.BlockTrailerLen, b.stored)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if t.mapped == nil {
 		b.stored = buf
 	}
 	stored, typ, err := checkBlock(format.SectionDataBlock, int64(h.Offset), buf)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if typ == format.BlockTypeRaw && t.mapped != nil {
 		t.verified[i].Store(true)
-		return stored, nil
+		return stored, true, nil
 	}
 	n := len(stored)
 	if typ == format.BlockTypeSnappy {
@@ -58,7 +59,7 @@ func (t *Table) dataBlock(i int, b *blockBuf) ([]byte, error) {
 	}
 	var p blockcache.Handle
 	ok := false
-	if n > 0 {
+	if n > 0 && fill {
 		if t.mapped != nil {
 			p, ok = t.cache.ReserveAdmitted(i, n) // a miss costs a decode, not a read
 		} else {
@@ -68,12 +69,12 @@ func (t *Table) dataBlock(i int, b *blockBuf) ([]byte, error) {
 	if !ok {
 		contents, err := decode(format.SectionDataBlock, int64(h.Offset), stored, typ, b.dec)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if typ != format.BlockTypeRaw {
 			b.dec = contents
 		}
-		return contents, nil
+		return contents, false, nil
 	}
 	dst := p.Bytes()
 	var contents []byte
@@ -84,9 +85,9 @@ func (t *Table) dataBlock(i int, b *blockBuf) ([]byte, error) {
 		if err == nil {
 			err = format.Corruptf(format.SectionDataBlock, int64(h.Offset), "snappy block decodes to %d bytes where its header says %d", len(contents), n)
 		}
-		return nil, err
+		return nil, false, err
 	}
 	t.cache.Publish(i, p, 0)
 	b.pin = p
-	return contents, nil
+	return contents, false, nil
 }

@@ -16,6 +16,13 @@ type blockIndex struct {
 	keys    []byte   // the separators, one after another
 	ends    []uint32 // ends[i]: end of separator i in keys
 	handles []format.BlockHandle
+
+	// fences[i] is the 8 bytes of separator i's user key after skip (the
+	// bytes every separator's user key starts with), big-endian, zero-
+	// padded: in the same order as the separators, so a search compares
+	// whole keys only among separators whose fences tie.
+	fences []uint64
+	skip   int
 }
 
 func (x *blockIndex) len() int { return len(x.handles) }
@@ -62,14 +69,75 @@ func (x *blockIndex) init(contents []byte, off int64, limit uint64) error {
 		x.handles = append(x.handles, h)
 		prev = x.key(i)
 	}
-	return it.Err()
+	if err := it.Err(); err != nil {
+		return err
+	}
+	x.setFences()
+	return nil
+}
+
+// setFences computes the fences, once the separators are read.
+func (x *blockIndex) setFences() {
+	n := len(x.handles)
+	if n == 0 {
+		return
+	}
+	first, last := x.key(0), x.key(n-1)
+	first, last = first[:len(first)-trailerLen], last[:len(last)-trailerLen]
+	for x.skip < len(first) && x.skip < len(last) && first[x.skip] == last[x.skip] {
+		x.skip++
+	}
+	x.fences = make([]uint64, n)
+	for i := range x.fences {
+		k := x.key(i)
+		x.fences[i] = fence(k[:len(k)-trailerLen], x.skip)
+	}
+}
+
+// fence returns the 8 bytes of user key u after its first skip bytes,
+// big-endian, zero-padded; it keeps the order of user keys that share
+// those skip bytes.
+func fence(u []byte, skip int) uint64 {
+	if skip > len(u) {
+		skip = len(u)
+	}
+	u = u[skip:]
+	if len(u) >= 8 {
+		return binary.BigEndian.Uint64(u)
+	}
+	var b [8]byte
+	copy(b[:], u)
+	return binary.BigEndian.Uint64(b[:])
 }
 
 // search returns the first block whose separator is at or above the
 // internal key target: the only block that can hold target's successor
-// in a table whose separators are LevelDB's; len() if none.
+// in a table whose separators are LevelDB's; len() if none. It binary-
+// searches the fences, then the whole separators among those that tie.
+// A target whose user key lacks the separators' common bytes compares
+// whole keys throughout.
 func (x *blockIndex) search(target []byte) int {
 	lo, hi := 0, len(x.handles)
+	if u := target[:len(target)-trailerLen]; len(u) >= x.skip && string(u[:x.skip]) == string(x.keys[:x.skip]) {
+		f := fence(u, x.skip)
+		for lo < hi { // the first fence >= f
+			mid := int(uint(lo+hi) >> 1)
+			if x.fences[mid] < f {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		hi = lo
+		for end := len(x.handles); hi < end; { // the first fence > f
+			mid := int(uint(hi+end) >> 1)
+			if x.fences[mid] <= f {
+				hi = mid + 1
+			} else {
+				end = mid
+			}
+		}
+	}
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
 		if compareKeys(x.key(mid), target) < 0 {

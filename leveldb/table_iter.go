@@ -30,6 +30,7 @@ type TableIterator struct {
 	seq          uint64
 	kind         Kind
 	valid        bool
+	inMapping    bool // the current block is read in place from the mapping
 	err          error
 }
 
@@ -112,13 +113,27 @@ func (it *TableIterator) Last() (ok bool) {
 
 // Next moves to the next entry; false past the last one (or the upper
 // bound), or on an error. On an unpositioned iterator it returns false.
-func (it *TableIterator) Next() (ok bool) {
+func (it *TableIterator) Next() bool {
 	if !it.valid {
 		return false
 	}
+	// Within a block held in memory (the cache, a buffer), the move reads
+	// no mapping and needs no fault guard.
+	if !it.inMapping && it.blk.Next() {
+		return it.forward(true)
+	}
+	return it.nextGuarded(it.inMapping)
+}
+
+// nextGuarded is Next under the fault guard: the move itself when the
+// block lies in the mapping (move), and the loading of later blocks.
+func (it *TableIterator) nextGuarded(move bool) (ok bool) {
 	defer restoreFault(protect())
 	defer it.recover(&ok)
-	return it.forward(it.blk.Next())
+	if move {
+		return it.forward(it.blk.Next())
+	}
+	return it.forward(false)
 }
 
 // Prev moves to the previous entry; false before the first one (or the
@@ -227,8 +242,15 @@ func (it *TableIterator) seekBlock(target []byte) bool {
 	return true
 }
 
-// load makes data block i current, unpositioned within it.
-func (it *TableIterator) load(i int) bool {
+// load makes data block i current, unpositioned within it. The block goes
+// to the cache if the cache admits it: a mapped table's block missed for
+// the first time is admitted only while the cache has room (see
+// blockcache's ReserveAdmitted), so a scan fills free memory but does not
+// evict the blocks lookups use.
+func (it *TableIterator) load(i int) bool { return it.loadBlock(i, true) }
+
+// loadBlock makes data block i current; fill as for Table.dataBlock.
+func (it *TableIterator) loadBlock(i int, fill bool) bool {
 	if it.err != nil {
 		return false
 	}
@@ -238,11 +260,11 @@ func (it *TableIterator) load(i int) bool {
 	if it.t.closed.Load() {
 		return it.fail(ErrClosed)
 	}
-	contents, err := it.t.dataBlock(i, &it.buf)
+	contents, mapped, err := it.t.dataBlock(i, &it.buf, fill)
 	if err != nil {
 		return it.fail(err)
 	}
-	it.i = i
+	it.i, it.inMapping = i, mapped
 	if err := it.blk.Init(format.SectionDataBlock, int64(it.t.index.handles[i].Offset), contents); err != nil {
 		return it.fail(err)
 	}
