@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // ChunkSize is the allocation unit, in bytes: a block of n bytes holds
@@ -50,11 +52,14 @@ type Stats struct {
 type Cache struct {
 	capacity int64
 	mem      []byte      // the budget's memory; shard s owns mem[s*shardBytes:][:shardBytes]
-	offHeap  bool        // mem came from mmapAnon and is released by Close (munmap)
+	region   []byte      // the mapping: mem, the entries (see newEntries), then meta
+	meta     []byte      // the shards' bitmaps and run trees: zero in a new cache, so zeroed at Close for reuse
+	offHeap  bool        // region came from mmapAnon and is released by Close (munmap)
 	prefault *prefaulter // faults mem in 2 MiB at a time, on huge pages while they come cheap; nil for a budget on the Go heap or under 4 MiB
 	shards   []shard
 	shift    uint // shard index = mixed key >> shift
 	entries  []entry
+	num      uint32 // the Cache's number in caches
 
 	mu     sync.Mutex // guards tables, users' counts and closed
 	tables int        // users with a Table open (see Table.NewSibling)
@@ -87,28 +92,62 @@ func New(capacity int64) (*Cache, error) {
 	if n == 1 {
 		c.shift = 64
 	}
-	total := n * shardChunks * ChunkSize
-	if total > 0 {
-		mem, offHeap, err := mmapAnon(total)
-		if err != nil {
-			return nil, fmt.Errorf("cache: reserving %d bytes of address space: %w", total, err)
-		}
-		c.mem, c.offHeap = mem, offHeap
-		if offHeap {
-			c.prefault = newPrefaulter(c.mem)
-		}
-	}
 	// Entry state: one entry per 2 KiB of budget. When blocks are smaller
 	// on average, a shard evicts to free an entry.
 	perShard := max(shardChunks*ChunkSize/entryBytes, 16)
 	if shardChunks == 0 {
 		perShard = 0
 	}
-	c.entries = make([]entry, n*perShard)
+	// The mapping holds the budget's memory, the entries, and from a page
+	// boundary the shards' bitmaps and run trees (meta), which read as
+	// free where zero: New writes none of it but over each shard's end,
+	// and pages are taken as blocks come.
+	total := n * shardChunks * ChunkSize
+	var meta *arena
+	if total > 0 {
+		at := total + entriesBytes(n*perShard)
+		at = (at + pageSize - 1) / pageSize * pageSize
+		region, offHeap, err := mmapAnon(at+n*shardMetaBytes(shardChunks), at)
+		if err != nil {
+			return nil, fmt.Errorf("cache: reserving %d bytes of address space: %w", total, err)
+		}
+		c.region, c.offHeap = region, offHeap
+		c.mem = region[:total:total]
+		c.entries = newEntries(region[total:], n*perShard)
+		c.meta = region[at:]
+		meta = &arena{b: c.meta}
+		if offHeap {
+			c.prefault = newPrefaulter(c.mem)
+		}
+	}
+	register(c)
 	for s := range c.shards {
-		c.shards[s].init(c, s, s*shardChunks, shardChunks, int32(s*perShard), perShard)
+		c.shards[s].init(c, s, s*shardChunks, shardChunks, int32(s*perShard), perShard, meta)
 	}
 	return c, nil
+}
+
+// entriesBytes is the room n entries take in the mapping, after the
+// budget's memory.
+func entriesBytes(n int) int { return n * int(unsafe.Sizeof(entry{})) }
+
+// newEntries returns the n entries in b, the entriesBytes(n) bytes of the
+// mapping after the budget's memory. New touches none of them: a shard
+// hands its entries out in order as first needed (shard.take), so that a
+// new cache costs the same whatever its capacity (a 256 MiB cache's 8 MiB
+// of entries, zeroed and linked up on the Go heap, cost New 1-3 ms), and
+// takes pages for them only as blocks come. b's memory may hold a closed
+// cache's entries (spare mappings are reused): take sets each entry up
+// as it hands it out for the first time. The entries follow whole chunks,
+// so start on a 64-byte line. The race detector neither checks accesses
+// to them nor orders by their atomics (memory outside the Go heap); the
+// fields are written under the shard's lock, as its owners are, which it
+// does check.
+func newEntries(b []byte, n int) []entry {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*entry)(unsafe.Pointer(unsafe.SliceData(b))), n)
 }
 
 // Capacity returns the budget given to New, in bytes.
@@ -141,10 +180,12 @@ func (c *Cache) Stats() Stats {
 // the same capacity, which then fills them without a page fault per 4 KiB
 // where the kernel has not taken the pages back, as a malloc reuses freed
 // memory (a first scan of a 1M-entry snappy table through a new 256 MiB
-// cache: 99 to 69-75 ns per entry, bench/cmd/compare). Close gives the
-// whole mapping up at once, whatever Hold set aside in the cache: held
-// memory lies in mappings of its own, which last as long as their Tables
-// (see Hold). It returns an error wrapping ErrInUse
+// cache: 99 to 69-75 ns per entry, bench/cmd/compare). A mapping not kept
+// is given up at once, whatever Hold set aside in the cache (held memory
+// lies in mappings of its own, which last as long as their Tables: see
+// Hold), but for the entries at its end, 3% of the capacity, which a Get
+// racing its Table's Close may still read: they go when the Cache is
+// garbage. It returns an error wrapping ErrInUse
 // while Tables are open (readers still using the cache) or Handles still
 // pin blocks; the cache then stays usable. Closing twice returns nil.
 func (c *Cache) Close() error {
@@ -177,10 +218,15 @@ func (c *Cache) Close() error {
 		// Nothing reads here any more: no block is pinned, and Hold's
 		// memory, which readers may probe after its Release, lies in
 		// mappings of its own.
-		munmap(c.mem)
+		// The entries stay readable until c is garbage: a Get that read
+		// its slot before its Table's Close may read one still (and find
+		// it free: every block was released).
+		if tail := releaseRegion(c.region, len(c.mem), len(c.region)-len(c.meta)); tail != nil {
+			runtime.AddCleanup(c, unmapTail, tail)
+		}
 		c.unmapped.Store(true)
 	}
-	c.mem = nil
+	c.mem, c.region, c.meta = nil, nil, nil
 	return nil
 }
 

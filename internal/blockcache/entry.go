@@ -1,6 +1,11 @@
 package blockcache
 
-import "sync/atomic"
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"weak"
+)
 
 // entry is the state of one cached block. refs is 0 while the entry is
 // free; a listed entry holds 1 for the cache plus 1 per pin. The other
@@ -10,21 +15,62 @@ import "sync/atomic"
 // is 64 bytes, a cache line (the array of a cache over 1 MiB starts on a
 // page): at 56, most entries straddled two lines, and in a cache whose
 // entries outgrow the CPU's caches a lookup or an eviction paid two misses.
+//
+// An entry holds no Go pointers: the entries lie in the cache's mapping,
+// after the budget's memory, where the garbage collector neither scans
+// them nor would see a pointer there; what an entry points to (its Table,
+// Hold's memory) is in its shard's owners, on the Go heap.
 type entry struct {
 	refs  atomic.Int32
 	freq  atomic.Uint32 // S3-FIFO access count, 0 to 3
 	chunk uint32        // first chunk, an index into Cache.mem in chunks
 	n     uint32        // bytes of block
 	aux   uint32        // the caller's word, set by Publish
-	table *Table
-	slot  int32 // the block's slot in table
-	idx   int32 // this entry's index in Cache.entries
-	prev  int32 // queue links, entry indices; -1 at the ends
+	slot  int32         // the block's slot in its table
+	idx   int32         // this entry's index in Cache.entries
+	prev  int32         // queue links, entry indices; -1 at the ends
 	next  int32
+	cache uint32 // the cache's number in caches, for Handle.Release
 	queue uint8
 	shard uint8
-	_     [6]byte
+	_     [22]byte
+}
+
+// owner is what an entry points to, kept apart from it on the Go heap
+// (shard.owners), written and read under the shard's lock.
+type owner struct {
+	table *Table   // the Table the block belongs to; nil while the entry is free
 	held  *heldMem // Hold's memory, outside mem; nil for any other entry
+}
+
+// caches numbers the Caches, so that an entry, which holds no pointers,
+// names its Cache for the Release of a Handle that drops its last
+// reference (an entry a Table's Close detached while pinned, or one never
+// published): the one call that needs the Cache and has no Table at
+// hand. The pointers are weak, so that a Cache dropped without Close is
+// still collected; a Release then has nothing to free.
+var caches struct {
+	next atomic.Uint32
+	m    sync.Map // uint32 -> weak.Pointer[Cache]
+}
+
+// register numbers c in caches.
+func register(c *Cache) {
+	c.num = caches.next.Add(1)
+	caches.m.Store(c.num, weak.Make(c))
+	runtime.AddCleanup(c, unregister, c.num)
+}
+
+// unregister drops number n from caches once its Cache is garbage.
+func unregister(n uint32) { caches.m.Delete(n) }
+
+// cacheOf returns the Cache numbered n, nil if it is garbage.
+func cacheOf(n uint32) *Cache {
+	wp, ok := caches.m.Load(n)
+	if !ok {
+		return nil
+	}
+	return wp.(weak.Pointer[Cache]).Value()
 }
 
 // queue values.
@@ -77,6 +123,8 @@ func (h *Handle) Release() {
 	}
 	h.e, h.b = nil, nil
 	if e.refs.Add(-1) == 0 {
-		e.table.c.shards[e.shard].freeUnlisted(e)
+		if c := cacheOf(e.cache); c != nil {
+			c.shards[e.shard].freeUnlisted(e)
+		}
 	}
 }

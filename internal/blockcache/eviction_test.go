@@ -236,7 +236,7 @@ func TestReserveAdmittedEntriesRunOut(t *testing.T) {
 	}
 	tb := newTable(t, c, 512+oneOff+2) // 12 KiB of slots: charged (1 entry, 190 chunks)
 	i := 0
-	for ; c.shards[0].free >= 0; i++ {
+	for ; c.shards[0].hasEntry(); i++ {
 		if admit(tb, i, blk, 1); !listed(tb, i) {
 			t.Fatalf("block %d refused with entries and chunks free", i)
 		}

@@ -292,11 +292,11 @@ func cycleHeld(t testing.TB) bool {
 // (or keeps it, up to 1 GiB in all, for the next New), and each copy's
 // mapping goes once its holder is garbage. When a Hold made Close keep the
 // cache's range for ever, readable, each cycle added 1 GiB (50 cycles:
-// VmSize +50 GiB). The Go heap, which holds each cache's 34 MiB of
-// entries and bitmaps, grows to its peak over the first cycles (and its
-// arenas' reservations with it), so the bounds are loose on VmSize (512
-// MiB) and tighter on VmSize less the runtime's own Sys (64 MiB): one
-// cache's range kept would be 1024 MiB. Measured: VmSize flat at 2515
+// VmSize +50 GiB). The Go heap (which held each cache's 34 MiB of
+// entries and bitmaps before they moved into its mapping) grows to its
+// peak over the first cycles (and its arenas' reservations with it), so
+// the bounds are loose on VmSize (512 MiB) and tighter on VmSize less the
+// runtime's own Sys (64 MiB): one cache's range kept would be 1024 MiB. Measured: VmSize flat at 2515
 // MiB from cycle 250 to 1000, with every copy's mapping unmapped.
 func TestClosedCachesReturnAddressSpace(t *testing.T) {
 	if runtime.GOOS != "linux" {

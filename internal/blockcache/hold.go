@@ -54,10 +54,10 @@ func (t *Table) hold(key, n int, readable bool) (Handle, bool) {
 		hm.unmap()
 		return Handle{}, false
 	}
-	e.table, e.slot, e.n, e.aux, e.queue = t, -1, uint32(n), 0, qHeld
+	e.slot, e.n, e.aux, e.queue = -1, uint32(n), 0, qHeld
 	e.freq.Store(0)
 	e.refs.Store(1) // the holder's pin, its only reference
-	e.held = hm
+	*s.owner(e) = owner{table: t, held: hm}
 	s.mu.Unlock()
 	t.c.held.Add(int64(k * ChunkSize))
 	if hm != nil {

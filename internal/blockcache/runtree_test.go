@@ -1,7 +1,9 @@
 package blockcache
 
 import (
+	"slices"
 	"testing"
+	"unsafe"
 
 	"pgregory.net/rapid"
 )
@@ -21,7 +23,7 @@ func TestRunTreeFind(t *testing.T) {
 		if r := nchunks % 64; r != 0 {
 			s.bits[len(s.bits)-1] = ^uint64(0) << r
 		}
-		s.runs = newRunTree(s.bits)
+		s.runs = newRunTree(s.bits, nil)
 		s.dirtyLo, s.dirtyHi = 0, -1
 		for range rapid.IntRange(0, 60).Draw(t, "ops") {
 			at := rapid.IntRange(0, nchunks-1).Draw(t, "at")
@@ -95,6 +97,47 @@ func TestRunAround(t *testing.T) {
 		}
 		if lo, hi := s.runAround(at, n, k); lo != wantLo || hi != wantHi {
 			t.Fatalf("runAround(%d, %d, %d) = [%d, %d), chunk by chunk [%d, %d)", at, n, k, lo, hi, wantLo, wantHi)
+		}
+	})
+}
+
+// TestNewRunTree checks newRunTree, which computes only the summaries
+// over a new shard's last word and reads the others' zeros as free,
+// against newRunTreeOf, which computes every summary.
+func TestNewRunTree(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		words := rapid.SampledFrom([]int{1, 2, 7, 8, 9, 64, 65, 600, 4096}).Draw(t, "words")
+		nchunks := rapid.IntRange(64*(words-1)+1, 64*words).Draw(t, "nchunks")
+		bits := make([]uint64, words)
+		if r := nchunks % 64; r != 0 {
+			bits[len(bits)-1] = ^uint64(0) << r
+		}
+		var got runTree
+		if rapid.Bool().Draw(t, "arena") {
+			a := &arena{b: make([]byte, shardMetaBytes(nchunks))}
+			bits2 := carve[uint64](a, words)
+			copy(bits2, bits)
+			got = newRunTree(bits2, a)
+			if len(a.b) == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(got.levels[len(got.levels)-1]))) < uintptr(unsafe.Pointer(unsafe.SliceData(bits2))) {
+				t.Fatalf("arena of %d bytes short: %d left", shardMetaBytes(nchunks), len(a.b))
+			}
+		} else {
+			got = newRunTree(bits, nil)
+		}
+		want := newRunTreeOf(bits)
+		if !slices.Equal(got.leaves, want.leaves) {
+			t.Fatalf("leaves differ")
+		}
+		if len(got.levels) != len(want.levels) {
+			t.Fatalf("%d levels, want %d", len(got.levels), len(want.levels))
+		}
+		for l := range want.levels {
+			if !slices.Equal(got.levels[l], want.levels[l]) {
+				t.Fatalf("level %d: %v, want %v", l+1, got.levels[l], want.levels[l])
+			}
+		}
+		if got.longest() != nchunks {
+			t.Fatalf("longest %d, want %d", got.longest(), nchunks)
 		}
 	})
 }

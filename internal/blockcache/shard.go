@@ -12,22 +12,26 @@ import (
 // shard owns a contiguous part of the cache's memory and a fixed range of
 // entries, under one lock. Lookups (Table.Get) never take the lock.
 type shard struct {
-	mu      sync.Mutex
-	c       *Cache
-	index   uint8
-	base    int      // first chunk of the shard, in Cache.mem chunks
-	nchunks int      // chunks in the shard
-	bits    []uint64 // chunk bitmap, 1 = held; bits past nchunks are set
-	runs    runTree  // the free runs of bits, up to date but for words dirtyLo to dirtyHi
-	dirtyLo int      // words changed since runs was last brought up to date; dirtyLo > dirtyHi when none
-	dirtyHi int
-	used    int   // chunks held
-	cursor  int   // where the next search for free chunks starts
-	free    int32 // free entries, linked through next; -1 when none
-	small   fifo
-	main    fifo
-	clock   uint32 // evictions from the small queue and blocks refused by ReserveAdmitted: the ghosts' clock
-	refused int64  // blocks ReserveAdmitted did not admit
+	mu       sync.Mutex
+	c        *Cache
+	index    uint8
+	base     int      // first chunk of the shard, in Cache.mem chunks
+	nchunks  int      // chunks in the shard
+	bits     []uint64 // chunk bitmap, 1 = held; bits past nchunks are set
+	runs     runTree  // the free runs of bits, up to date but for words dirtyLo to dirtyHi
+	dirtyLo  int      // words changed since runs was last brought up to date; dirtyLo > dirtyHi when none
+	dirtyHi  int
+	used     int     // chunks held
+	cursor   int     // where the next search for free chunks starts
+	free     int32   // released entries, linked through next; -1 when none
+	first    int32   // the shard's first entry
+	fresh    int32   // the shard's next entry never yet used: entries fresh to freshEnd-1 are free too
+	freshEnd int32   // the end of the shard's entries
+	owners   []owner // what entries first to fresh-1 point to, by index - first
+	small    fifo
+	main     fifo
+	clock    uint32 // evictions from the small queue and blocks refused by ReserveAdmitted: the ghosts' clock
+	refused  int64  // blocks ReserveAdmitted did not admit
 
 	evictions int64
 	_         [64]byte // keep the counters below off the lock's cache line
@@ -43,30 +47,37 @@ type fifo struct {
 	chunks     int // their chunks
 }
 
-func (s *shard) init(c *Cache, index, base, nchunks int, firstEntry int32, entries int) {
+// init sets up shard index of c, its bitmap and run tree taken from meta
+// (zeroed memory, or nil: the Go heap).
+func (s *shard) init(c *Cache, index, base, nchunks int, firstEntry int32, entries int, meta *arena) {
 	s.c, s.index, s.base, s.nchunks = c, uint8(index), base, nchunks
-	s.bits = make([]uint64, (nchunks+63)/64)
+	s.bits = carve[uint64](meta, (nchunks+63)/64)
 	if r := nchunks % 64; r != 0 {
 		s.bits[len(s.bits)-1] = ^uint64(0) << r
 	}
-	s.runs = newRunTree(s.bits)
+	s.runs = newRunTree(s.bits, meta)
 	s.dirtyLo, s.dirtyHi = 0, -1
 	s.small = fifo{head: -1, tail: -1}
 	s.main = fifo{head: -1, tail: -1}
+	// The entries are handed out in index order as first needed (take),
+	// not linked up here: see newEntries.
 	s.free = -1
-	for i := entries - 1; i >= 0; i-- {
-		e := &c.entries[firstEntry+int32(i)]
-		e.idx, e.shard, e.next = firstEntry+int32(i), uint8(index), s.free
-		s.free = e.idx
-	}
+	s.first, s.fresh, s.freshEnd = firstEntry, firstEntry, firstEntry+int32(entries)
 }
+
+// owner returns what e, one of the shard's entries handed out, points to.
+// Called with mu held.
+func (s *shard) owner(e *entry) *owner { return &s.owners[e.idx-s.first] }
+
+// hasEntry reports whether an entry is free, released or never used.
+func (s *shard) hasEntry() bool { return s.free >= 0 || s.fresh < s.freshEnd }
 
 // alloc finds k free chunks and a free entry, evicting blocks as needed,
 // and returns the entry with its chunks held. Called with mu held. Free
 // chunks anywhere in the shard are used before anything is evicted; each
 // search costs O(log chunks) (runTree).
 func (s *shard) alloc(k int) (*entry, bool) {
-	if s.free >= 0 {
+	if s.hasEntry() {
 		if at := s.findRun(k); at >= 0 {
 			return s.take(at, k), true
 		}
@@ -95,18 +106,31 @@ func (s *shard) alloc(k int) (*entry, bool) {
 // smaller than entryBytes on average, and free chunks may lie in runs
 // shorter than k: either way a block then takes the place of others.
 func (s *shard) hasRoom(k int) bool {
-	return s.free >= 0 && s.findRun(k) >= 0
+	return s.hasEntry() && s.findRun(k) >= 0
 }
 
-// take holds chunks [at, at+k) (shard-local) for a free entry.
+// take holds chunks [at, at+k) (shard-local) for a free entry: a
+// released one first, else the next never used (hasEntry).
 func (s *shard) take(at, k int) *entry {
 	s.setBits(at, k, true)
 	s.used += k
 	s.cursor = at + k
-	e := &s.c.entries[s.free]
-	s.free = e.next
-	if s.free >= 0 { // the next take's entry, freed maybe long ago
-		prefetch.Line(unsafe.Pointer(&s.c.entries[s.free]))
+	var e *entry
+	if s.free >= 0 {
+		e = &s.c.entries[s.free]
+		s.free = e.next
+		if s.free >= 0 { // the next take's entry, freed maybe long ago
+			prefetch.Line(unsafe.Pointer(&s.c.entries[s.free]))
+		}
+	} else {
+		// Never used since New: its memory may hold anything (newEntries).
+		// Of the fields take and its callers do not set, Get reads refs
+		// once the entry is named by a slot, after its caller set it.
+		e = &s.c.entries[s.fresh]
+		e.idx, e.shard, e.cache, e.queue = s.fresh, s.index, s.c.num, qNone
+		e.refs.Store(0)
+		s.owners = append(s.owners, owner{})
+		s.fresh++
 	}
 	e.chunk = uint32(s.base + at)
 	e.prev, e.next = -1, -1
@@ -141,7 +165,7 @@ func (s *shard) evictOne() (at, n int, ok bool) {
 				continue
 			}
 			s.clock++
-			e.table.slots[e.slot].Store(ghostBit | uint64(s.clock))
+			s.owner(e).table.slots[e.slot].Store(ghostBit | uint64(s.clock))
 			s.evictions++
 			at, n = s.release(e)
 			s.prefetchVictims()
@@ -164,7 +188,7 @@ func (s *shard) evictOne() (at, n int, ok bool) {
 			mainPinned++
 			continue
 		}
-		e.table.slots[e.slot].Store(0)
+		s.owner(e).table.slots[e.slot].Store(0)
 		s.evictions++
 		at, n = s.release(e)
 		s.prefetchVictims()
@@ -178,6 +202,9 @@ func (s *shard) evictOne() (at, n int, ok bool) {
 func (s *shard) prefetchPrev(e *entry) {
 	if e.prev >= 0 {
 		prefetch.Line(unsafe.Pointer(&s.c.entries[e.prev]))
+		if o := int(e.prev - s.first); o >= 0 && o < len(s.owners) {
+			prefetch.Line(unsafe.Pointer(&s.owners[o])) // its Table, which prefetchVictim and evictOne read
+		}
 	}
 }
 
@@ -200,7 +227,7 @@ func (s *shard) prefetchVictim(tail int32) {
 	}
 	e := &s.c.entries[tail]
 	s.prefetchPrev(e)
-	if t := e.table; t != nil && e.slot >= 0 && int(e.slot) < len(t.slots) {
+	if t := s.owner(e).table; t != nil && e.slot >= 0 && int(e.slot) < len(t.slots) {
 		prefetch.Line(unsafe.Pointer(&t.slots[e.slot]))
 	}
 	if w := (int(e.chunk) - s.base) >> 6; w >= 0 && w < len(s.bits) {
@@ -225,12 +252,13 @@ func (s *shard) freeUnlisted(e *entry) {
 func (s *shard) release(e *entry) (at, n int) {
 	at = int(e.chunk) - s.base
 	n = (int(e.n) + ChunkSize - 1) / ChunkSize
+	o := s.owner(e)
 	if e.queue == qHeld {
 		s.c.held.Add(-int64(n * ChunkSize))
-		if hm := e.held; hm != nil {
+		if hm := o.held; hm != nil {
 			// The holder may still read it (racing its own Close): its
 			// pages go, the mapping stays until its Table is garbage.
-			e.held = nil
+			o.held = nil
 			dropHeld(hm.mem)
 		}
 	}
@@ -245,7 +273,7 @@ func (s *shard) release(e *entry) (at, n int) {
 	// The next search for free chunks starts here: when the shard is full,
 	// the chunks just freed are usually the ones the next block takes.
 	s.cursor = at
-	e.table, e.queue = nil, qNone
+	o.table, e.queue = nil, qNone
 	e.next = s.free
 	s.free = e.idx
 	return at, n

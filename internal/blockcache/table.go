@@ -174,7 +174,8 @@ func (t *Table) reserve(i, n int, doorkeeper bool) (Handle, bool) {
 		s.mu.Unlock()
 		return Handle{}, false
 	}
-	e.table, e.slot, e.n, e.aux, e.queue = t, int32(i), uint32(n), 0, qNone
+	e.slot, e.n, e.aux, e.queue = int32(i), uint32(n), 0, qNone
+	s.owner(e).table = t
 	e.freq.Store(0)
 	e.refs.Store(1) // the caller's pin
 	s.mu.Unlock()
@@ -191,13 +192,13 @@ func (t *Table) reserve(i, n int, doorkeeper bool) (Handle, bool) {
 // closed, the block stays private to h and is freed on its Release.
 func (t *Table) Publish(i int, h Handle, aux uint32) {
 	e := h.e
-	if e == nil {
-		return
+	if e == nil || e.cache != t.c.num || int(e.shard) >= len(t.c.shards) {
+		return // not a Handle of t's cache
 	}
 	s := &t.c.shards[e.shard]
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e.table != t || e.slot != int32(i) || e.queue != qNone {
+	if s.owner(e).table != t || e.slot != int32(i) || e.queue != qNone {
 		return // not a Handle from t.Reserve(i, ...), or published already
 	}
 	e.aux = aux
