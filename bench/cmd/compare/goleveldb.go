@@ -30,7 +30,9 @@ import (
 //     the filter (Reader.Get never does), then an exact-match check of the
 //     returned key. Find returns a copy of the value (with a buffer pool).
 //   - Scans: NewIterator(nil, nil), First/Next, Key, Value.
-type goleveldbImpl struct{}
+type goleveldbImpl struct {
+	cache *cache.Cache // made by prepare, taken by open
+}
 
 func (goleveldbImpl) name() string { return "goleveldb" }
 
@@ -55,8 +57,18 @@ func (goleveldbImpl) build(path string, d *dataset, c implsetup.Compression) err
 	return w.Close()
 }
 
-func (goleveldbImpl) open(path string) (table, error) {
-	bc := cache.NewCache(cache.NewLRU(int(blockCacheSz)))
+// prepare makes the block cache (untimed), as every implementation's is.
+func (g *goleveldbImpl) prepare(path string) error {
+	if g.cache == nil {
+		g.cache = cache.NewCache(cache.NewLRU(int(blockCacheSz)))
+	}
+	return nil
+}
+
+func (g *goleveldbImpl) open(path string) (table, error) {
+	g.prepare(path) // when the caller did not
+	bc := g.cache
+	g.cache = nil
 	r, err := implsetup.OpenGoleveldb(path, 1, bc, implsetup.GoleveldbBufferPool(), implsetup.GoleveldbOptions(implsetup.Snappy))
 	if err != nil {
 		bc.Close(true)

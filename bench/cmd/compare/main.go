@@ -210,17 +210,17 @@ func output(res *results, jsonOut bool, chart string, stdout io.Writer) error {
 func newImpl(name string) impl {
 	switch name {
 	case "ours":
-		return ours{cacheBytes: blockCacheSz, layout: implsetup.DefaultLayout} // what builder.Create(path, nil) writes: format version 4
+		return &ours{cacheBytes: blockCacheSz, layout: implsetup.DefaultLayout} // what builder.Create(path, nil) writes: format version 4
 	case "ours-v2":
-		return ours{cacheBytes: blockCacheSz, suffix: "-v2", layout: implsetup.HashV2Layout} // version 2's wide hash index, one-level
+		return &ours{cacheBytes: blockCacheSz, suffix: "-v2", layout: implsetup.HashV2Layout} // version 2's wide hash index, one-level
 	case "ours-v1":
-		return ours{cacheBytes: blockCacheSz, suffix: "-v1", layout: implsetup.V1Layout} // no hash index: format version 1, one-level
+		return &ours{cacheBytes: blockCacheSz, suffix: "-v1", layout: implsetup.V1Layout} // no hash index: format version 1, one-level
 	case "ours-default":
-		return ours{suffix: "-default", layout: implsetup.DefaultLayout} // reader.Open(path, nil): the shared default 64 MiB cache
+		return &ours{suffix: "-default", layout: implsetup.DefaultLayout} // reader.Open(path, nil): the shared default 64 MiB cache
 	case "ours-ra":
-		return ours{cacheBytes: blockCacheSz, suffix: "-ra", layout: implsetup.DefaultLayout, noMmap: true} // read with ReadAt (pread), no mapping
+		return &ours{cacheBytes: blockCacheSz, suffix: "-ra", layout: implsetup.DefaultLayout, noMmap: true} // read with ReadAt (pread), no mapping
 	case "ours-v1-ra":
-		return ours{cacheBytes: blockCacheSz, suffix: "-v1-ra", layout: implsetup.V1Layout, noMmap: true}
+		return &ours{cacheBytes: blockCacheSz, suffix: "-v1-ra", layout: implsetup.V1Layout, noMmap: true}
 	case "pebble":
 		return &pebbleImpl{indexBlockSize: math.MaxInt32}
 	case "pebble-2lvl":
@@ -230,7 +230,7 @@ func newImpl(name string) impl {
 	case "pebble2-2lvl":
 		return &pebble2Impl{suffix: "-2lvl"} // Pebble v2's default two-level index, for comparison
 	case "goleveldb":
-		return goleveldbImpl{}
+		return &goleveldbImpl{}
 	}
 	return nil
 }

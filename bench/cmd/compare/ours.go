@@ -23,7 +23,10 @@ import (
 //     also fsync and rename; the harness fsyncs every implementation's
 //     file untimed instead.
 //   - reader.Open(path, &reader.Options{Cache: cache.New(256 MiB)}), a new
-//     cache for each open as Pebble gets: the file is memory-mapped;
+//     cache for each open as Pebble gets, made by prepare before the open
+//     is timed, as every implementation's cache is (see preparer): an
+//     engine makes its cache once and opens every table into it. The file
+//     is memory-mapped;
 //     decoded snappy blocks are kept in the cache (S3-FIFO, off the Go
 //     heap), of the 256 MiB the others get rather than the default
 //     64 MiB, so that the decoded table fits as it does for them. Raw
@@ -40,15 +43,16 @@ type ours struct {
 	suffix     string           // appended to the name "ours"
 	layout     implsetup.Layout // which table format the builder writes
 	noMmap     bool             // reader.Options.NoMmap: read through ReadAt
+	prepared   *cache.Cache     // made by prepare, taken by open
 }
 
-func (o ours) name() string { return "ours" + o.suffix }
+func (o *ours) name() string { return "ours" + o.suffix }
 
-func (o ours) tablePath(dir string, c implsetup.Compression) string {
+func (o *ours) tablePath(dir string, c implsetup.Compression) string {
 	return filepath.Join(dir, o.name()+"-"+string(c)+".sst")
 }
 
-func (o ours) build(path string, d *dataset, c implsetup.Compression) error {
+func (o *ours) build(path string, d *dataset, c implsetup.Compression) error {
 	opts := implsetup.OursOptions(c, o.layout)
 	w, err := implsetup.CreateOurs(path, opts)
 	if err != nil {
@@ -63,14 +67,28 @@ func (o ours) build(path string, d *dataset, c implsetup.Compression) error {
 	return w.Close()
 }
 
-func (o ours) open(path string) (table, error) {
-	var c *cache.Cache
+// prepare makes the table's cache (untimed), as a store makes its cache
+// once at startup; Pebble's and goleveldb's are made the same way.
+func (o *ours) prepare(path string) error {
+	if o.cacheBytes <= 0 || o.prepared != nil {
+		return nil
+	}
+	c, err := cache.New(o.cacheBytes)
+	if err != nil {
+		return err
+	}
+	o.prepared = c
+	return nil
+}
+
+func (o *ours) open(path string) (table, error) {
+	if err := o.prepare(path); err != nil { // when the caller did not
+		return nil, err
+	}
+	c := o.prepared
+	o.prepared = nil
 	var opts *reader.Options
-	if o.cacheBytes > 0 {
-		var err error
-		if c, err = cache.New(o.cacheBytes); err != nil {
-			return nil, err
-		}
+	if c != nil {
 		opts = &reader.Options{Cache: c}
 	}
 	if o.noMmap {

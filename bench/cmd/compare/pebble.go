@@ -49,6 +49,7 @@ type pebbleImpl struct {
 	indexBlockSize int                 // WriterOptions.IndexBlockSize; 0 means Pebble's default
 	suffix         string              // appended to the name "pebble"
 	prov           objstorage.Provider // opened by prepare, taken by open
+	cache          *pebble.Cache       // made by prepare, taken by open
 }
 
 // pebbleFileNum is the table's file number in its directory.
@@ -84,28 +85,30 @@ func (p *pebbleImpl) build(path string, d *dataset, c implsetup.Compression) err
 	return fillPebble(w, d)
 }
 
-// prepare opens the object-storage provider over the table's directory,
-// as a Pebble DB does once at startup; the harness calls it untimed, so the
-// Open figure covers OpenForReading and sstable.NewReader only.
+// prepare opens the object-storage provider over the table's directory
+// and makes the block cache, as a Pebble DB does once at startup; the
+// harness calls it untimed, so the Open figure covers OpenForReading and
+// sstable.NewReader only (and ours reader.Open alone).
 func (p *pebbleImpl) prepare(path string) error {
-	prov, err := implsetup.OpenPebbleProvider(filepath.Dir(path))
-	if err != nil {
-		return err
+	if p.prov == nil {
+		prov, err := implsetup.OpenPebbleProvider(filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		p.prov = prov
 	}
-	p.prov = prov
+	if p.cache == nil {
+		p.cache = pebble.NewCache(blockCacheSz)
+	}
 	return nil
 }
 
 func (p *pebbleImpl) open(path string) (table, error) {
-	prov := p.prov
-	p.prov = nil
-	if prov == nil {
-		if err := p.prepare(path); err != nil {
-			return nil, err
-		}
-		prov, p.prov = p.prov, nil
+	if err := p.prepare(path); err != nil { // when the caller did not
+		return nil, err
 	}
-	cache := pebble.NewCache(blockCacheSz)
+	prov, cache := p.prov, p.cache
+	p.prov, p.cache = nil, nil
 	r, err := implsetup.OpenPebble(prov, pebbleFileNum, cache)
 	if err != nil {
 		cache.Unref()

@@ -19,9 +19,10 @@ import (
 // through objstorageprovider as a DB opens it, and lookups through
 // SeekPrefixGE on one reused iterator.
 type pebble2Impl struct {
-	indexBlockSize int                 // WriterOptions.IndexBlockSize; 0 means Pebble's default
-	suffix         string              // appended to the name "pebble2"
-	prov           objstorage.Provider // opened by prepare, taken by open
+	indexBlockSize int                     // WriterOptions.IndexBlockSize; 0 means Pebble's default
+	suffix         string                  // appended to the name "pebble2"
+	prov           objstorage.Provider     // opened by prepare, taken by open
+	cache          *implsetup.Pebble2Cache // made by prepare, taken by open
 }
 
 func (p *pebble2Impl) name() string { return "pebble2" + p.suffix }
@@ -43,27 +44,29 @@ func (p *pebble2Impl) build(path string, d *dataset, c implsetup.Compression) er
 	return fillPebble(w, d)
 }
 
-// prepare opens the object-storage provider over the table's directory,
-// as a Pebble DB does once at startup (untimed).
+// prepare opens the object-storage provider over the table's directory
+// and makes the block cache, as a Pebble DB does once at startup
+// (untimed, as ours' cache is).
 func (p *pebble2Impl) prepare(path string) error {
-	prov, err := implsetup.OpenPebble2Provider(filepath.Dir(path))
-	if err != nil {
-		return err
+	if p.prov == nil {
+		prov, err := implsetup.OpenPebble2Provider(filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		p.prov = prov
 	}
-	p.prov = prov
+	if p.cache == nil {
+		p.cache = implsetup.NewPebble2Cache(blockCacheSz)
+	}
 	return nil
 }
 
 func (p *pebble2Impl) open(path string) (table, error) {
-	prov := p.prov
-	p.prov = nil
-	if prov == nil {
-		if err := p.prepare(path); err != nil {
-			return nil, err
-		}
-		prov, p.prov = p.prov, nil
+	if err := p.prepare(path); err != nil { // when the caller did not
+		return nil, err
 	}
-	cache := implsetup.NewPebble2Cache(blockCacheSz)
+	prov, cache := p.prov, p.cache
+	p.prov, p.cache = nil, nil
 	r, err := implsetup.OpenPebble2(prov, cache)
 	if err != nil {
 		cache.Close()
