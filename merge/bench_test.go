@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sstkit/sstable/builder"
+	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/merge"
 	"github.com/sstkit/sstable/reader"
 )
@@ -19,6 +20,17 @@ import (
 // and returns them as a stack, newest first.
 func benchStack(b *testing.B, levels, n int) []merge.Level {
 	dir := b.TempDir()
+	var opts *reader.Options
+	if n > benchN {
+		// Room for every table's blocks, as bench/cmd/merge gives them;
+		// DefaultCache holds about two such tables.
+		c, err := cache.New(512 << 20)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		opts = &reader.Options{Cache: c}
+	}
 	var stack []merge.Level
 	for l := range levels {
 		rng := rand.New(rand.NewPCG(uint64(l), 1))
@@ -56,7 +68,7 @@ func benchStack(b *testing.B, levels, n int) []merge.Level {
 		if err := bl.Finish(); err != nil {
 			b.Fatal(err)
 		}
-		r, err := reader.Open(path, nil)
+		r, err := reader.Open(path, opts)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -96,19 +108,30 @@ func BenchmarkScanReverse(b *testing.B) {
 	}
 }
 
-func BenchmarkSeekGENext10(b *testing.B) {
-	stack := benchStack(b, 8, benchN)
+func BenchmarkSeekGENext10(b *testing.B) { benchSeekGENext10(b, benchN) }
+
+// BenchmarkSeekGENext10Large is BenchmarkSeekGENext10 at the size of
+// bench/cmd/merge's tables: 250k entries each, whose index is
+// partitioned, and seeks at 64k keys, so that most of what a seek reads
+// is out of the CPU's caches.
+func BenchmarkSeekGENext10Large(b *testing.B) { benchSeekGENext10(b, 250_000) }
+
+func benchSeekGENext10(b *testing.B, n int) {
+	stack := benchStack(b, 8, n)
 	it := merge.NewIterator(stack, nil)
 	defer it.Close()
 	rng := rand.New(rand.NewPCG(7, 7))
-	keys := make([][]byte, 1024)
+	keys := make([][]byte, 1<<16)
 	for i := range keys {
-		keys[i] = benchKey(rng.Uint64N(4 * benchN))
+		keys[i] = benchKey(rng.Uint64N(uint64(4 * n)))
+	}
+	for _, k := range keys { // warm: every table's blocks in the cache
+		it.SeekGE(k)
 	}
 	i := 0
 	b.ReportAllocs()
 	for b.Loop() {
-		ok := it.SeekGE(keys[i&1023])
+		ok := it.SeekGE(keys[i&(len(keys)-1)])
 		for j := 0; ok && j < 10; j++ {
 			ok = it.Next()
 		}

@@ -142,3 +142,23 @@ func FencesKnown(r *Reader) (known, blocks int) {
 // ScanAhead returns the lines of the next data block the forward walk of
 // it has still to prefetch.
 func ScanAhead(it *Iterator) []byte { return it.ahead }
+
+// SeekFences reports whether r's SeekGE goes through seek fences (a
+// version 4 table whose fences are made), and how many of its data
+// blocks have their sub-fences recorded.
+func SeekFences(r *Reader) (made bool, subs int) {
+	x := fencesOf(r)
+	if x == nil {
+		return false, 0
+	}
+	f := x.seek.Load()
+	if f == nil {
+		return false, 0
+	}
+	for i := 3; i < len(f.sub); i += 4 {
+		if f.sub[i].Load() != 0 {
+			subs++
+		}
+	}
+	return true, subs
+}

@@ -33,6 +33,8 @@ type compactIndex struct {
 	fenceReady atomic.Bool
 	fences     []atomic.Uint64
 	fenceSkip  []byte
+
+	seekState // the fences of SeekGE (index_fence.go)
 }
 
 // keyPrefix returns the first 8 bytes of k, big-endian, padded with

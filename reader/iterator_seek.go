@@ -244,6 +244,11 @@ func (it *Iterator) prefixEnd(prefix []byte) []byte {
 // seekGE moves to the first entry >= key, ignoring the lower bound.
 func (it *Iterator) seekGE(key []byte) bool {
 	it.lazyIndex = 0
+	if x := fencesOf(it.r); x != nil && it.usable() {
+		if ok, handled := it.fencedSeekGE(x, key); handled {
+			return ok
+		}
+	}
 	if !it.usable() || !it.s.index.SeekGE(key) || !it.loadBlock(false) {
 		it.stop()
 		return false

@@ -405,6 +405,37 @@ func (it *BlockIter) SeekOffset(off int) bool {
 	return it.decodeAt(off)
 }
 
+// SeekGEFrom is SeekGE in a block written with ShareWithFirst (format
+// version 4), for a caller that knows an entry boundary off whose entry
+// and every entry before it have keys < target: it decodes the block's
+// first key and the entry at off (which shares its first bytes with the
+// first key), then scans forward from there, reading none of the restart
+// points. off 0 is SeekGE. An off that is not an entry boundary gives a
+// corruption error or a wrong position, never a panic.
+func (it *BlockIter) SeekGEFrom(off int, target []byte) bool {
+	if off == 0 {
+		return it.SeekGE(target)
+	}
+	if it.err != nil || it.numRestarts == 0 || off < 0 || off >= it.restartsOff {
+		if it.err == nil && it.numRestarts > 0 {
+			it.fail(off, "entry offset %d outside entries region of %d bytes", off, it.restartsOff)
+		}
+		it.offset = it.restartsOff
+		it.val = nil
+		return false
+	}
+	if !it.seekRestart(0) || !it.decodeAt(off) {
+		return false
+	}
+	it.restartIdx = -1 // found when a move needs it, as after SeekOffset
+	for bytes.Compare(it.key, target) < 0 {
+		if !it.advance() {
+			return false
+		}
+	}
+	return true
+}
+
 // InitEntries is Init for contents whose entries end at entriesEnd (the
 // restart array's offset), as EntriesEnd computed from the same bytes
 // before: it derives the restart count from the sizes without reading the
