@@ -24,8 +24,8 @@ func (b *blockBuf) release() {
 // release, and whether they alias the file's mapping. A mapped raw block
 // is read in place, its checksum checked on first use; every other block
 // is decoded (or, read through ReadAt, copied) into the cache, or into
-// b's buffers when the cache does not take it or fill is false (Verify,
-// which reads every block once: LevelDB's ReadOptions.fill_cache).
+// b's buffers when the cache does not take it or fill is false (a scan
+// moving between blocks, Verify: LevelDB's ReadOptions.fill_cache).
 func (t *Table) dataBlock(i int, b *blockBuf, fill bool) ([]byte, bool, error) {
 	b.release()
 	h := t.index.handles[i]

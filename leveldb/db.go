@@ -142,7 +142,7 @@ func (db *DB) recover(opts *Options) error {
 		}
 	}
 	sort.Slice(logs, func(i, j int) bool { return logs[i] < logs[j] })
-	rp := replay{newest: map[string]int{}, lastSeq: db.lastSeq}
+	rp := replay{lastSeq: db.lastSeq}
 	for _, num := range logs {
 		path := filepath.Join(db.dir, fmt.Sprintf("%06d.log", num))
 		data, err := os.ReadFile(path)
@@ -164,9 +164,10 @@ func (db *DB) recover(opts *Options) error {
 		}
 	}
 	db.lastSeq = rp.lastSeq
-	if len(rp.entries) > 0 {
-		db.levels = append(db.levels, rp.level())
-		db.mem = len(rp.entries)
+	if len(rp.ops) > 0 {
+		mem := rp.level()
+		db.levels = append(db.levels, mem)
+		db.mem = len(mem.entries)
 	}
 
 	// The tables, opened on first use.

@@ -38,13 +38,15 @@ type logReader struct {
 }
 
 // next returns the next whole record and its file offset (that of its
-// first fragment); ok false at the log's end. A record cut short by the
+// first fragment); ok false at the log's end. The record aliases data,
+// or a buffer of its own when it was cut into fragments: it stays valid
+// after later calls. A record cut short by the
 // end of the file (a write torn by a crash) ends the log, as LevelDB's
 // recovery treats it; a checksum mismatch, an impossible length, an
 // unknown type or fragments out of order is an error wrapping
 // format.ErrCorrupt.
 func (r *logReader) next() (rec []byte, recOff int64, ok bool, err error) {
-	r.rec = r.rec[:0]
+	r.rec = nil
 	inFragments := false
 	start := 0
 	for {

@@ -2,7 +2,9 @@ package leveldb
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
+	"slices"
 	"sort"
 
 	"github.com/sstkit/sstable/format"
@@ -27,15 +29,14 @@ type memLevel struct {
 
 // replay builds a memLevel from write batches, applied in log order.
 type replay struct {
-	newest  map[string]int // user key -> index in entries
-	entries []memEntry
+	ops     []memEntry // every write, in log order; keys and values alias the records
 	lastSeq uint64
 }
 
 // apply decodes one write batch (LevelDB db/write_batch.cc: u64 sequence
 // number, u32 count, then count records: 1, key, value for a put; 0, key
 // for a deletion; keys and values uvarint-length-prefixed), a log record
-// at off.
+// at off. The entries alias rec, which must stay unchanged.
 func (r *replay) apply(rec []byte, off int64) error {
 	if len(rec) < 12 {
 		return format.Corruptf(SectionBatch, off, "batch of %d bytes is shorter than its 12-byte header", len(rec))
@@ -46,6 +47,7 @@ func (r *replay) apply(rec []byte, off int64) error {
 		return format.Corruptf(SectionBatch, off, "sequence number %d and count %d run past 2^56", seq, count)
 	}
 	body := rec[12:]
+	r.ops = slices.Grow(r.ops, int(min(count, uint32(len(body)/2))))
 	var n uint32
 	for ; len(body) > 0; n++ {
 		kind := body[0]
@@ -63,13 +65,8 @@ func (r *replay) apply(rec []byte, off int64) error {
 		default:
 			return format.Corruptf(SectionBatch, off, "record %d: unknown kind %d", n, kind)
 		}
-		e := memEntry{key: append([]byte{}, key...), value: append([]byte{}, value...), deleted: Kind(kind) == KindDeletion}
-		if i, ok := r.newest[string(key)]; ok {
-			r.entries[i] = e
-		} else {
-			r.newest[string(key)] = len(r.entries)
-			r.entries = append(r.entries, e)
-		}
+		// Never nil: a merge level's nil key means no key.
+		r.ops = append(r.ops, memEntry{key: key[:len(key):len(key)], value: value[:len(value):len(value)], deleted: Kind(kind) == KindDeletion})
 	}
 	if n != count {
 		return format.Corruptf(SectionBatch, off, "batch holds %d records where its header says %d", n, count)
@@ -80,9 +77,50 @@ func (r *replay) apply(rec []byte, off int64) error {
 	return nil
 }
 
+// level returns the writes as a memLevel: sorted by key, the last write
+// of each key kept.
 func (r *replay) level() *memLevel {
-	sort.Slice(r.entries, func(i, j int) bool { return bytes.Compare(r.entries[i].key, r.entries[j].key) < 0 })
-	return &memLevel{entries: r.entries}
+	// Sort positions with an 8-byte fence of each key (after the bytes
+	// every key shares): swaps move 16 bytes, not a 56-byte entry, and
+	// most comparisons are of two integers. Ties sort by position, so a
+	// key's last write ends its run.
+	skip := 0
+	if len(r.ops) > 0 {
+		first := r.ops[0].key
+		skip = len(first)
+		for _, e := range r.ops[1:] {
+			n := 0
+			for n < skip && n < len(e.key) && e.key[n] == first[n] {
+				n++
+			}
+			skip = n
+		}
+	}
+	type pos struct {
+		fence uint64
+		i     int32
+	}
+	ps := make([]pos, len(r.ops))
+	for i, e := range r.ops {
+		ps[i] = pos{fence(e.key, skip), int32(i)}
+	}
+	slices.SortFunc(ps, func(a, b pos) int {
+		if a.fence != b.fence {
+			return cmp.Compare(a.fence, b.fence)
+		}
+		if c := bytes.Compare(r.ops[a.i].key, r.ops[b.i].key); c != 0 {
+			return c
+		}
+		return int(a.i - b.i)
+	})
+	out := make([]memEntry, 0, len(ps))
+	for j, p := range ps {
+		if j+1 < len(ps) && bytes.Equal(r.ops[ps[j+1].i].key, r.ops[p.i].key) {
+			continue // a later write of the same key follows
+		}
+		out = append(out, r.ops[p.i])
+	}
+	return &memLevel{entries: out}
 }
 
 func (m *memLevel) NewIter(o *reader.IterOptions) merge.LevelIterator {
