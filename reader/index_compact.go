@@ -64,16 +64,22 @@ func (x *compactIndex) fenceTable() []atomic.Uint64 {
 			}
 			x.fenceSkip = bytes.Clone(lo[:n:n])
 			x.fences = make([]atomic.Uint64, x.ht.numBlocks)
-			switch src := x.src.(type) {
-			case *mmapSource:
-				charge(src.owner, 8*len(x.fences))
-			case *readAtSource:
-				charge(src.owner, 8*len(x.fences))
-			}
+			x.charge(8 * len(x.fences))
 		}
 		x.fenceReady.Store(true)
 	})
 	return x.fences
+}
+
+// charge charges n bytes the index keeps on the Go heap (fences) to the
+// reader's cache, as its other per-table memory is.
+func (x *compactIndex) charge(n int) {
+	switch src := x.src.(type) {
+	case *mmapSource:
+		charge(src.owner, n)
+	case *readAtSource:
+		charge(src.owner, n)
+	}
 }
 
 // setFence records the fence of data block i from its entries.

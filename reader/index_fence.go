@@ -137,12 +137,7 @@ func (x *compactIndex) seekFenceTable() *seekFences {
 	x.seekOnce.Do(func() {
 		defer x.seekDone.Store(true)
 		if f := x.readSeekFences(); f != nil {
-			switch src := x.src.(type) {
-			case *mmapSource:
-				charge(src.owner, 40*len(f.prefixes))
-			case *readAtSource:
-				charge(src.owner, 40*len(f.prefixes))
-			}
+			x.charge(40 * len(f.prefixes))
 			x.seek.Store(f)
 		}
 	})
