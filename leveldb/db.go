@@ -215,6 +215,9 @@ func inFile(path string, err error) error {
 // first, one level each, then levels 1 to 6 (those holding tables). Each
 // shows every user key's newest version, a deletion as a value
 // IsDeletion recognises: read them with DB.MergeOptions' IsDeletion.
+// Compact the whole view with CompactOptions.Bottom set (as sst build
+// -leveldb does): a compaction that keeps deletions would write each as
+// the one-byte value 0x00, which this module's tables read back as data.
 // The slice is the caller's; the levels stay valid until Close.
 func (db *DB) Levels() []merge.Level { return append([]merge.Level(nil), db.levels...) }
 
