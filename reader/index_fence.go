@@ -237,12 +237,7 @@ func (f *seekFences) ahead(w []byte, i int, pk uint64) {
 	if from > 0 {
 		prefetch.Line(unsafe.Pointer(&w[0]))
 	}
-	for off := from; off < to; off += 64 {
-		prefetch.Line(unsafe.Pointer(&w[off]))
-	}
-	if to > from {
-		prefetch.Line(unsafe.Pointer(&w[to-1]))
-	}
+	prefetch.Range(w, from, to)
 }
 
 // aheadEntries is how many entries past its guessed place ahead asks for
@@ -286,8 +281,13 @@ func (it *Iterator) fencedSeekGE(x *compactIndex, key []byte) (ok, handled bool)
 	off, ok := f.subStart(sub, pk)
 	if !ok {
 		f.fillSub(&it.s.data, sub)
+		off, ok = f.subStart(sub, pk)
 	}
-	it.s.data.SeekGEFrom(off, key)
+	if ok && sub[3].Load() > 1 {
+		it.s.data.SeekGEFrom(off, key) // a quarter of the block at most
+	} else {
+		it.s.data.SeekGE(key) // no sub-fences
+	}
 	return it.forward(), true
 }
 

@@ -194,6 +194,18 @@ func (it *BlockIter) resolveRestart() {
 
 // advance moves from the current entry to the next; false at the end.
 func (it *BlockIter) advance() bool {
+	if it.restartIdx < 0 {
+		// Left unknown by SeekGEFrom or SeekOffset: a forward walk needs
+		// no restart point (the entry at one shares no bytes, whatever
+		// the key before it), and finding it would read the restart
+		// array, a line of its own at the block's end.
+		if it.nextOffset >= it.restartsOff {
+			it.offset = it.restartsOff
+			it.val = nil
+			return false
+		}
+		return it.decodeAt(it.nextOffset)
+	}
 	it.resolveRestart()
 	if it.nextOffset >= it.restartsOff {
 		if r := it.restartIdx + 1; r < it.numRestarts { // never reached: Last, Prev and SeekGE would fail on it
@@ -407,15 +419,15 @@ func (it *BlockIter) SeekOffset(off int) bool {
 
 // SeekGEFrom is SeekGE in a block written with ShareWithFirst (format
 // version 4), for a caller that knows an entry boundary off whose entry
-// and every entry before it have keys < target: it decodes the block's
-// first key and the entry at off (which shares its first bytes with the
-// first key), then scans forward from there, reading none of the restart
-// points. off 0 is SeekGE. An off that is not an entry boundary gives a
-// corruption error or a wrong position, never a panic.
+// and every entry before it have keys < target (off 0: the first entry):
+// it decodes the block's first key (at offset 0, where the first restart
+// point of such a block lies) and the entry at off, which shares its
+// first bytes with the first key, then scans forward from there, reading
+// none of the restart array, whose line a SeekGE would wait for. The scan
+// is linear: the caller bounds it (the reader's sub-fences, a quarter of
+// a block). An off that is not an entry boundary gives a corruption error
+// or a wrong position, never a panic.
 func (it *BlockIter) SeekGEFrom(off int, target []byte) bool {
-	if off == 0 {
-		return it.SeekGE(target)
-	}
 	if it.err != nil || it.numRestarts == 0 || off < 0 || off >= it.restartsOff {
 		if it.err == nil && it.numRestarts > 0 {
 			it.fail(off, "entry offset %d outside entries region of %d bytes", off, it.restartsOff)
@@ -424,7 +436,8 @@ func (it *BlockIter) SeekGEFrom(off int, target []byte) bool {
 		it.val = nil
 		return false
 	}
-	if !it.seekRestart(0) || !it.decodeAt(off) {
+	it.key = it.key[:0]
+	if !it.decodeAt(0) || off > 0 && !it.decodeAt(off) {
 		return false
 	}
 	it.restartIdx = -1 // found when a move needs it, as after SeekOffset

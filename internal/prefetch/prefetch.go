@@ -15,9 +15,16 @@ func Bytes(b []byte, n int) {
 	if n <= 0 {
 		return
 	}
-	p := unsafe.Pointer(unsafe.SliceData(b))
-	for off := 0; off < n; off += 64 {
-		Line(unsafe.Add(p, off))
+	lines(unsafe.Pointer(unsafe.SliceData(b)), uintptr(n))
+}
+
+// Range starts loading the lines holding b[from:to], clipped to b, in one
+// call: for runs of more than a line or two, cheaper than Line per line.
+// It is a hint; it never faults and does nothing where unsupported.
+func Range(b []byte, from, to int) {
+	from, to = max(from, 0), min(to, len(b))
+	if to <= from {
+		return
 	}
-	Line(unsafe.Add(p, n-1)) // the last line, if the steps skipped it
+	lines(unsafe.Pointer(&b[from]), uintptr(to-from))
 }

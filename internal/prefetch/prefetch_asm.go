@@ -11,3 +11,10 @@ import "unsafe"
 //
 //go:noescape
 func Line(p unsafe.Pointer)
+
+// lines asks for the cache lines from p up to p+n-1 (n > 0 bytes): every
+// 64 bytes from p, and the line of the last byte. One call for a run of
+// lines, where a call of Line per line costs more than the prefetches.
+//
+//go:noescape
+func lines(p unsafe.Pointer, n uintptr)
