@@ -22,6 +22,14 @@ type Iterator struct {
 	dir      int8     // 1 forward, -1 backward: the heap's order
 	cur      *child   // the child whose entry is shown; nil when not positioned
 
+	// runner is the heap's second in order (the lesser of heap[1] and
+	// heap[2]), and alone reports that the top's key is strictly before
+	// it: the top alone holds its key. Both hold while the heap changes
+	// only by the top's moves that keep it at the top (stepTop); every
+	// other change clears them (down, build, pop).
+	runner *child
+	alone  bool
+
 	dels       rangeDels
 	isDeletion func([]byte) bool
 	withDels   bool // Compact's view: show the newest deletions not range-deleted too
@@ -90,6 +98,7 @@ func (it *Iterator) less(a, b *child) bool {
 }
 
 func (it *Iterator) down(i int) {
+	it.runner, it.alone = nil, false
 	h := it.heap
 	n := len(h)
 	for {
@@ -111,6 +120,7 @@ func (it *Iterator) down(i int) {
 
 // build makes a heap of the positioned children.
 func (it *Iterator) build(dir int8) {
+	it.runner, it.alone = nil, false
 	it.dir = dir
 	it.heap = it.heap[:0]
 	for i := range it.children {
@@ -125,6 +135,7 @@ func (it *Iterator) build(dir int8) {
 
 // pop removes the heap's top.
 func (it *Iterator) pop() {
+	it.runner, it.alone = nil, false
 	n := len(it.heap) - 1
 	it.heap[0] = it.heap[n]
 	it.heap = it.heap[:n]
@@ -204,6 +215,9 @@ func (it *Iterator) visible(c *child) (bool, error) {
 // skip moves every child at the top's key one step on, in the heap's
 // direction; false on error.
 func (it *Iterator) skip() bool {
+	if len(it.heap) == 1 || it.alone || it.before(it.heap[0].key, it.second().key) {
+		return it.stepTop()
+	}
 	it.saved = append(it.saved[:0], it.heap[0].key...)
 	for len(it.heap) > 0 && bytes.Equal(it.heap[0].key, it.saved) {
 		c := it.heap[0]
@@ -222,6 +236,58 @@ func (it *Iterator) skip() bool {
 		}
 		it.pop()
 	}
+	return true
+}
+
+// second returns the heap's second child in order (the heap has two or
+// more), the one the top is compared with after its moves.
+func (it *Iterator) second() *child {
+	if it.runner == nil {
+		h := it.heap
+		r := h[1]
+		if len(h) > 2 && it.less(h[2], r) {
+			r = h[2]
+		}
+		it.runner = r
+	}
+	return it.runner
+}
+
+// before reports whether key a comes strictly before key b in the heap's
+// direction.
+func (it *Iterator) before(a, b []byte) bool {
+	c := bytes.Compare(a, b)
+	return c != 0 && c < 0 == (it.dir > 0)
+}
+
+// stepTop moves the top child, alone at its key, one step on. In a scan
+// the top mostly stays the top (runs of keys from one level): one
+// comparison with the second child says so, where skip's general path
+// copies the key, compares it again after the move, and sifts the heap
+// with two comparisons. It returns false on error.
+func (it *Iterator) stepTop() bool {
+	c := it.heap[0]
+	var ok bool
+	if it.dir > 0 {
+		ok = c.next()
+	} else {
+		ok = c.prev()
+	}
+	if !ok {
+		if it.childFailed(c) {
+			return false
+		}
+		it.pop()
+		return true
+	}
+	if len(it.heap) == 1 {
+		return true
+	}
+	if it.before(c.key, it.second().key) {
+		it.alone = true
+		return true
+	}
+	it.down(0)
 	return true
 }
 
@@ -370,6 +436,7 @@ func (it *Iterator) SetBounds(lower, upper []byte) {
 		it.children[i].setBounds(it.lower, it.upper)
 	}
 	it.heap = it.heap[:0]
+	it.runner, it.alone = nil, false
 	it.stop()
 }
 
