@@ -128,7 +128,11 @@ func (li *levelIter) table(i int) bool {
 		return false
 	}
 	li.it.buf.release()
-	li.it = TableIterator{t: t, i: -1, lower: li.lower, upper: li.upper, blk: li.it.blk, buf: li.it.buf, seek: li.it.seek}
+	ahead := li.it.ahead
+	if ahead != nil {
+		ahead.retable(t) // the scan goes on in table i: buffers reused
+	}
+	li.it = TableIterator{t: t, i: -1, lower: li.lower, upper: li.upper, blk: li.it.blk, buf: li.it.buf, seek: li.it.seek, ahead: ahead}
 	li.ti, li.open = i, true
 	return true
 }
@@ -336,6 +340,7 @@ func (li *levelIter) SetBounds(lower, upper []byte) {
 func (li *levelIter) Err() error { return li.err }
 
 func (li *levelIter) Close() error {
+	li.it.stopAhead()
 	li.it.buf.release()
 	li.open, li.valid = false, false
 	return li.err

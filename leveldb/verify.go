@@ -53,7 +53,7 @@ func (t *Table) Verify() (entries int64, err error) {
 	defer t.recoverFault(&err)
 	var prev []byte
 	for i := 0; i < t.index.len(); i++ {
-		if !it.loadBlock(i, false) {
+		if !it.loadBlock(i, false, i > 0) {
 			return entries, it.err
 		}
 		off := int64(t.index.handles[i].Offset)
