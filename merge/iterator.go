@@ -90,7 +90,7 @@ func NewIterator(levels []Level, o *Options) *Iterator {
 // less orders the heap: by key in the iterator's direction, ties to the
 // newest level.
 func (it *Iterator) less(a, b *child) bool {
-	c := bytes.Compare(a.key, b.key)
+	c := compareKeys(a, b)
 	if c == 0 {
 		return a.level < b.level
 	}
@@ -215,7 +215,7 @@ func (it *Iterator) visible(c *child) (bool, error) {
 // skip moves every child at the top's key one step on, in the heap's
 // direction; false on error.
 func (it *Iterator) skip() bool {
-	if len(it.heap) == 1 || it.alone || it.before(it.heap[0].key, it.second().key) {
+	if len(it.heap) == 1 || it.alone || it.before(it.heap[0], it.second()) {
 		return it.stepTop()
 	}
 	it.saved = append(it.saved[:0], it.heap[0].key...)
@@ -253,10 +253,10 @@ func (it *Iterator) second() *child {
 	return it.runner
 }
 
-// before reports whether key a comes strictly before key b in the heap's
-// direction.
-func (it *Iterator) before(a, b []byte) bool {
-	c := bytes.Compare(a, b)
+// before reports whether child a's key comes strictly before child b's
+// in the heap's direction.
+func (it *Iterator) before(a, b *child) bool {
+	c := compareKeys(a, b)
 	return c != 0 && c < 0 == (it.dir > 0)
 }
 
@@ -283,7 +283,7 @@ func (it *Iterator) stepTop() bool {
 	if len(it.heap) == 1 {
 		return true
 	}
-	if it.before(c.key, it.second().key) {
+	if it.before(c, it.second()) {
 		it.alone = true
 		return true
 	}
