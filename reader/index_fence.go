@@ -264,15 +264,20 @@ func (it *Iterator) fencedSeekGE(x *compactIndex, key []byte) (ok, handled bool)
 	}
 	sub := f.sub[4*i : 4*i+4 : 4*i+4]
 	prefetch.Line(unsafe.Pointer(&sub[0]))
-	if m, ok := it.r.src.(*mmapSource); ok {
-		if words := m.words(); i < len(words) {
-			prefetch.Line(unsafe.Pointer(&words[i])) // rawEntries reads it first
-		}
-	}
+	cached := false
 	if w := it.r.src.window(i, t.BlockHandle(i).Offset); w != nil {
 		f.ahead(w, i, pk)
+		if cached = !it.r.src.inPlace(w); !cached {
+			// A raw block of the mapping: rawEntries reads its check
+			// word first.
+			if m, ok := it.r.src.(*mmapSource); ok {
+				if words := m.words(); i < len(words) {
+					prefetch.Line(unsafe.Pointer(&words[i]))
+				}
+			}
+		}
 	}
-	loaded := it.loadHashedBlock(t, i, 0)
+	loaded := it.loadHashedBlock(t, i, 0, cached)
 	it.releaseHashIndex()
 	it.ahead = nil
 	if !loaded {

@@ -249,7 +249,7 @@ func (x *hashedIndex) seekPrefix(it *Iterator, prefix, key []byte) (ok, handled 
 		case t.DecodedOffsets():
 			off -= min(off, t.DecodedStart(i))
 		}
-		if !it.loadHashedBlock(t, i, off) {
+		if !it.loadHashedBlock(t, i, off, false) {
 			return false, true
 		}
 		if !it.s.data.SeekOffset(int(off)) {

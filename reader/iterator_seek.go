@@ -298,11 +298,25 @@ func (it *Iterator) seekLT(key []byte) bool {
 // off is the entry's offset in the block. A raw, checked block of a
 // mapped file, or a cached block, is set up from the end of its entries
 // recorded when it was first checked or cached, without reading its
-// restart array; the cached block's entry is prefetched.
-func (it *Iterator) loadHashedBlock(x *codec.HashIndex, i int, off uint64) bool {
+// restart array; the cached block's entry is prefetched. cached says the
+// caller found the block in the cache (source.window): it is looked for
+// there first, rather than after a raw block's check word, a line of its
+// own that a compressed table's seek need not wait for.
+func (it *Iterator) loadHashedBlock(x *codec.HashIndex, i int, off uint64, cached bool) bool {
 	it.loaded = false
 	h := x.BlockHandle(i)
-	contents, end, err := it.r.src.blockForEntry(&it.s, i, h, off)
+	var contents []byte
+	end := -1
+	var err error
+	if m, ok := it.r.src.(*mmapSource); ok && cached && !m.noTable {
+		var hit bool
+		if contents, end, hit = m.cachedEntries(&it.s, i, off); !hit {
+			contents, end = nil, -1
+		}
+	}
+	if contents == nil {
+		contents, end, err = it.r.src.blockForEntry(&it.s, i, h, off)
+	}
 	if err == nil {
 		if end >= 0 {
 			err = it.s.data.InitEntries(format.SectionDataBlock, int64(h.Offset), contents, end)
