@@ -3,6 +3,7 @@ package merge
 import (
 	"bytes"
 	"math"
+	"slices"
 )
 
 // spanLevel is one level's span iterator, for range deletions.
@@ -23,7 +24,27 @@ type rangeDels struct {
 	ok     bool     // the window is set
 	lo, hi []byte   // nil: unbounded; slices of the span iterators' fragments
 	min    int      // the newest level deleting keys in the window; math.MaxInt for none
+
+	// flat, when every level is a Tables level and they hold few
+	// fragments, is all their fragments' bounds merged once: a window is
+	// then one binary search, not a seek (and a step back) of every
+	// level's span iterator. Made on the first window.
+	flat      *flatDels
+	flatTried bool
 }
+
+// flatDels is the merged bounds of every level's fragments: bounds
+// sorted and distinct, and for each gap between two bounds, the newest
+// level deleting keys there.
+type flatDels struct {
+	bounds [][]byte
+	min    []int32 // min[k] is for [bounds[k], bounds[k+1]); math.MaxInt32 for none
+}
+
+// maxFlatFragments bounds the fragments merged into flatDels (a few
+// hundred KiB of bounds); more levels' fragments than that are read
+// through the span iterators, window by window.
+const maxFlatFragments = 1 << 14
 
 // covered reports whether a range deletion of a level newer than level
 // covers key.
@@ -42,6 +63,34 @@ func (d *rangeDels) covered(key []byte, level int) (bool, error) {
 // window sets the window around key, from each level's fragment covering
 // key, or the gap between fragments key lies in.
 func (d *rangeDels) window(key []byte) error {
+	if !d.flatTried {
+		d.flatTried = true
+		d.flat = d.merged()
+	}
+	if f := d.flat; f != nil {
+		// The first bound above key; key lies in the gap before it.
+		k, hi := 0, len(f.bounds)
+		for k < hi {
+			mid := int(uint(k+hi) >> 1)
+			if bytes.Compare(f.bounds[mid], key) <= 0 {
+				k = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		d.lo, d.hi, d.min = nil, nil, math.MaxInt
+		if k > 0 {
+			d.lo = f.bounds[k-1]
+		}
+		if k < len(f.bounds) {
+			d.hi = f.bounds[k]
+		}
+		if k > 0 && k < len(f.bounds) && f.min[k-1] != math.MaxInt32 {
+			d.min = int(f.min[k-1])
+		}
+		d.ok = true
+		return nil
+	}
 	d.ok, d.lo, d.hi, d.min = false, nil, nil, math.MaxInt
 	for _, s := range d.levels {
 		if s.it.SeekGE(key) {
@@ -68,6 +117,54 @@ func (d *rangeDels) window(key []byte) error {
 	return nil
 }
 
+// merged reads every level's fragments and merges their bounds, or
+// returns nil: a level not made by Tables (a memtable's spans may change
+// between windows), more than maxFlatFragments fragments, or an error
+// (which the span iterators' path then reports).
+func (d *rangeDels) merged() *flatDels {
+	type fragment struct {
+		start, end []byte
+		level      int32
+	}
+	var frags []fragment
+	var bounds [][]byte
+	for _, s := range d.levels {
+		if _, ok := s.it.(*tablesSpanIter); !ok {
+			return nil
+		}
+		for ok := s.it.First(); ok; ok = s.it.Next() {
+			if len(frags) == maxFlatFragments {
+				return nil
+			}
+			sp := s.it.Span()
+			if d.opts.deletes(sp.Values) {
+				frags = append(frags, fragment{sp.Start, sp.End, int32(s.level)})
+			}
+			bounds = append(bounds, sp.Start, sp.End)
+		}
+		if s.it.Err() != nil {
+			return nil
+		}
+	}
+	slices.SortFunc(bounds, bytes.Compare)
+	bounds = slices.CompactFunc(bounds, bytes.Equal)
+	f := &flatDels{bounds: bounds, min: make([]int32, max(len(bounds)-1, 0))}
+	for k := range f.min {
+		f.min[k] = math.MaxInt32
+	}
+	find := func(b []byte) int {
+		k, _ := slices.BinarySearchFunc(bounds, b, bytes.Compare)
+		return k
+	}
+	// Each level's fragments are disjoint: a level marks each gap once.
+	for _, fr := range frags {
+		for k, end := find(fr.start), find(fr.end); k < end; k++ {
+			f.min[k] = min(f.min[k], fr.level)
+		}
+	}
+	return f
+}
+
 // maxLo returns the greater of two lower bounds, nil being the least.
 func maxLo(a, b []byte) []byte {
 	if a == nil || b != nil && bytes.Compare(b, a) > 0 {
@@ -92,5 +189,6 @@ func (d *rangeDels) close() error {
 		}
 	}
 	d.ok, d.lo, d.hi = false, nil, nil
+	d.flat, d.flatTried = nil, true // its bounds alias the closed iterators' fragments
 	return first
 }
