@@ -368,6 +368,7 @@ func measure(cfg config, res *results, impl, dir string, present, absent []int) 
 
 // passes times a full scan, then the Gets of present and absent keys.
 func passes(cfg config, res *results, impl string, e engine, present, absent []int) error {
+	cpu0 := cpuTime()
 	start := time.Now()
 	n, err := e.scan()
 	if err != nil {
@@ -377,6 +378,9 @@ func passes(cfg config, res *results, impl string, e engine, present, absent []i
 		return fmt.Errorf("scan: %d entries, want %d", n, cfg.keys)
 	}
 	res.add("scan", impl, float64(time.Since(start).Nanoseconds())/float64(n))
+	if cpu0 >= 0 {
+		res.add("scan-cpu", impl, float64(cpuTime()-cpu0)/float64(n))
+	}
 
 	var kb, vb []byte
 	start = time.Now()
