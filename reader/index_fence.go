@@ -240,6 +240,32 @@ func (f *seekFences) ahead(w []byte, i int, pk uint64) {
 	prefetch.Range(w, from, to)
 }
 
+// aheadFrom is ahead for a seek whose scan starts at offset off of the
+// block (exact, from the block's sub-fences): the block's first line,
+// and the lines from off to aheadEntries entries past the key's guessed
+// place, rather than from a quarter of the block before it. Without the
+// sub-fences (exact false) it is ahead.
+func (f *seekFences) aheadFrom(w []byte, i int, pk uint64, off int, exact bool) {
+	if !exact || f.perBlock == 0 {
+		f.ahead(w, i, pk)
+		return
+	}
+	lo := f.first
+	if i > 0 {
+		lo = f.prefixes[i-1]
+	}
+	hi := f.prefixes[i]
+	to := off + int((aheadEntries+2)*f.entryBytes)
+	if pk >= lo && hi > lo {
+		e := float64(pk-lo) / float64(hi-lo) * f.perBlock // the guessed entry
+		to = max(to, int((e+aheadEntries)*f.entryBytes))
+	}
+	if off > 0 {
+		prefetch.Line(unsafe.Pointer(&w[0]))
+	}
+	prefetch.Range(w, off, min(to, len(w)))
+}
+
 // aheadEntries is how many entries past its guessed place ahead asks for
 // a key's lines: the guess is off by about sqrt(entries per block)/2
 // entries (3 in a block of 35).
@@ -265,8 +291,13 @@ func (it *Iterator) fencedSeekGE(x *compactIndex, key []byte) (ok, handled bool)
 	sub := f.sub[4*i : 4*i+4 : 4*i+4]
 	prefetch.Line(unsafe.Pointer(&sub[0]))
 	cached := false
+	off, subOK := 0, false
 	if w := it.r.src.window(i, t.BlockHandle(i).Offset); w != nil {
-		f.ahead(w, i, pk)
+		// The sub-fences' line, asked for above, has come in with the
+		// slot's: the scan's start is known, and only its lines are
+		// asked for.
+		off, subOK = f.subStart(sub, pk)
+		f.aheadFrom(w, i, pk, off, subOK && sub[3].Load() > 1)
 		if cached = !it.r.src.inPlace(w); !cached {
 			// A raw block of the mapping: rawEntries reads its check
 			// word first.
@@ -283,10 +314,12 @@ func (it *Iterator) fencedSeekGE(x *compactIndex, key []byte) (ok, handled bool)
 	if !loaded {
 		return false, true
 	}
-	off, ok := f.subStart(sub, pk)
+	ok = subOK
 	if !ok {
-		f.fillSub(&it.s.data, sub)
-		off, ok = f.subStart(sub, pk)
+		if off, ok = f.subStart(sub, pk); !ok {
+			f.fillSub(&it.s.data, sub)
+			off, ok = f.subStart(sub, pk)
+		}
 	}
 	if ok && sub[3].Load() > 1 {
 		it.s.data.SeekGEFrom(off, key) // a quarter of the block at most
