@@ -133,7 +133,7 @@ func (d *rangeDels) merged() *flatDels {
 			return nil
 		}
 		for ok := s.it.First(); ok; ok = s.it.Next() {
-			if len(frags) == maxFlatFragments {
+			if len(bounds) == 2*maxFlatFragments {
 				return nil
 			}
 			sp := s.it.Span()
