@@ -2,10 +2,11 @@ package bulk
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // entryOverhead is what each entry held in memory costs besides its key and
@@ -54,7 +55,7 @@ func (w *Writer) Add(key, value []byte) error {
 		w.chunks[w.cur] = append(append(c, key...), value...)
 	}
 	r.klen, r.vlen = uint32(len(key)), uint32(len(value))
-	r.prefix = keyPrefix(key)
+	r.prefix = codec.KeyPrefix(key)
 	w.refs = append(w.refs, r)
 	w.used += int64(n) + entryOverhead
 	w.entries.Add(1)
@@ -94,17 +95,6 @@ func (w *Writer) value(r ref) []byte {
 	c := w.entry(r)
 	s := r.off + r.klen
 	return c[s : s+r.vlen : s+r.vlen]
-}
-
-// keyPrefix returns the first 8 bytes of key as a big-endian number,
-// zero-padded: keys whose prefixes differ compare as their prefixes do.
-func keyPrefix(key []byte) uint64 {
-	if len(key) >= 8 {
-		return binary.BigEndian.Uint64(key)
-	}
-	var b [8]byte
-	copy(b[:], key)
-	return binary.BigEndian.Uint64(b[:])
 }
 
 // sortRefs sorts the in-memory entries by key: by their 8-byte prefixes,

@@ -2,7 +2,8 @@ package merge
 
 import (
 	"bytes"
-	"encoding/binary"
+
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // child is one level's point iterator inside an Iterator, with its
@@ -28,19 +29,8 @@ func (c *child) settle(ok bool) bool {
 	} else {
 		c.key = c.x.Key()
 	}
-	c.pk = keyPrefix(c.key)
+	c.pk = codec.KeyPrefix(c.key)
 	return true
-}
-
-// keyPrefix returns k's first 8 bytes as a big-endian number, padded with
-// zeros: a < b (bytes.Compare) gives keyPrefix(a) <= keyPrefix(b).
-func keyPrefix(k []byte) uint64 {
-	if len(k) >= 8 {
-		return binary.BigEndian.Uint64(k)
-	}
-	var b [8]byte
-	copy(b[:], k)
-	return binary.BigEndian.Uint64(b[:])
 }
 
 // compareKeys is bytes.Compare of two children's keys. Keys that differ
@@ -83,6 +73,15 @@ func (c *child) prev() bool {
 		return c.settle(c.t.Prev())
 	}
 	return c.settle(c.x.Prev())
+}
+
+// step moves one entry on in direction dir: Next when dir > 0, else
+// Prev.
+func (c *child) step(dir int8) bool {
+	if dir > 0 {
+		return c.next()
+	}
+	return c.prev()
 }
 
 func (c *child) seekGE(key []byte) bool {

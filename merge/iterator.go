@@ -221,13 +221,7 @@ func (it *Iterator) skip() bool {
 	it.saved = append(it.saved[:0], it.heap[0].key...)
 	for len(it.heap) > 0 && bytes.Equal(it.heap[0].key, it.saved) {
 		c := it.heap[0]
-		var ok bool
-		if it.dir > 0 {
-			ok = c.next()
-		} else {
-			ok = c.prev()
-		}
-		if ok {
+		if c.step(it.dir) {
 			it.down(0)
 			continue
 		}
@@ -267,13 +261,7 @@ func (it *Iterator) before(a, b *child) bool {
 // with two comparisons. It returns false on error.
 func (it *Iterator) stepTop() bool {
 	c := it.heap[0]
-	var ok bool
-	if it.dir > 0 {
-		ok = c.next()
-	} else {
-		ok = c.prev()
-	}
-	if !ok {
+	if !c.step(it.dir) {
 		if it.childFailed(c) {
 			return false
 		}

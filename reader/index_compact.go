@@ -2,7 +2,6 @@ package reader
 
 import (
 	"bytes"
-	"encoding/binary"
 	"sync"
 	"sync/atomic"
 
@@ -24,7 +23,7 @@ type compactIndex struct {
 	splitter format.Splitter    // nil without one: slots name whole keys
 	props    *format.Properties // the reader's: its smallest and largest keys give fenceSkip
 
-	// fences holds, for each data block, keyPrefix of its first key
+	// fences holds, for each data block, codec.KeyPrefix of its first key
 	// after fenceSkip (the bytes every key of the table starts with),
 	// once a lookup has read the block; 0 until then. A lookup in a
 	// table without a splitter skips a slot whose block cannot hold its
@@ -35,18 +34,6 @@ type compactIndex struct {
 	fenceSkip  []byte
 
 	seekState // the fences of SeekGE (index_fence.go)
-}
-
-// keyPrefix returns the first 8 bytes of k, big-endian, padded with
-// zeros. It keeps the order of keys: a <= b gives keyPrefix(a) <=
-// keyPrefix(b).
-func keyPrefix(k []byte) uint64 {
-	if len(k) >= 8 {
-		return binary.BigEndian.Uint64(k)
-	}
-	var b [8]byte
-	copy(b[:], k)
-	return binary.BigEndian.Uint64(b[:])
 }
 
 // fenceTable returns the fences, made on first use (8 bytes per data
@@ -86,7 +73,7 @@ func (x *compactIndex) charge(n int) {
 func (x *compactIndex) setFence(fences []atomic.Uint64, i int, ents []byte, blockOff int64) {
 	head, k, _, err := codec.EntryParts(ents, blockOff, 0)
 	if err == nil && head == nil && bytes.HasPrefix(k, x.fenceSkip) {
-		fences[i].Store(keyPrefix(k[len(x.fenceSkip):]))
+		fences[i].Store(codec.KeyPrefix(k[len(x.fenceSkip):]))
 	}
 }
 
@@ -118,7 +105,7 @@ func (x *compactIndex) get(dst, key, fk []byte, h uint64, has bool) ([]byte, err
 		// A key without the table's common bytes is absent: the slots
 		// say so, as without fences.
 		if skip := x.fenceSkip; bytes.HasPrefix(key, skip) {
-			pk = keyPrefix(key[len(skip):])
+			pk = codec.KeyPrefix(key[len(skip):])
 		} else {
 			fences = nil
 		}

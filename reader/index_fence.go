@@ -14,7 +14,7 @@ import (
 
 // seekFences lets a SeekGE in a format version 4 table (compactIndex)
 // find its data block without searching the index: for each data block
-// i, prefixes[i] is keyPrefix of its index separator after skip (the
+// i, prefixes[i] is codec.KeyPrefix of its index separator after skip (the
 // bytes every key of the table starts with; see sepPrefix), so that the
 // first block whose separator is >= a key is, in most cases, the first
 // whose prefix is greater than the key's, found by one binary search of
@@ -25,7 +25,7 @@ import (
 // (Iterator.lazyIndex).
 //
 // The prefixes keep the separators' order (sepPrefix). For a key with
-// the prefix skip and pk = keyPrefix(key[len(skip):]): a block whose
+// the prefix skip and pk = codec.KeyPrefix(key[len(skip):]): a block whose
 // prefix is < pk has a separator < key, and one whose prefix is > pk a
 // separator > key; so the first block whose prefix is > pk, when every
 // block before it has a prefix < pk, is the first whose separator is >=
@@ -54,7 +54,7 @@ type seekFences struct {
 }
 
 // subFence packs an entry of a data block: the first 6 bytes of its
-// fence (keyPrefix after skip) above its offset in the block (16 bits,
+// fence (codec.KeyPrefix after skip) above its offset in the block (16 bits,
 // never 0: entry 0 is not recorded).
 func subFence(pk uint64, off int) uint64 { return pk&^0xffff | uint64(off) }
 
@@ -75,7 +75,7 @@ func (f *seekFences) fillSub(data *codec.BlockIter, sub []atomic.Uint64) {
 			n = 0 // no sub-fences
 			break
 		}
-		offs[n], pks[n] = uint16(off), keyPrefix(k[len(f.skip):])
+		offs[n], pks[n] = uint16(off), codec.KeyPrefix(k[len(f.skip):])
 		n++
 	}
 	if data.Err() != nil {
@@ -107,15 +107,15 @@ func (f *seekFences) subStart(sub []atomic.Uint64, pk uint64) (off int, ok bool)
 	return off, true
 }
 
-// sepPrefix returns the fence of separator sep: keyPrefix of what
+// sepPrefix returns the fence of separator sep: codec.KeyPrefix of what
 // follows skip, or, for a separator that does not start with skip, 0 when
 // it is below every key that does and math.MaxUint64 when it is above
 // them. It keeps the order of separators: a <= b gives sepPrefix(a) <=
-// sepPrefix(b); and a separator's fence is < (>) a key's keyPrefix after
+// sepPrefix(b); and a separator's fence is < (>) a key's codec.KeyPrefix after
 // skip only when the separator is < (>) the key.
 func sepPrefix(sep, skip []byte) uint64 {
 	if bytes.HasPrefix(sep, skip) {
-		return keyPrefix(sep[len(skip):])
+		return codec.KeyPrefix(sep[len(skip):])
 	}
 	if bytes.Compare(sep, skip) < 0 {
 		return 0
@@ -192,7 +192,7 @@ func (f *seekFences) block(key []byte) (i int, pk uint64, ok bool) {
 	if !bytes.HasPrefix(key, f.skip) {
 		return 0, 0, false
 	}
-	pk = keyPrefix(key[len(f.skip):])
+	pk = codec.KeyPrefix(key[len(f.skip):])
 	p := f.prefixes
 	lo, hi := 0, len(p)
 	for lo < hi {

@@ -27,17 +27,6 @@ import (
 // offset and the start key's 8-byte zero-padded prefix.
 const spanEntryLen = 12
 
-// spanPrefix returns key's first 8 bytes, zero-padded, as a big-endian
-// integer: comparing two prefixes orders the keys, or ties.
-func spanPrefix(key []byte) uint64 {
-	if len(key) >= 8 {
-		return binary.BigEndian.Uint64(key)
-	}
-	var b [8]byte
-	copy(b[:], key)
-	return binary.BigEndian.Uint64(b[:])
-}
-
 // SpanBlockWriter encodes fragments into a span block. The zero value is
 // ready to use.
 type SpanBlockWriter struct {
@@ -56,7 +45,7 @@ func (w *SpanBlockWriter) Add(start, end []byte, values [][]byte) {
 		return
 	}
 	w.offs = append(w.offs, uint32(len(w.buf)))
-	w.pfx = append(w.pfx, spanPrefix(start))
+	w.pfx = append(w.pfx, KeyPrefix(start))
 	w.buf = binary.AppendUvarint(w.buf, uint64(len(start)))
 	w.buf = append(w.buf, start...)
 	w.buf = binary.AppendUvarint(w.buf, uint64(len(end)))
@@ -143,8 +132,8 @@ func DecodeSpanBlock(b []byte, off int64) (*SpanBlock, error) {
 			return nil, err
 		}
 		recOff := off + int64(o)
-		if s.prefix(i) != spanPrefix(start) {
-			return nil, format.Corruptf(format.SectionSpans, off+int64(recEnd+spanEntryLen*i+4), "fragment %d: index entry's key prefix %016x, its start %q gives %016x", i, s.prefix(i), start, spanPrefix(start))
+		if s.prefix(i) != KeyPrefix(start) {
+			return nil, format.Corruptf(format.SectionSpans, off+int64(recEnd+spanEntryLen*i+4), "fragment %d: index entry's key prefix %016x, its start %q gives %016x", i, s.prefix(i), start, KeyPrefix(start))
 		}
 		switch {
 		case bytes.Compare(start, end) >= 0:
@@ -292,7 +281,7 @@ func (s *SpanBlock) SearchStartBefore(key []byte) int { return s.search(key, 0) 
 
 // search returns the last fragment whose start compares below c with key.
 func (s *SpanBlock) search(key []byte, c int) int {
-	kp := spanPrefix(key)
+	kp := KeyPrefix(key)
 	lo, hi := 0, s.n // invariant: fragments before lo qualify, from hi on do not
 	// Narrow [lo, hi) with the sampled prefixes: a fragment whose prefix
 	// is below key's starts below key, one whose prefix is above it starts

@@ -38,7 +38,7 @@ func spanBlockOf(recs ...[]byte) []byte {
 		if l, m := binary.Uvarint(r); m > 0 && l <= uint64(len(r)-m) {
 			start = r[m : m+int(l)]
 		}
-		idx = binary.BigEndian.AppendUint64(idx, spanPrefix(start))
+		idx = binary.BigEndian.AppendUint64(idx, KeyPrefix(start))
 		b = append(b, r...)
 	}
 	b = append(b, idx...)
