@@ -11,6 +11,7 @@ import (
 
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/lsmtable"
 	"github.com/sstkit/sstable/merge"
 )
 
@@ -37,7 +38,7 @@ type DB struct {
 	dir     string
 	lock    *lockFile
 	files   []FileInfo
-	tables  []*lazyTable
+	tables  []*lsmtable.LazyTable
 	levels  []merge.Level
 	lastSeq uint64
 	mem     int // entries replayed from the logs
@@ -172,7 +173,7 @@ func (db *DB) recover(opts *Options) error {
 
 	// The tables, opened on first use.
 	topts := &TableOptions{Cache: opts.Cache, NoMmap: opts.NoMmap}
-	var run *tableLevel
+	var run *lsmtable.Level
 	for i, f := range db.files {
 		ext, ok := tableExt[f.Number]
 		if !ok {
@@ -180,18 +181,24 @@ func (db *DB) recover(opts *Options) error {
 			return fmt.Errorf("leveldb: open %s: table %06d.ldb of level %d, named by %s, is missing: %w (%w)", db.dir, f.Number, f.Level, name, os.ErrNotExist, format.ErrCorrupt)
 		}
 		path := filepath.Join(db.dir, fmt.Sprintf("%06d%s", f.Number, ext))
-		lt := &lazyTable{
-			path:     path,
-			smallest: f.Smallest[:len(f.Smallest)-trailerLen],
-			largest:  f.Largest[:len(f.Largest)-trailerLen],
-			open:     func() (*Table, error) { return OpenTable(path, topts) },
+		lt := &lsmtable.LazyTable{
+			Path:     path,
+			Smallest: f.Smallest[:len(f.Smallest)-lsmtable.TrailerLen],
+			Largest:  f.Largest[:len(f.Largest)-lsmtable.TrailerLen],
+			Open: func() (*lsmtable.Table, error) {
+				t, err := OpenTable(path, topts)
+				if err != nil {
+					return nil, err
+				}
+				return t.core, nil
+			},
 		}
 		db.tables = append(db.tables, lt)
 		if f.Level == 0 || run == nil || db.files[i-1].Level != f.Level {
-			run = &tableLevel{}
+			run = &lsmtable.Level{}
 			db.levels = append(db.levels, run)
 		}
-		run.tables = append(run.tables, lt)
+		run.Tables = append(run.Tables, lt)
 		if f.Level == 0 {
 			run = nil
 		}
@@ -260,7 +267,7 @@ func (db *DB) LogEntries() int { return db.mem }
 // table entries checked and the first error.
 func (db *DB) Verify() (entries int64, err error) {
 	for i, lt := range db.tables {
-		t, err := lt.get()
+		t, err := lt.Get()
 		if err != nil {
 			return entries, err
 		}
@@ -272,16 +279,16 @@ func (db *DB) Verify() (entries int64, err error) {
 		f := db.files[i]
 		it := t.NewIter(nil)
 		var bad error
-		if it.First() && compareKeys(it.InternalKey(), f.Smallest) < 0 {
+		if it.First() && lsmtable.CompareKeys(it.InternalKey(), f.Smallest, false) < 0 {
 			bad = format.Corruptf(format.SectionDataBlock, 0, "first key %q sorts before the MANIFEST's smallest %q", it.InternalKey(), f.Smallest)
-		} else if it.Last() && compareKeys(it.InternalKey(), f.Largest) > 0 {
+		} else if it.Last() && lsmtable.CompareKeys(it.InternalKey(), f.Largest, false) > 0 {
 			bad = format.Corruptf(format.SectionDataBlock, 0, "last key %q sorts after the MANIFEST's largest %q", it.InternalKey(), f.Largest)
 		}
 		if err := it.Close(); err != nil {
 			return entries, err
 		}
 		if bad != nil {
-			return entries, t.named(bad)
+			return entries, t.Named(bad)
 		}
 	}
 	return entries, nil
@@ -292,7 +299,7 @@ func (db *DB) Verify() (entries int64, err error) {
 func (db *DB) Close() error {
 	var err error
 	for _, lt := range db.tables {
-		if t := lt.closing(); t != nil {
+		if t := lt.Closing(); t != nil {
 			if e := t.Close(); err == nil {
 				err = e
 			}

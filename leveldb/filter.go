@@ -7,6 +7,7 @@ import (
 	"github.com/sstkit/sstable/filterblock"
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/internal/codec"
+	"github.com/sstkit/sstable/internal/lsmtable"
 )
 
 // Filter names in a LevelDB metaindex: "filter." and the policy's name.
@@ -58,10 +59,10 @@ func (f *filterBlock) init(contents []byte, off int64) error {
 	return nil
 }
 
-// mayContain reports whether the data block at file offset blockOff may
+// MayContain reports whether the data block at file offset blockOff may
 // hold user key key. A block past the filters (which LevelDB never
 // writes) may hold anything, as LevelDB treats it.
-func (f *filterBlock) mayContain(blockOff uint64, key []byte) bool {
+func (f *filterBlock) MayContain(blockOff uint64, key []byte) bool {
 	i := blockOff >> f.lg
 	if i >= uint64(f.num) {
 		return true
@@ -79,15 +80,15 @@ func (f *filterBlock) mayContain(blockOff uint64, key []byte) bool {
 
 // readMetaindex reads the metaindex block and, if it names LevelDB's
 // bloom filter, the filter block.
-func (t *Table) readMetaindex() error {
+func (t *Table) readMetaindex(core *lsmtable.Table) error {
 	h := t.footer.metaindex
-	contents, typ, err := t.readBlock(SectionMetaindex, h)
+	contents, typ, err := core.ReadBlock(SectionMetaindex, h)
 	if err != nil {
 		return err
 	}
 	t.footer.metaindexType, t.footer.metaindexStored = typ, int(h.Length)
 	var it codec.BlockIter
-	if err := it.Init(SectionMetaindex, int64(h.Offset), contents); err != nil || emptyBlock(contents) {
+	if err := it.Init(SectionMetaindex, int64(h.Offset), contents); err != nil || lsmtable.EmptyBlock(contents) {
 		return err
 	}
 	var filterHandle format.BlockHandle
@@ -99,7 +100,7 @@ func (t *Table) readMetaindex() error {
 			continue
 		}
 		fh, n := codec.DecodeHandle(it.Value())
-		if n <= 0 || n != len(it.Value()) || !inside(fh, uint64(t.size-FooterLen)) {
+		if n <= 0 || n != len(it.Value()) || !lsmtable.Inside(fh, uint64(core.Size()-FooterLen)) {
 			return format.Corruptf(SectionMetaindex, int64(h.Offset), "%s: bad block handle", name)
 		}
 		filterHandle, found = fh, true
@@ -110,7 +111,7 @@ func (t *Table) readMetaindex() error {
 	if !found {
 		return nil
 	}
-	contents, _, err = t.readBlock(SectionFilter, filterHandle)
+	contents, _, err = core.ReadBlock(SectionFilter, filterHandle)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/lsmtable"
 	"github.com/sstkit/sstable/merge"
 	"github.com/sstkit/sstable/reader"
 )
@@ -102,7 +103,7 @@ func (r *replay) level() *memLevel {
 	}
 	ps := make([]pos, len(r.ops))
 	for i, e := range r.ops {
-		ps[i] = pos{fence(e.key, skip), int32(i)}
+		ps[i] = pos{lsmtable.Fence(e.key, skip), int32(i)}
 	}
 	slices.SortFunc(ps, func(a, b pos) int {
 		if a.fence != b.fence {
@@ -139,7 +140,7 @@ func (m *memLevel) Get(key []byte) ([]byte, error) {
 		return nil, reader.ErrNotFound
 	}
 	if m.entries[i].deleted {
-		return deletionMark[:], nil
+		return lsmtable.DeletionMark(), nil
 	}
 	return append([]byte(nil), m.entries[i].value...), nil
 }
@@ -247,7 +248,7 @@ func (it *memIter) Value() []byte {
 	if e := &it.m.entries[it.i]; !e.deleted {
 		return e.value
 	}
-	return deletionMark[:]
+	return lsmtable.DeletionMark()
 }
 
 func (it *memIter) SetBounds(lower, upper []byte) {

@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"sync/atomic"
+
+	"github.com/golang/snappy"
 
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
-	"github.com/sstkit/sstable/internal/blockcache"
 	"github.com/sstkit/sstable/internal/codec"
-	"github.com/sstkit/sstable/reader"
+	"github.com/sstkit/sstable/internal/lsmtable"
 )
 
 // Magic is the magic number in the last 8 bytes of a LevelDB table
@@ -31,7 +30,7 @@ const (
 )
 
 // ErrClosed is returned by a Table's methods after Close.
-var ErrClosed = errors.New("leveldb: table closed")
+var ErrClosed = lsmtable.ErrClosed
 
 // ErrNotTable is wrapped by the error OpenTable and NewTable return for
 // a file whose last 8 bytes are not LevelDB's magic number. The error
@@ -54,21 +53,39 @@ type TableOptions struct {
 // Table is one open LevelDB table. It is safe for concurrent use: many
 // goroutines may call Get and use iterators of their own at once.
 type Table struct {
-	name   string
-	file   *os.File // opened by OpenTable; nil for NewTable
-	ra     io.ReaderAt
-	mapped []byte // the file, when mapped
-	size   int64
-
+	core      *lsmtable.Table
 	footer    tableFooter
-	index     blockIndex
 	filter    *filterBlock // nil: no filter consulted
 	metaNames []string     // the metaindex's keys
-
-	cache    *blockcache.Table // decoded data blocks, slot i for block i
-	verified []atomic.Bool     // per data block: a mapped raw block's checksum passed
-	closed   atomic.Bool
 }
+
+// Kind says what an internal key records: a value or a deletion (LevelDB's
+// ValueType, db/dbformat.h).
+type Kind = lsmtable.Kind
+
+const (
+	// KindDeletion marks a user key deleted as of its sequence number.
+	KindDeletion = lsmtable.KindDeletion
+	// KindValue records a value for the user key.
+	KindValue = lsmtable.KindValue
+)
+
+// MaxSequence is the largest sequence number, 2^56-1: a sequence number
+// takes the trailer's top 56 bits. Table.Get at MaxSequence finds the
+// newest version.
+const MaxSequence = lsmtable.MaxSequence
+
+// Entry is one version of a user key, as Table.Get returns it.
+type Entry = lsmtable.Entry
+
+// TableIterator walks a table's entries, every version of every user key,
+// in internal key order (see lsmtable.TableIterator's methods).
+type TableIterator = lsmtable.TableIterator
+
+// IterOptions bound an iterator by user key: LowerBound inclusive,
+// UpperBound exclusive, nil unbounded. The slices are kept, not copied,
+// and must not change while the iterator uses them.
+type IterOptions = lsmtable.IterOptions
 
 type tableFooter struct {
 	metaindex, index             format.BlockHandle
@@ -81,93 +98,98 @@ type tableFooter struct {
 // format.ErrCorrupt (ErrNotTable too, for a file without LevelDB's magic
 // number) naming path, the section and the offset.
 func OpenTable(path string, o *TableOptions) (*Table, error) {
-	f, err := os.Open(path)
+	t := &Table{}
+	core, err := lsmtable.Open(path, t.options(o), t.init)
 	if err != nil {
 		return nil, fmt.Errorf("leveldb: %w", err)
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("leveldb: %w", err)
-	}
-	if st.IsDir() {
-		f.Close()
-		return nil, fmt.Errorf("leveldb: open %s: is a directory", path)
-	}
-	var opts TableOptions
-	if o != nil {
-		opts = *o
-	}
-	opts.Name = path
-	t := &Table{name: path, file: f, ra: f, size: st.Size()}
-	if !opts.NoMmap {
-		if m, err := mmapFile(f, st.Size()); err == nil {
-			t.mapped = m
-		}
-	}
-	if err := t.open(&opts); err != nil {
-		t.release()
-		return nil, err
-	}
+	t.core = core
 	return t, nil
 }
 
 // NewTable opens the LevelDB table of size bytes read through r. Errors
 // as OpenTable's, named by o.Name.
 func NewTable(r io.ReaderAt, size int64, o *TableOptions) (*Table, error) {
-	var opts TableOptions
-	if o != nil {
-		opts = *o
-	}
-	t := &Table{name: opts.Name, ra: r, size: size}
-	if err := t.open(&opts); err != nil {
-		t.release()
+	t := &Table{}
+	core, err := lsmtable.New(r, size, t.options(o), t.init)
+	if err != nil {
 		return nil, err
 	}
+	t.core = core
 	return t, nil
 }
 
-func (t *Table) open(o *TableOptions) (err error) {
-	defer restoreFault(protect())
-	defer t.recoverFault(&err)
-	if err := t.readFooter(); err != nil {
-		return t.named(err)
+func (t *Table) options(o *TableOptions) *lsmtable.Options {
+	opts := &lsmtable.Options{ReadAhead: true}
+	if o != nil {
+		opts.Cache, opts.NoMmap, opts.Name = o.Cache, o.NoMmap, o.Name
 	}
-	if err := t.readIndex(); err != nil {
-		return t.named(err)
+	return opts
+}
+
+// init reads the footer, the index and the metaindex (and the filter).
+func (t *Table) init(core *lsmtable.Table) error {
+	core.Codec = blockCodec{}
+	core.Kinds = lsmtable.KindsMask(KindDeletion, KindValue)
+	if err := t.readFooter(core); err != nil {
+		return err
 	}
-	if err := t.readMetaindex(); err != nil {
-		return t.named(err)
+	if err := t.readIndex(core); err != nil {
+		return err
 	}
-	pub := o.Cache
-	if pub == nil {
-		if pub, err = reader.DefaultCache(); err != nil {
-			return fmt.Errorf("leveldb: open %s: block cache: %w", t.name, err)
-		}
+	if err := t.readMetaindex(core); err != nil {
+		return err
 	}
-	n := t.index.len()
-	if t.cache, err = blockcache.FromPublic(pub).NewTable(max(n, 1)); err != nil {
-		return fmt.Errorf("leveldb: open %s: block cache: %w", t.name, err)
-	}
-	if t.mapped != nil {
-		t.verified = make([]atomic.Bool, n)
+	if t.filter != nil {
+		core.Filter = t.filter
 	}
 	return nil
 }
 
+// Get returns the newest version of user key key whose sequence number is
+// at or below seq (MaxSequence: the newest of all). A deletion is
+// returned as such, with Kind KindDeletion. It consults the table's bloom
+// filter first (when it has LevelDB's), and returns reader.ErrNotFound
+// when the table holds no such version; otherwise an error wrapping
+// format.ErrCorrupt for damage met, or a read error.
+func (t *Table) Get(key []byte, seq uint64) (Entry, error) { return t.core.Get(key, seq) }
+
+// NewIter returns an unpositioned iterator over the table, within o's
+// bounds (nil: unbounded). Close it before the table.
+func (t *Table) NewIter(o *IterOptions) *TableIterator { return t.core.NewIter(o) }
+
+// Verify reads the whole table and checks what reads of it rely on:
+// every data block's checksum and entries; keys that are internal keys
+// in strictly increasing order, each block's keys above the separator
+// before it and at or below its own; and the filter matching every user
+// key of its blocks (a filter that misses a key would make Get miss it).
+// It returns the number of entries checked, and the first error found,
+// wrapping format.ErrCorrupt and naming the table, the section and the
+// offset.
+func (t *Table) Verify() (entries int64, err error) { return t.core.Verify() }
+
+// Close releases the table's mapping, file and cached blocks. Iterators
+// must be closed first; later calls return ErrClosed.
+func (t *Table) Close() error { return t.core.Close() }
+
+// Name returns the name the table's errors carry: OpenTable's path, or
+// TableOptions.Name.
+func (t *Table) Name() string { return t.core.Name() }
+
 // readFooter reads and checks the footer: the magic number, and two block
 // handles inside the file.
-func (t *Table) readFooter() error {
-	if t.size < FooterLen {
-		return format.Corruptf(format.SectionFile, 0, "file of %d bytes is too small for the %d-byte footer: not a LevelDB table", t.size, FooterLen)
+func (t *Table) readFooter(core *lsmtable.Table) error {
+	size := core.Size()
+	if size < FooterLen {
+		return format.Corruptf(format.SectionFile, 0, "file of %d bytes is too small for the %d-byte footer: not a LevelDB table", size, FooterLen)
 	}
-	off := t.size - FooterLen
-	buf, err := t.read(off, FooterLen, nil)
+	off := size - FooterLen
+	buf, err := core.Read(off, FooterLen, nil)
 	if err != nil {
 		return err
 	}
 	if m := binary.LittleEndian.Uint64(buf[40:]); m != Magic {
-		return &notTableError{format.Corruptf(format.SectionFooter, off+40, "magic number %#016x is not LevelDB's %#016x", m, uint64(Magic))}
+		return &lsmtable.NotTableError{Err: format.Corruptf(format.SectionFooter, off+40, "magic number %#016x is not LevelDB's %#016x", m, uint64(Magic)), Sentinel: ErrNotTable}
 	}
 	meta, n1 := codec.DecodeHandle(buf[:40])
 	if n1 <= 0 {
@@ -178,65 +200,12 @@ func (t *Table) readFooter() error {
 		return format.Corruptf(format.SectionFooter, off+int64(n1), "bad index block handle")
 	}
 	for _, h := range []format.BlockHandle{meta, idx} {
-		if !inside(h, uint64(off)) {
+		if !lsmtable.Inside(h, uint64(off)) {
 			return format.Corruptf(format.SectionFooter, off, "block handle (offset %d, %d bytes) lies outside the %d bytes before the footer", h.Offset, h.Length, off)
 		}
 	}
 	t.footer.metaindex, t.footer.index = meta, idx
 	return nil
-}
-
-// notTableError is the error for a file without LevelDB's magic number:
-// errors.Is finds both ErrNotTable and format.ErrCorrupt.
-type notTableError struct{ err error }
-
-func (e *notTableError) Error() string { return e.err.Error() }
-func (e *notTableError) Unwrap() []error {
-	return []error{e.err, ErrNotTable}
-}
-
-// read returns n bytes at off: a slice of the mapping, or read into buf
-// (grown as needed). A short read is an error wrapping format.ErrCorrupt.
-func (t *Table) read(off int64, n int, buf []byte) ([]byte, error) {
-	if off < 0 || n < 0 || off > t.size || int64(n) > t.size-off {
-		return nil, format.Corruptf(format.SectionFile, off, "%d bytes at offset %d lie outside the %d-byte file", n, off, t.size)
-	}
-	if t.mapped != nil {
-		return t.mapped[off : off+int64(n) : off+int64(n)], nil
-	}
-	if cap(buf) < n {
-		buf = make([]byte, n)
-	}
-	buf = buf[:n]
-	m, err := t.ra.ReadAt(buf, off)
-	if m == n {
-		return buf, nil
-	}
-	if err == nil || err == io.EOF {
-		return nil, format.Corruptf(format.SectionFile, off+int64(m), "short read: %d of %d bytes at offset %d (was the file truncated?)", m, n, off)
-	}
-	return nil, fmt.Errorf("leveldb: read %d bytes at offset %d: %w", n, off, err)
-}
-
-// readBlock reads the block at h with its trailer, checks its checksum,
-// and returns its contents, decoded into a new buffer if compressed.
-func (t *Table) readBlock(section string, h format.BlockHandle) (contents []byte, typ byte, err error) {
-	buf, err := t.read(int64(h.Offset), int(h.Length)+format.BlockTrailerLen, nil)
-	if err != nil {
-		return nil, 0, err
-	}
-	stored, typ, err := checkBlock(section, int64(h.Offset), buf)
-	if err != nil {
-		return nil, 0, err
-	}
-	contents, err = decode(section, int64(h.Offset), stored, typ, nil)
-	if err != nil {
-		return nil, 0, err
-	}
-	if typ == format.BlockTypeRaw && t.mapped != nil {
-		contents = append([]byte(nil), contents...) // kept: not an alias of the mapping
-	}
-	return contents, typ, nil
 }
 
 // checkBlock is codec.CheckBlock for LevelDB's two block types.
@@ -265,62 +234,55 @@ func decode(section string, off int64, stored []byte, typ byte, dst []byte) ([]b
 	return codec.DecodeBlock(section, off, stored, typ, maxBlockLen, dst[:0])
 }
 
-// readIndex reads the index block into memory.
-func (t *Table) readIndex() error {
-	contents, typ, err := t.readBlock(format.SectionIndex, t.footer.index)
+// readIndex reads the index block into the table's index: separators
+// that are internal keys in increasing order, handles that follow one
+// another before the footer.
+func (t *Table) readIndex(core *lsmtable.Table) error {
+	contents, typ, err := core.ReadBlock(format.SectionIndex, t.footer.index)
 	if err != nil {
 		return err
 	}
 	t.footer.indexType, t.footer.indexStored = typ, int(t.footer.index.Length)
-	return t.index.init(contents, int64(t.footer.index.Offset), uint64(t.size-FooterLen))
-}
-
-// Close releases the table's mapping, file and cached blocks. Iterators
-// must be closed first; later calls return ErrClosed.
-func (t *Table) Close() error {
-	if t.closed.Swap(true) {
-		return t.named(ErrClosed)
-	}
-	return t.release()
-}
-
-func (t *Table) release() error {
-	var err error
-	if t.cache != nil {
-		t.cache.Close()
-	}
-	if t.mapped != nil {
-		err = munmap(t.mapped)
-		t.mapped = nil
-	}
-	if t.file != nil {
-		if e := t.file.Close(); err == nil {
-			err = e
-		}
-	}
-	return err
-}
-
-// Name returns the name the table's errors carry: OpenTable's path, or
-// TableOptions.Name.
-func (t *Table) Name() string { return t.name }
-
-// named returns err naming the table's file, as package reader does.
-func (t *Table) named(err error) error {
-	if err == nil || err == reader.ErrNotFound || t.name == "" {
+	off := int64(t.footer.index.Offset)
+	var it codec.BlockIter
+	if err := it.Init(format.SectionIndex, off, contents); err != nil || lsmtable.EmptyBlock(contents) {
 		return err
 	}
-	var nt *notTableError
-	if errors.As(err, &nt) {
-		return &notTableError{t.named(nt.err)}
-	}
-	if ce, ok := err.(*format.CorruptError); ok {
-		if ce.File != "" {
-			return err
+	limit := uint64(core.Size() - FooterLen)
+	for ok := it.First(); ok; ok = it.Next() {
+		// Any trailer will do: LevelDB tags a shortened separator with
+		// its largest sequence number and kind 1, Pebble with kind 17.
+		h, n := codec.DecodeHandle(it.Value())
+		if n <= 0 || n != len(it.Value()) {
+			return format.Corruptf(format.SectionIndex, off, "entry %d: bad block handle", core.Index.Len())
 		}
-		c := *ce
-		c.File = t.name
-		return &c
+		if err := core.Index.Append(it.Key(), h, limit); err != nil {
+			return format.Corruptf(format.SectionIndex, off, "%v", err)
+		}
 	}
-	return fmt.Errorf("%s: %w", t.name, err)
+	if err := it.Err(); err != nil {
+		return err
+	}
+	core.Index.Finish()
+	return nil
+}
+
+// blockCodec is LevelDB's block trailer and compression: a masked CRC-32C,
+// raw or snappy blocks.
+type blockCodec struct{}
+
+func (blockCodec) Check(section string, off int64, buf []byte) ([]byte, byte, error) {
+	return checkBlock(section, off, buf)
+}
+
+func (blockCodec) Decode(section string, off int64, stored []byte, typ byte, dst []byte) ([]byte, error) {
+	return decode(section, off, stored, typ, dst)
+}
+
+func (blockCodec) DecodedLen(typ byte, stored []byte) (int, bool) {
+	if typ != format.BlockTypeSnappy {
+		return 0, false
+	}
+	n, err := snappy.DecodedLen(stored)
+	return n, err == nil
 }

@@ -1,4 +1,4 @@
-package leveldb
+package lsmtable
 
 import (
 	"bytes"
@@ -51,16 +51,22 @@ func (t *Table) Get(key []byte, seq uint64) (Entry, error) {
 func (it *TableIterator) get(key []byte, seq uint64) (found bool, err error) {
 	t := it.t
 	if t.closed.Load() {
-		return false, t.named(ErrClosed)
+		return false, t.Named(ErrClosed)
+	}
+	if t.HasGlobalSeq {
+		if seq < t.GlobalSeq {
+			return false, nil
+		}
+		seq = MaxSequence
 	}
 	defer restoreFault(protect())
 	defer t.recoverFault(&err)
-	it.seek = appendSeekKey(it.seek[:0], key, seq)
-	i := t.index.search(it.seek)
-	if i >= t.index.len() {
+	it.seek = AppendSeekKey(it.seek[:0], key, seq)
+	i := t.Index.Search(it.seek)
+	if i >= t.Index.Len() {
 		return false, nil
 	}
-	if t.filter != nil && !t.filter.mayContain(t.index.handles[i].Offset, key) {
+	if t.Filter != nil && !t.Filter.MayContain(t.Index.handles[i].Offset, key) {
 		return false, nil
 	}
 	if !it.load(i) || !it.forward(it.seekBlock(it.seek)) {

@@ -1,4 +1,4 @@
-package leveldb
+package lsmtable
 
 import (
 	"runtime/debug"
@@ -34,7 +34,7 @@ func (t *Table) faultError(v any) error {
 	if ok && len(t.mapped) > 0 {
 		base := uintptr(unsafe.Pointer(unsafe.SliceData(t.mapped)))
 		if a := f.Addr(); a >= base && a < base+uintptr(len(t.mapped)) {
-			return t.named(format.Corruptf(format.SectionFile, int64(a-base), "memory fault reading the mapped file (was it truncated while open?)"))
+			return t.Named(format.Corruptf(format.SectionFile, int64(a-base), "memory fault reading the mapped file (was it truncated while open?)"))
 		}
 	}
 	panic(v)

@@ -1,4 +1,4 @@
-package leveldb
+package lsmtable
 
 import (
 	"bytes"
@@ -78,8 +78,8 @@ func TestReadAheadScan(t *testing.T) {
 	dir := t.TempDir()
 	for _, mapped := range []bool{true, false} {
 		tb := openAhead(t, dir, data, mapped)
-		if tb.index.len() < 4*aheadSlots {
-			t.Fatalf("%d data blocks: too few to test the read-ahead", tb.index.len())
+		if tb.Index.Len() < 4*aheadSlots {
+			t.Fatalf("%d data blocks: too few to test the read-ahead", tb.Index.Len())
 		}
 		// The worker runs when the scheduler gives it a CPU: on a loaded
 		// machine a scan may outrun it, so a few scans are allowed.
@@ -90,7 +90,7 @@ func TestReadAheadScan(t *testing.T) {
 			if keys, values, ra, err = scanAll(tb); err != nil {
 				t.Fatal(err)
 			}
-			if ra != nil && ra.taken >= tb.index.len()/4 {
+			if ra != nil && ra.taken >= tb.Index.Len()/4 {
 				break
 			}
 		}
@@ -102,8 +102,8 @@ func TestReadAheadScan(t *testing.T) {
 				t.Fatalf("mapped %v: entry %d = %q %x, want %q %x", mapped, i, keys[i], values[i], e.Key, e.Value)
 			}
 		}
-		if runtime.GOMAXPROCS(0) > 1 && (ra == nil || ra.taken < tb.index.len()/4) {
-			t.Fatalf("mapped %v: the scan took too few of its %d blocks from the read-ahead (%d)", mapped, tb.index.len(), ra.taken)
+		if runtime.GOMAXPROCS(0) > 1 && (ra == nil || ra.taken < tb.Index.Len()/4) {
+			t.Fatalf("mapped %v: the scan took too few of its %d blocks from the read-ahead (%d)", mapped, tb.Index.Len(), ra.taken)
 		}
 		if ra != nil && ra.active.Load() {
 			t.Fatalf("mapped %v: a worker still runs after Close", mapped)
@@ -123,7 +123,7 @@ func TestReadAheadCorrupt(t *testing.T) {
 	dir := t.TempDir()
 	_, data := aheadTable(3000)
 	tb := openAhead(t, dir, data, false)
-	h := tb.index.handles[tb.index.len()/2]
+	h := tb.Index.handles[tb.Index.Len()/2]
 	bad := bytes.Clone(data)
 	bad[h.Offset+h.Length/2] ^= 0x40
 	for _, mapped := range []bool{true, false} {

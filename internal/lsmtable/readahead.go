@@ -1,4 +1,4 @@
-package leveldb
+package lsmtable
 
 import (
 	"runtime"
@@ -71,7 +71,7 @@ func newReadAhead(t *Table) *readAhead {
 }
 
 // readAheadPossible reports whether a second CPU may run the worker.
-func readAheadPossible() bool { return runtime.GOMAXPROCS(0) > 1 }
+func (t *Table) readAheadPossible() bool { return t.readAhead && runtime.GOMAXPROCS(0) > 1 }
 
 // take returns data block i if the worker has decoded it.
 func (ra *readAhead) take(i int) ([]byte, bool) {
@@ -88,7 +88,7 @@ func (ra *readAhead) take(i int) ([]byte, bool) {
 // worker starts if none runs and it would have aheadSlots/4 blocks to
 // decode.
 func (ra *readAhead) advance(cur int) {
-	limit := int64(min(cur+aheadSlots, ra.t.index.len()))
+	limit := int64(min(cur+aheadSlots, ra.t.Index.Len()))
 	ra.cur.Store(int64(cur))
 	ra.limit.Store(limit)
 	if ra.active.Load() {
@@ -174,15 +174,15 @@ func (ra *readAhead) decode(j int) {
 		p.Release()
 		return
 	}
-	h := t.index.handles[j]
-	buf, err := t.read(int64(h.Offset), int(h.Length)+format.BlockTrailerLen, s.stored)
+	h := t.Index.handles[j]
+	buf, err := t.Read(int64(h.Offset), int(h.Length)+format.BlockTrailerLen, s.stored)
 	if err != nil {
 		return
 	}
 	if t.mapped == nil {
 		s.stored = buf
 	}
-	stored, typ, err := checkBlock(format.SectionDataBlock, int64(h.Offset), buf)
+	stored, typ, err := t.Codec.Check(format.SectionDataBlock, int64(h.Offset), buf)
 	if err != nil {
 		return
 	}
@@ -193,7 +193,7 @@ func (ra *readAhead) decode(j int) {
 		}
 		s.contents = stored
 	} else {
-		contents, err := decode(format.SectionDataBlock, int64(h.Offset), stored, typ, s.dec)
+		contents, err := t.Codec.Decode(format.SectionDataBlock, int64(h.Offset), stored, typ, s.dec)
 		if err != nil {
 			return
 		}

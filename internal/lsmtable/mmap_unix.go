@@ -1,6 +1,6 @@
 //go:build unix
 
-package leveldb
+package lsmtable
 
 import (
 	"errors"

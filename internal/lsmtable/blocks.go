@@ -1,8 +1,6 @@
-package leveldb
+package lsmtable
 
 import (
-	"github.com/golang/snappy"
-
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/internal/blockcache"
 )
@@ -28,7 +26,7 @@ func (b *blockBuf) release() {
 // moving between blocks, Verify: LevelDB's ReadOptions.fill_cache).
 func (t *Table) dataBlock(i int, b *blockBuf, fill bool) ([]byte, bool, error) {
 	b.release()
-	h := t.index.handles[i]
+	h := t.Index.handles[i]
 	if t.mapped != nil && t.verified[i].Load() {
 		return t.mapped[h.Offset : h.Offset+h.Length : h.Offset+h.Length], true, nil
 	}
@@ -36,14 +34,14 @@ func (t *Table) dataBlock(i int, b *blockBuf, fill bool) ([]byte, bool, error) {
 		b.pin = p
 		return p.Bytes(), false, nil
 	}
-	buf, err := t.read(int64(h.Offset), int(h.Length)+format.BlockTrailerLen, b.stored)
+	buf, err := t.Read(int64(h.Offset), int(h.Length)+format.BlockTrailerLen, b.stored)
 	if err != nil {
 		return nil, false, err
 	}
 	if t.mapped == nil {
 		b.stored = buf
 	}
-	stored, typ, err := checkBlock(format.SectionDataBlock, int64(h.Offset), buf)
+	stored, typ, err := t.Codec.Check(format.SectionDataBlock, int64(h.Offset), buf)
 	if err != nil {
 		return nil, false, err
 	}
@@ -52,9 +50,11 @@ func (t *Table) dataBlock(i int, b *blockBuf, fill bool) ([]byte, bool, error) {
 		return stored, true, nil
 	}
 	n := len(stored)
-	if typ == format.BlockTypeSnappy {
-		if n, err = snappy.DecodedLen(stored); err != nil || n > maxBlockLen {
-			n = 0 // decode reports the error
+	if typ != format.BlockTypeRaw {
+		if m, ok := t.Codec.DecodedLen(typ, stored); ok && m <= MaxBlockLen {
+			n = m
+		} else {
+			n = 0 // decode reports any error
 		}
 	}
 	var p blockcache.Handle
@@ -67,7 +67,7 @@ func (t *Table) dataBlock(i int, b *blockBuf, fill bool) ([]byte, bool, error) {
 		}
 	}
 	if !ok {
-		contents, err := decode(format.SectionDataBlock, int64(h.Offset), stored, typ, b.dec)
+		contents, err := t.Codec.Decode(format.SectionDataBlock, int64(h.Offset), stored, typ, b.dec)
 		if err != nil {
 			return nil, false, err
 		}
@@ -80,10 +80,10 @@ func (t *Table) dataBlock(i int, b *blockBuf, fill bool) ([]byte, bool, error) {
 	var contents []byte
 	if typ == format.BlockTypeRaw {
 		contents = dst[:copy(dst, stored)]
-	} else if contents, err = decode(format.SectionDataBlock, int64(h.Offset), stored, typ, dst); err != nil || len(contents) != n || &contents[0] != &dst[0] {
+	} else if contents, err = t.Codec.Decode(format.SectionDataBlock, int64(h.Offset), stored, typ, dst); err != nil || len(contents) != n || &contents[0] != &dst[0] {
 		p.Release()
 		if err == nil {
-			err = format.Corruptf(format.SectionDataBlock, int64(h.Offset), "snappy block decodes to %d bytes where its header says %d", len(contents), n)
+			err = format.Corruptf(format.SectionDataBlock, int64(h.Offset), "block decodes to %d bytes where its header says %d", len(contents), n)
 		}
 		return nil, false, err
 	}
@@ -91,3 +91,8 @@ func (t *Table) dataBlock(i int, b *blockBuf, fill bool) ([]byte, bool, error) {
 	b.pin = p
 	return contents, false, nil
 }
+
+// MaxBlockLen bounds a decoded block, in bytes: writers cut blocks near
+// their block size (4 KiB by default), and a key or value larger than
+// that makes a block of its own; 1 GiB is beyond any of them.
+const MaxBlockLen = 1 << 30

@@ -1,4 +1,4 @@
-package leveldb
+package lsmtable
 
 import (
 	"bytes"
@@ -47,7 +47,7 @@ func (t *Table) NewIter(o *IterOptions) *TableIterator {
 		it.lower, it.upper = o.LowerBound, o.UpperBound
 	}
 	if t.closed.Load() {
-		it.err = t.named(ErrClosed)
+		it.err = t.Named(ErrClosed)
 	}
 	return it
 }
@@ -111,7 +111,7 @@ func (it *TableIterator) Last() (ok bool) {
 	}
 	defer restoreFault(protect())
 	defer it.recover(&ok)
-	if !it.load(it.t.index.len() - 1) {
+	if !it.load(it.t.Index.Len() - 1) {
 		return false
 	}
 	return it.backward(it.blk.Last())
@@ -157,7 +157,7 @@ func (it *TableIterator) Prev() (ok bool) {
 // SeekGE moves to the first entry whose user key is at or above key (and
 // the lower bound): that key's newest version.
 func (it *TableIterator) SeekGE(key []byte) bool {
-	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
+	if it.lower != nil && compareUser(key, it.lower, it.t.Index.reverse) < 0 {
 		key = it.lower
 	}
 	return it.seekGE(key, MaxSequence)
@@ -167,7 +167,7 @@ func (it *TableIterator) SeekGE(key []byte) bool {
 // order: key's newest version at or below seq, or else the first entry of
 // a larger user key. Bounds apply as for SeekGE.
 func (it *TableIterator) SeekGEAt(key []byte, seq uint64) bool {
-	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
+	if it.lower != nil && compareUser(key, it.lower, it.t.Index.reverse) < 0 {
 		key, seq = it.lower, MaxSequence
 	}
 	return it.seekGE(key, min(seq, MaxSequence))
@@ -179,15 +179,25 @@ func (it *TableIterator) seekGE(key []byte, seq uint64) (ok bool) {
 	}
 	defer restoreFault(protect())
 	defer it.recover(&ok)
-	it.seek = appendSeekKey(it.seek[:0], key, seq)
-	i := it.t.index.search(it.seek)
-	if i >= it.t.index.len() {
+	hidden := false // key's versions lie above seq: the seek goes past them
+	if it.t.HasGlobalSeq {
+		// The entries store 0; every one reads as the global number.
+		hidden = seq < it.t.GlobalSeq
+		seq = MaxSequence
+	}
+	it.seek = AppendSeekKey(it.seek[:0], key, seq)
+	i := it.t.Index.Search(it.seek)
+	if i >= it.t.Index.Len() {
 		return it.stop()
 	}
 	if !it.load(i) {
 		return false
 	}
-	return it.forward(it.seekBlock(it.seek))
+	ok = it.forward(it.seekBlock(it.seek))
+	for hidden && ok && bytes.Equal(it.user, key) {
+		ok = it.Next()
+	}
+	return ok
 }
 
 // SeekLT moves to the last entry whose user key is below key (and the
@@ -196,15 +206,15 @@ func (it *TableIterator) SeekLT(key []byte) (ok bool) {
 	if it.err != nil {
 		return false
 	}
-	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
+	if it.upper != nil && compareUser(key, it.upper, it.t.Index.reverse) > 0 {
 		key = it.upper
 	}
 	defer restoreFault(protect())
 	defer it.recover(&ok)
-	it.seek = appendSeekKey(it.seek[:0], key, MaxSequence)
-	i := it.t.index.search(it.seek)
-	if i >= it.t.index.len() {
-		if !it.load(it.t.index.len() - 1) {
+	it.seek = AppendSeekKey(it.seek[:0], key, MaxSequence)
+	i := it.t.Index.Search(it.seek)
+	if i >= it.t.Index.Len() {
+		if !it.load(it.t.Index.Len() - 1) {
 			return false
 		}
 		return it.backward(it.blk.Last())
@@ -231,7 +241,7 @@ func (it *TableIterator) seekBlock(target []byte) bool {
 		if !it.blk.SeekRestart(mid) {
 			return false
 		}
-		if compareKeys(it.blk.Key(), target) < 0 {
+		if CompareKeys(it.blk.Key(), target, it.t.Index.reverse) < 0 {
 			lo = mid + 1
 		} else {
 			hi = mid
@@ -240,7 +250,7 @@ func (it *TableIterator) seekBlock(target []byte) bool {
 	if !it.blk.SeekRestart(max(lo-1, 0)) {
 		return false
 	}
-	for compareKeys(it.blk.Key(), target) < 0 {
+	for CompareKeys(it.blk.Key(), target, it.t.Index.reverse) < 0 {
 		if !it.blk.Next() {
 			return false
 		}
@@ -267,7 +277,7 @@ func (it *TableIterator) loadBlock(i int, fill, forward bool) bool {
 	if it.err != nil {
 		return false
 	}
-	if i < 0 || i >= it.t.index.len() {
+	if i < 0 || i >= it.t.Index.Len() {
 		return it.stop()
 	}
 	if it.t.closed.Load() {
@@ -276,7 +286,7 @@ func (it *TableIterator) loadBlock(i int, fill, forward bool) bool {
 	if !forward {
 		it.stopAhead()
 	} else if it.moves++; it.moves >= scanLoads {
-		if it.ahead == nil && it.moves == scanLoads && readAheadPossible() {
+		if it.ahead == nil && it.moves == scanLoads && it.t.readAheadPossible() {
 			it.ahead = newReadAhead(it.t)
 		}
 	}
@@ -286,7 +296,7 @@ func (it *TableIterator) loadBlock(i int, fill, forward bool) bool {
 		if ok {
 			it.buf.release()
 			it.i, it.inMapping = i, false
-			if err := it.blk.Init(format.SectionDataBlock, int64(it.t.index.handles[i].Offset), contents); err != nil {
+			if err := it.t.initBlock(&it.blk, int64(it.t.Index.handles[i].Offset), contents); err != nil {
 				return it.fail(err)
 			}
 			return true
@@ -297,7 +307,7 @@ func (it *TableIterator) loadBlock(i int, fill, forward bool) bool {
 		return it.fail(err)
 	}
 	it.i, it.inMapping = i, mapped
-	if err := it.blk.Init(format.SectionDataBlock, int64(it.t.index.handles[i].Offset), contents); err != nil {
+	if err := it.t.initBlock(&it.blk, int64(it.t.Index.handles[i].Offset), contents); err != nil {
 		return it.fail(err)
 	}
 	return true
@@ -320,7 +330,7 @@ func (it *TableIterator) forward(ok bool) bool {
 		if err := it.blk.Err(); err != nil {
 			return it.fail(err)
 		}
-		if it.i+1 >= it.t.index.len() {
+		if it.i+1 >= it.t.Index.Len() {
 			return it.stop()
 		}
 		if !it.loadBlock(it.i+1, false, true) {
@@ -331,7 +341,7 @@ func (it *TableIterator) forward(ok bool) bool {
 	if !it.settle() {
 		return false
 	}
-	if it.upper != nil && bytes.Compare(it.user, it.upper) >= 0 {
+	if it.upper != nil && compareUser(it.user, it.upper, it.t.Index.reverse) >= 0 {
 		return it.stop()
 	}
 	return true
@@ -354,7 +364,7 @@ func (it *TableIterator) backward(ok bool) bool {
 	if !it.settle() {
 		return false
 	}
-	if it.lower != nil && bytes.Compare(it.user, it.lower) < 0 {
+	if it.lower != nil && compareUser(it.user, it.lower, it.t.Index.reverse) < 0 {
 		return it.stop()
 	}
 	return true
@@ -362,10 +372,17 @@ func (it *TableIterator) backward(ok bool) bool {
 
 // settle decodes the current entry's internal key.
 func (it *TableIterator) settle() bool {
-	user, seq, kind, ok := splitKey(it.blk.Key())
+	user, seq, kind, ok := SplitKey(it.blk.Key(), it.t.Kinds)
 	if !ok {
-		h := it.t.index.handles[it.i]
-		return it.fail(format.Corruptf(format.SectionDataBlock, int64(h.Offset), "key %q is not an internal key (user key, then 8 bytes of sequence number and kind 0 or 1)", it.blk.Key()))
+		h := it.t.Index.handles[it.i]
+		return it.fail(format.Corruptf(format.SectionDataBlock, int64(h.Offset), "key %q is not an internal key (user key, then 8 bytes of sequence number and a kind this table may hold)", it.blk.Key()))
+	}
+	if it.t.HasGlobalSeq {
+		if seq != 0 {
+			h := it.t.Index.handles[it.i]
+			return it.fail(format.Corruptf(format.SectionDataBlock, int64(h.Offset), "key %q has sequence number %d in a table whose global sequence number %d replaces stored zeros", user, seq, it.t.GlobalSeq))
+		}
+		seq = it.t.GlobalSeq
 	}
 	it.user, it.seq, it.kind, it.valid = user, seq, kind, true
 	return true
@@ -378,7 +395,7 @@ func (it *TableIterator) stop() bool {
 
 func (it *TableIterator) fail(err error) bool {
 	if it.err == nil {
-		it.err = it.t.named(err)
+		it.err = it.t.Named(err)
 	}
 	it.valid = false
 	it.buf.release()

@@ -1,0 +1,159 @@
+package lsmtable
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/sstkit/sstable/format"
+)
+
+// Index is a table's index decoded into arrays: separator i (an internal
+// key at or above every key of data block i and below every key of
+// block i+1) and block i's handle. Seeks binary-search it in the
+// internal key order. A format package fills it with Append, whatever
+// its index block's encoding (one block, partitions, user-key
+// separators, delta-encoded handles), then calls Finish.
+type Index struct {
+	keys    []byte   // the separators, one after another
+	ends    []uint32 // ends[i]: end of separator i in keys
+	handles []format.BlockHandle
+	reverse bool // user keys in reverse bytewise order
+	next    uint64
+
+	// fences[i] is the 8 bytes of separator i's user key after skip (the
+	// bytes every separator's user key starts with), big-endian, zero-
+	// padded, inverted for a reverse order: in the same order as the
+	// separators, so a search compares whole keys only among
+	// separators whose fences tie.
+	fences []uint64
+	skip   int
+}
+
+// SetReverse makes the index order user keys in reverse bytewise order
+// (RocksDB's ReverseBytewiseComparator); call it before Append.
+func (x *Index) SetReverse(r bool) { x.reverse = r }
+
+// Reverse reports whether user keys are in reverse bytewise order.
+func (x *Index) Reverse() bool { return x.reverse }
+
+// Len returns the number of data blocks.
+func (x *Index) Len() int { return len(x.handles) }
+
+// Key returns separator i.
+func (x *Index) Key(i int) []byte {
+	start := uint32(0)
+	if i > 0 {
+		start = x.ends[i-1]
+	}
+	return x.keys[start:x.ends[i]:x.ends[i]]
+}
+
+// Handle returns data block i's handle.
+func (x *Index) Handle(i int) format.BlockHandle { return x.handles[i] }
+
+// Append adds the next data block: its separator, an internal key above
+// the previous one, and its handle, after the previous block's and
+// inside the first limit bytes of the file. The error says what is
+// wrong; the caller names the section and offset.
+func (x *Index) Append(sep []byte, h format.BlockHandle, limit uint64) error {
+	i := len(x.handles)
+	if len(sep) < TrailerLen {
+		return fmt.Errorf("separator %d (%q) is shorter than an internal key's 8-byte trailer", i, sep)
+	}
+	if i > 0 && CompareKeys(x.Key(i-1), sep, x.reverse) >= 0 {
+		return fmt.Errorf("separator %d (%q) does not sort after separator %d", i, sep, i-1)
+	}
+	if h.Offset < x.next || !Inside(h, limit) {
+		return fmt.Errorf("entry %d: data block handle (offset %d, %d bytes) overlaps the block before it or lies outside the file", i, h.Offset, h.Length)
+	}
+	x.next = h.End()
+	x.keys = append(x.keys, sep...)
+	x.ends = append(x.ends, uint32(len(x.keys)))
+	x.handles = append(x.handles, h)
+	return nil
+}
+
+// Finish computes the fences, once every separator is appended.
+func (x *Index) Finish() {
+	n := len(x.handles)
+	if n == 0 {
+		return
+	}
+	first, last := x.Key(0), x.Key(n-1)
+	first, last = first[:len(first)-TrailerLen], last[:len(last)-TrailerLen]
+	for x.skip < len(first) && x.skip < len(last) && first[x.skip] == last[x.skip] {
+		x.skip++
+	}
+	x.fences = make([]uint64, n)
+	for i := range x.fences {
+		k := x.Key(i)
+		x.fences[i] = x.fence(k[:len(k)-TrailerLen])
+	}
+}
+
+// fence returns the 8 bytes of user key u after its first skip bytes,
+// big-endian, zero-padded, inverted for a reverse order; it keeps the
+// order of user keys that share those skip bytes.
+func (x *Index) fence(u []byte) uint64 {
+	skip := min(x.skip, len(u))
+	u = u[skip:]
+	var f uint64
+	if len(u) >= 8 {
+		f = binary.BigEndian.Uint64(u)
+	} else {
+		var b [8]byte
+		copy(b[:], u)
+		f = binary.BigEndian.Uint64(b[:])
+	}
+	if x.reverse {
+		return ^f
+	}
+	return f
+}
+
+// Search returns the first block whose separator is at or above the
+// internal key target: the only block that can hold target's successor;
+// Len() if none. It binary-searches the fences, then the whole
+// separators among those that tie. A target whose user key lacks the
+// separators' common bytes compares whole keys throughout.
+func (x *Index) Search(target []byte) int {
+	lo, hi := 0, len(x.handles)
+	if u := target[:len(target)-TrailerLen]; len(u) >= x.skip && string(u[:x.skip]) == string(x.keys[:x.skip]) {
+		f := x.fence(u)
+		for lo < hi { // the first fence >= f
+			mid := int(uint(lo+hi) >> 1)
+			if x.fences[mid] < f {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		hi = lo
+		for end := len(x.handles); hi < end; { // the first fence > f
+			mid := int(uint(hi+end) >> 1)
+			if x.fences[mid] <= f {
+				hi = mid + 1
+			} else {
+				end = mid
+			}
+		}
+	}
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if CompareKeys(x.Key(mid), target, x.reverse) < 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// Fence returns the 8 bytes of user key u after its first skip bytes,
+// big-endian, zero-padded: the bytewise order of keys sharing those
+// bytes, in one integer.
+func Fence(u []byte, skip int) uint64 {
+	var x Index
+	x.skip = skip
+	return x.fence(u)
+}
