@@ -34,4 +34,3 @@ func (t *Table) Info() TableInfo {
 	}
 	return info
 }
-
