@@ -1,0 +1,98 @@
+package rocksdb
+
+import (
+	"encoding/binary"
+
+	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/lsmtable"
+)
+
+// Property is one entry of a table's rocksdb.properties block.
+type Property struct {
+	Name  string // RocksDB's name, such as "rocksdb.num.entries"
+	Value []byte // the raw value: a varint for RocksDB's numeric properties
+}
+
+// Properties returns every entry of the table's properties block, in the
+// block's (bytewise) order. The values are the caller's to keep, not to
+// change.
+func (t *Table) Properties() []Property { return append([]Property(nil), t.props...) }
+
+// Property returns the raw value of the property named name.
+func (t *Table) Property(name string) ([]byte, bool) {
+	v, ok := t.propMap[name]
+	return v, ok
+}
+
+// numericProperties are the properties RocksDB writes as varint64
+// (table/table_properties.cc, TablePropertiesNames; the data block and
+// index restart intervals and the separated-values flag of newer
+// releases too).
+var numericProperties = map[string]bool{
+	"rocksdb.original.file.number": true, "rocksdb.data.size": true, "rocksdb.index.size": true,
+	"rocksdb.index.partitions": true, "rocksdb.top-level.index.size": true,
+	"rocksdb.index.key.is.user.key": true, "rocksdb.index.value.is.delta.encoded": true,
+	"rocksdb.udi.is.primary.index": true,
+	"rocksdb.filter.size":          true, "rocksdb.raw.key.size": true, "rocksdb.raw.value.size": true,
+	"rocksdb.num.data.blocks": true, "rocksdb.num.data.blocks.compression.rejected": true,
+	"rocksdb.num.data.blocks.compression.bypassed": true, "rocksdb.num.uniform.blocks": true,
+	"rocksdb.num.entries": true, "rocksdb.num.filter_entries": true, "rocksdb.deleted.keys": true,
+	"rocksdb.merge.operands": true, "rocksdb.num.range-deletions": true, "rocksdb.format.version": true,
+	"rocksdb.fixed.key.length": true, "rocksdb.column.family.id": true, "rocksdb.creation.time": true,
+	"rocksdb.oldest.key.time": true, "rocksdb.newest.key.time": true, "rocksdb.file.creation.time": true,
+	"rocksdb.sample_for_compression.slow.data.size": true, "rocksdb.sample_for_compression.fast.data.size": true,
+	"rocksdb.tail.start.offset": true, "rocksdb.user.defined.timestamps.persisted": true,
+	"rocksdb.key.largest.seqno": true, "rocksdb.key.smallest.seqno": true,
+	"rocksdb.data.block.restart.interval": true, "rocksdb.index.block.restart.interval": true,
+	"rocksdb.separate.key.value.in.data.block": true,
+}
+
+// NumericProperty returns a numeric property's value; ok is false when
+// the table lacks it or its value is not a varint.
+func (t *Table) NumericProperty(name string) (uint64, bool) {
+	v, ok := t.propMap[name]
+	if !ok {
+		return 0, false
+	}
+	n, m := binary.Uvarint(v)
+	return n, m > 0 && m == len(v)
+}
+
+// IsNumericProperty reports whether RocksDB writes the property named
+// name as a varint64.
+func IsNumericProperty(name string) bool { return numericProperties[name] }
+
+// readProperties reads the properties block, when the table has one
+// (RocksDB writes it into every table).
+func (t *Table) readProperties(core *lsmtable.Table) error {
+	t.propMap = map[string][]byte{}
+	h, ok := t.meta[metaProperties]
+	if !ok {
+		return nil
+	}
+	contents, _, err := core.ReadBlock(SectionProperties, h)
+	if err != nil {
+		return err
+	}
+	err = eachEntry(SectionProperties, int64(h.Offset), contents, func(k, v []byte) error {
+		name := string(k)
+		val := append([]byte(nil), v...)
+		if numericProperties[name] {
+			if n, m := binary.Uvarint(val); m <= 0 || m != len(val) {
+				return format.Corruptf(SectionProperties, int64(h.Offset), "%s: value % x is not a varint", name, val)
+			} else {
+				_ = n
+			}
+		}
+		t.props = append(t.props, Property{Name: name, Value: val})
+		t.propMap[name] = val
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if v, ok := t.propMap["rocksdb.compression"]; ok {
+		t.compression = string(v)
+	}
+	return nil
+}
