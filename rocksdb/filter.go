@@ -152,9 +152,9 @@ func (t *Table) readFilter(core *lsmtable.Table) error {
 		var handles []format.BlockHandle
 		limit := uint64(t.footer.offset)
 		err = decodeIndex(SectionFilterIndex, int64(h.Offset), top, fmtIdx, func(sep []byte, ph format.BlockHandle) error {
-			// Partitions need not follow one another: only the
-			// separators' order is checked here.
-			if err := f.seps.Append(sep, format.BlockHandle{Offset: uint64(len(handles)), Length: 0}, limit); err != nil {
+			// The index keeps only the separators (their order checked);
+			// the partitions' handles are kept beside it.
+			if err := f.seps.Append(sep, format.BlockHandle{Offset: uint64(len(handles)) * format.BlockTrailerLen}, limit); err != nil {
 				return format.Corruptf(SectionFilterIndex, int64(h.Offset), "%v", err)
 			}
 			handles = append(handles, ph)

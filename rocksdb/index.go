@@ -183,7 +183,7 @@ func decodeIndex(section string, off int64, contents []byte, f indexFormat, fn f
 			if size < 0 {
 				return format.Corruptf(section, at, "delta-encoded handle of negative size")
 			}
-			h = format.BlockHandle{Offset: prev.End() + 5, Length: uint64(size)}
+			h = format.BlockHandle{Offset: prev.End(), Length: uint64(size)} // End: after the trailer
 			v = v[m:]
 		} else {
 			o, m := binary.Uvarint(v)

@@ -2,6 +2,10 @@ package rocksdb
 
 import (
 	"encoding/binary"
+	"unsafe"
+
+	"github.com/sstkit/sstable/internal/codec"
+	"github.com/sstkit/sstable/internal/rocksblock"
 
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/internal/lsmtable"
@@ -70,7 +74,7 @@ func (t *Table) readProperties(core *lsmtable.Table) error {
 	if !ok {
 		return nil
 	}
-	contents, _, err := core.ReadBlock(SectionProperties, h)
+	contents, err := t.readPropertiesBlock(core, h)
 	if err != nil {
 		return err
 	}
@@ -95,4 +99,42 @@ func (t *Table) readProperties(core *lsmtable.Table) error {
 		t.compression = string(v)
 	}
 	return nil
+}
+
+const propGlobalSeqno = "rocksdb.external_sst_file.global_seqno"
+
+// readPropertiesBlock reads the properties block. RocksDB's ingestion with
+// write_global_seqno rewrites the global sequence number inside the block
+// without updating its checksum, so a raw block whose checksum fails is
+// checked once more with that value zeroed, as RocksDB's
+// table/meta_blocks.cc does; it is read with the value it holds.
+func (t *Table) readPropertiesBlock(core *lsmtable.Table, h format.BlockHandle) ([]byte, error) {
+	contents, _, err := core.ReadBlock(SectionProperties, h)
+	if err == nil {
+		return contents, nil
+	}
+	buf, rerr := core.Read(int64(h.Offset), int(h.Length)+rocksblock.TrailerLen, nil)
+	if rerr != nil || buf[h.Length] != rocksblock.NoCompression {
+		return nil, err
+	}
+	raw := append([]byte(nil), buf...)
+	at := -1
+	var it codec.BlockIter
+	if it.Init(SectionProperties, int64(h.Offset), raw[:h.Length]) != nil {
+		return nil, err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		if string(it.Key()) == propGlobalSeqno && len(it.Value()) == 8 {
+			at = int(uintptr(unsafe.Pointer(unsafe.SliceData(it.Value()))) - uintptr(unsafe.Pointer(unsafe.SliceData(raw))))
+		}
+	}
+	if at < 0 {
+		return nil, err
+	}
+	zeroed := append([]byte(nil), raw...)
+	clear(zeroed[at : at+8])
+	if _, _, e := t.codec.Check(SectionProperties, int64(h.Offset), zeroed); e != nil {
+		return nil, err
+	}
+	return raw[:h.Length], nil
 }

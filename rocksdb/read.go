@@ -66,10 +66,16 @@ func (t *Table) Verify() (int64, error) { return t.core.Verify() }
 func (t *Table) verifyMeta(core *lsmtable.Table) error {
 	for _, name := range t.metaNames {
 		h := t.meta[name]
-		if strings.HasPrefix(name, filterPartition) {
+		var err error
+		switch {
+		case strings.HasPrefix(name, filterPartition):
 			continue // its partitions were checked at open
+		case name == metaProperties:
+			_, err = t.readPropertiesBlock(core, h)
+		default:
+			_, _, err = core.ReadBlock(SectionMetaindex+" entry "+name, h)
 		}
-		if _, _, err := core.ReadBlock(SectionMetaindex+" entry "+name, h); err != nil {
+		if err != nil {
 			return err
 		}
 	}
@@ -149,7 +155,7 @@ func (t *Table) Level() (merge.Level, error) {
 	if t.reverse {
 		return nil, fmt.Errorf("%w: %s: a %s table cannot be a merge level (merge orders keys bytewise)", ErrUnsupported, t.Name(), t.comparator)
 	}
-	l := &lsmtable.Level{Resolve: t.resolve}
+	l := &lsmtable.Level{Resolve: t.resolve, Spans: len(t.rangeDels) > 0}
 	var smallest, largest []byte
 	it := t.core.NewIter(nil)
 	if it.First() {

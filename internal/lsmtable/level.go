@@ -67,6 +67,9 @@ type Resolver func(user []byte, seq uint64, kind Kind, value []byte) ([]byte, er
 type Level struct {
 	Tables  []*LazyTable
 	Resolve Resolver // nil: values shown as stored
+	// Spans says the tables may hold range deletions; false (LevelDB's
+	// tables) spares NewSpanIter and SpanAt from opening them.
+	Spans bool
 }
 
 var _ merge.PointGetter = (*Level)(nil)
@@ -83,6 +86,9 @@ func (l *Level) NewIter(o *reader.IterOptions) merge.LevelIterator {
 // NewSpanIter returns an iterator over the tables' range deletions, or
 // nil when the level has none.
 func (l *Level) NewSpanIter() merge.SpanIterator {
+	if !l.Spans {
+		return nil
+	}
 	var fs []*Fragments
 	for _, lt := range l.Tables {
 		t, err := lt.Get()
@@ -102,6 +108,9 @@ func (l *Level) NewSpanIter() merge.SpanIterator {
 // SpanAt returns the range deletion fragment covering key, or
 // reader.ErrNotFound.
 func (l *Level) SpanAt(key []byte) (reader.Span, error) {
+	if !l.Spans {
+		return reader.Span{}, reader.ErrNotFound
+	}
 	for _, lt := range l.Tables {
 		t, err := lt.Get()
 		if err != nil {
