@@ -44,6 +44,11 @@ func Get(levels []Level, key []byte, o *Options) ([]byte, error) {
 		if o != nil && o.IsDeletion != nil && o.IsDeletion(v) {
 			return nil, reader.ErrNotFound
 		}
+		if o != nil && o.Unresolved != nil {
+			if err := o.Unresolved(key, v); err != nil {
+				return nil, err
+			}
+		}
 		return v, nil
 	}
 	return nil, reader.ErrNotFound

@@ -32,6 +32,7 @@ type Iterator struct {
 
 	dels       rangeDels
 	isDeletion func([]byte) bool
+	unresolved func(key, value []byte) error
 	withDels   bool // Compact's view: show the newest deletions not range-deleted too
 
 	lower, upper       []byte // copies in the bufs; nil: unbounded
@@ -57,7 +58,7 @@ func NewIterator(levels []Level, o *Options) *Iterator {
 		it.upper = setBound(&it.upperBuf, io.UpperBound)
 	}
 	if o != nil {
-		it.isDeletion = o.IsDeletion
+		it.isDeletion, it.unresolved = o.IsDeletion, o.Unresolved
 	}
 	it.dels = rangeDels{opts: o, newest: len(levels)}
 	for i, l := range levels {
@@ -205,11 +206,17 @@ func (it *Iterator) visible(c *child) (bool, error) {
 	if it.isDeletion != nil && !it.withDels && it.isDeletion(c.value()) {
 		return false, nil
 	}
-	if c.level <= it.dels.newest {
-		return true, nil
+	if c.level > it.dels.newest {
+		if covered, err := it.dels.covered(c.key, c.level); covered || err != nil {
+			return false, err
+		}
 	}
-	covered, err := it.dels.covered(c.key, c.level)
-	return !covered, err
+	if it.unresolved != nil {
+		if err := it.unresolved(c.key, c.value()); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // skip moves every child at the top's key one step on, in the heap's

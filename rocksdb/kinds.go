@@ -56,9 +56,9 @@ var ErrUnresolved = errors.New("rocksdb: value needs more than this table to res
 // the database's merge operator and the older versions) or a blob index
 // (which needs the blob file). errors.Is(err, ErrUnresolved) holds.
 type UnresolvedError struct {
-	Table string // the table's name
+	Table string // the table's name; "" from a merged view
 	Key   []byte // the user key
-	Seq   uint64 // the version's sequence number
+	Seq   uint64 // the version's sequence number; 0 from a merged view
 	Kind  Kind   // KindMerge or KindBlobIndex
 }
 
@@ -66,6 +66,9 @@ func (e *UnresolvedError) Error() string {
 	need := "the database's merge operator and the key's older versions"
 	if e.Kind != KindMerge {
 		need = "the blob file it points to"
+	}
+	if e.Table == "" {
+		return fmt.Sprintf("rocksdb: key %q is a %s: its value needs %s", e.Key, e.Kind, need)
 	}
 	return fmt.Sprintf("rocksdb: %s: key %q @%d is a %s: its value needs %s", e.Table, e.Key, e.Seq, e.Kind, need)
 }

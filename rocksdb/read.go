@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/internal/lsmtable"
@@ -148,7 +149,9 @@ func CompressionName(typ byte) string { return rocksblock.CompressionName(typ) }
 // as the level's spans, hiding the keys of older levels. A wide-column
 // entity shows as its default column's value, a value with a preferred
 // sequence number as its value; a merge operand or blob index stops the
-// level's iterator with an *UnresolvedError (and merge.Get returns it).
+// view with an *UnresolvedError, through MergeOptions, when the view
+// would show it (a newer level's version of the key hides it, as it
+// hides any).
 // A reverse bytewise table is refused (ErrUnsupported): merge orders
 // keys bytewise.
 func (t *Table) Level() (merge.Level, error) {
@@ -193,7 +196,7 @@ func (t *Table) resolve(user []byte, seq uint64, kind Kind, value []byte) ([]byt
 			return nil, t.core.Named(err)
 		}
 		if blob {
-			return nil, &UnresolvedError{Table: t.Name(), Key: append([]byte(nil), user...), Seq: seq, Kind: KindBlobIndex}
+			return blobMark[:], nil
 		}
 		return v, nil
 	case KindValuePreferredSeqno:
@@ -201,8 +204,36 @@ func (t *Table) resolve(user []byte, seq uint64, kind Kind, value []byte) ([]byt
 			return nil, t.core.Named(format.Corruptf(format.SectionDataBlock, 0, "key %q: a value with a preferred sequence number of %d bytes, shorter than the number", user, len(value)))
 		}
 		return value[:len(value)-8], nil
+	case KindMerge:
+		return mergeMark[:], nil
+	case KindBlobIndex:
+		return blobMark[:], nil
 	}
-	return nil, &UnresolvedError{Table: t.Name(), Key: append([]byte(nil), user...), Seq: seq, Kind: kind}
+	return nil, t.core.Named(format.Corruptf(format.SectionDataBlock, 0, "key %q @%d: kind %s has no value", user, seq, kind))
+}
+
+// The values a level shows for a newest version it cannot resolve: a
+// merge operand, a blob index. Recognised by their addresses, as the
+// deletion mark is, so no stored value passes for them; merge asks
+// Options.Unresolved about each value it would show, so a version that
+// a newer level hides never stops a read.
+var (
+	mergeMark = [1]byte{byte(KindMerge)}
+	blobMark  = [1]byte{byte(KindBlobIndex)}
+)
+
+// unresolved is MergeOptions' Unresolved: the error for a mark.
+func unresolved(key, value []byte) error {
+	if len(value) != 1 {
+		return nil
+	}
+	switch unsafe.SliceData(value) {
+	case &mergeMark[0]:
+		return &UnresolvedError{Key: bytes.Clone(key), Kind: KindMerge}
+	case &blobMark[0]:
+		return &UnresolvedError{Key: bytes.Clone(key), Kind: KindBlobIndex}
+	}
+	return nil
 }
 
 // IsDeletion reports whether a level's value is the mark for a deleted
@@ -210,8 +241,12 @@ func (t *Table) resolve(user []byte, seq uint64, kind Kind, value []byte) ([]byt
 func IsDeletion(value []byte) bool { return lsmtable.IsDeletion(value) }
 
 // MergeOptions returns merge.Options for a stack of this package's levels
-// (newest first): deleted keys read as absent.
-func MergeOptions() *merge.Options { return &merge.Options{IsDeletion: IsDeletion} }
+// (newest first): deleted keys read as absent, and a key whose newest
+// version is a merge operand or a blob index stops the view with an
+// *UnresolvedError (Key set; Seq and Table unknown there).
+func MergeOptions() *merge.Options {
+	return &merge.Options{IsDeletion: IsDeletion, Unresolved: unresolved}
+}
 
 // errEntity is wrapped for a wide-column entity that does not parse.
 var errEntity = errors.New("bad wide-column entity")
