@@ -52,6 +52,7 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	hexFlag := fset.Bool("hex", false, "text input lines are hexkey<TAB>hexvalue")
 	spansFlag := fset.String("spans", "", "text file of spans (range deletions): start<TAB>end<TAB>value lines")
 	leveldbFlag := fset.Bool("leveldb", false, "INPUT is a LevelDB database directory: convert its live view")
+	rocksdbFlag := fset.Bool("rocksdb", false, "the INPUTs are RocksDB tables, newest first: convert their merged view")
 	pos, err := parseArgs(fset, args)
 	if err != nil {
 		return err
@@ -67,9 +68,11 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	switch {
+	case *rocksdbFlag && len(pos) == 0:
+		return usagef("build: -rocksdb: want at least one RocksDB table (usage: sst build -rocksdb NEWEST.sst ... OLDEST.sst -o OUT [-split BYTES] [flags])")
 	case len(pos) == 0 && split > 0:
 		return usagef("build: want at least one INPUT (usage: sst build -split BYTES -o DIR [flags] INPUT...)")
-	case len(pos) != 1 && split == 0:
+	case len(pos) != 1 && split == 0 && !*rocksdbFlag:
 		return usagef("build: want exactly one INPUT, got %d arguments (usage: sst build -o OUT [flags] INPUT; several INPUTs need -split)", len(pos))
 	case *out == "":
 		return usagef("build: -o OUT is required")
@@ -89,6 +92,9 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	opts.HashIndex = *hashIndex
 	opts.FormatVersion = uint32(*formatVersion)
 	start := time.Now()
+	if *rocksdbFlag {
+		return buildRocksDB(fset, pos, *out, *force, split, opts, *hexFlag, start, stdout)
+	}
 	if *leveldbFlag {
 		return buildLevelDB(fset, pos, *out, *force, split, opts, *hexFlag, start, stdout)
 	}

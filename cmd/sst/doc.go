@@ -10,6 +10,7 @@
 //	build -o OUT [-f] [-memory BYTES] [-q] [-hex] [-spans FILE] [-block-size N] [-compression snappy|minlz|zstd|none] [-compression-level L] [-dict BYTES] [-bits-per-key N] [-filter bloom|fuse8] [-format-version N] [-hash-index] INPUT
 //	build -split BYTES -o DIR [-f] [-memory BYTES] [-q] [-hex] [flags] INPUT...
 //	build -leveldb DIR -o OUT [-split BYTES] [-f] [-hex] [flags]
+//	build -rocksdb NEWEST.sst ... OLDEST.sst -o OUT [-split BYTES] [-f] [-hex] [flags]
 //	    Write a table to OUT. An existing OUT is an error unless -f is
 //	    given; with -f the new table replaces it atomically (by rename)
 //	    once it is complete. INPUT is a directory, a text file, or "-" for
@@ -171,6 +172,27 @@
 // of this package; verify checks its live tables and reads the view;
 // build writes the view into one table OUT or, with -split, a directory
 // of tables and a manifest, as a build from text does, all or nothing.
+//
+// RocksDB: info, verify, scan and get also take a RocksDB block-based
+// table FILE (package rocksdb: format_version 0 to 7, as RocksDB 7.8 to
+// 11 writes them), recognised by its footer: RocksDB's magic number, or
+// LevelDB's with a rocksdb.properties meta block (format_version 0).
+// scan prints its internal entries as a LevelDB table's, "KEY @SEQ KIND",
+// a tab and the value as stored, KIND one of value, delete,
+// single-delete, merge, blob-index, entity, value-preferred-seqno and
+// delete-with-timestamp (with -hex, what sst_dump --command=scan
+// --output_hex prints); scan -spans prints its range deletions,
+// "START<TAB>END<TAB>@SEQ" (the keys in [START, END) deleted as of
+// sequence number SEQ). get prints a key's newest value at or below -seq
+// N (default: the newest): absent when that version is a deletion or
+// lies under a newer range deletion of the table; an entity's default
+// column; an error naming the key for a merge operand or blob index,
+// whose value the table alone does not hold. info prints every property,
+// labelled as sst_dump --show_properties labels them, then the layout and
+// what a scan finds; verify checks the table (Table.Verify). build
+// -rocksdb reads tables, newest first, as the levels of a merged view with
+// RocksDB's rules (rocksdb.Table.Level) and writes the view into tables
+// of this package as build -leveldb does.
 //
 // Flags may come before or after the positional arguments. An argument
 // "--" ends the flags: everything after it is positional, which lets a KEY

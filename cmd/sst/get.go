@@ -27,7 +27,7 @@ func runGet(args []string, stdout, stderr io.Writer) error {
 	hexFlag := fset.Bool("hex", false, "keys in hex; values printed in hex, one per line")
 	mergeFlag := fset.Bool("merge", false, "read the FILEs before \"--\", newest first, as one merged view")
 	leveldbFlag := fset.Bool("leveldb", false, "FILE is a LevelDB database directory: read its live view")
-	seqFlag := fset.Uint64("seq", leveldb.MaxSequence, "for a LevelDB table: the newest version at or below this sequence number")
+	seqFlag := fset.Uint64("seq", leveldb.MaxSequence, "for a LevelDB or RocksDB table: the newest version at or below this sequence number")
 	dels := addDeletionFlags(fset)
 	pos, dash, err := parseArgsDash(fset, args)
 	if err != nil {
@@ -38,7 +38,7 @@ func runGet(args []string, stdout, stderr io.Writer) error {
 	case *leveldbFlag && *mergeFlag:
 		return usagef("get: -leveldb reads one database's live view; it does not go with -merge")
 	case *mergeFlag && flagSet(fset, "seq"):
-		return usagef("get: -seq applies to a LevelDB table file, not a merged view")
+		return usagef("get: -seq applies to a LevelDB table or a RocksDB table file, not a merged view")
 	case *mergeFlag && dash < 0:
 		return usagef("get: -merge: put \"--\" between the FILEs and the KEYs (usage: sst get -merge [-hex] [flags] FILE... -- KEY...)")
 	case *mergeFlag && (dash == 0 || dash == len(pos)):
@@ -86,11 +86,16 @@ func runGet(args []string, stdout, stderr io.Writer) error {
 		errMissing = func(key []byte) error {
 			return fmt.Errorf("get: key %s not found in %s", form.show(key), fileList(files))
 		}
-	} else if ldbTable := !*leveldbFlag && isLevelDBTable(files[0]); *leveldbFlag || ldbTable {
-		if flagSet(fset, "seq") && !ldbTable {
-			return usagef("get: -seq applies to a LevelDB table file (a database's live view is read at its last sequence number)")
+	} else if tf := tableFormatOf(files[0]); *leveldbFlag || tf != formatOther {
+		var g *levelDBGetter
+		switch {
+		case *leveldbFlag && flagSet(fset, "seq"):
+			return usagef("get: -seq applies to a LevelDB table or a RocksDB table file (a database's live view is read at its last sequence number)")
+		case tf == formatRocksDB && !*leveldbFlag:
+			g, err = openRocksDBGetter(files[0], *seqFlag, flagSet(fset, "seq"), form)
+		default:
+			g, err = openLevelDBGetter(files[0], *leveldbFlag, *seqFlag, form)
 		}
-		g, err := openLevelDBGetter(files[0], *leveldbFlag, *seqFlag, form)
 		if err != nil {
 			return err
 		}
@@ -99,7 +104,7 @@ func runGet(args []string, stdout, stderr io.Writer) error {
 	} else {
 		file := files[0]
 		if flagSet(fset, "seq") {
-			return usagef("get: -seq applies to a LevelDB table file; %s is not one", file)
+			return usagef("get: -seq applies to a LevelDB table or a RocksDB table file; %s is not one", file)
 		}
 		r, err := reader.Open(file, nil)
 		if err != nil {

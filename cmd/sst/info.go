@@ -25,8 +25,11 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("info: want exactly one FILE, got %d arguments (usage: sst info [-hex] FILE)", len(pos))
 	}
-	if isLevelDBTable(pos[0]) {
+	switch tableFormatOf(pos[0]) {
+	case formatLevelDB:
 		return infoLevelDB(pos[0], *hexFlag, stdout)
+	case formatRocksDB:
+		return infoRocksDB(pos[0], *hexFlag, stdout)
 	}
 	r, err := reader.Open(pos[0], nil)
 	if err != nil {

@@ -3,13 +3,14 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
+	"cmp"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,30 +21,10 @@ import (
 )
 
 // LevelDB in sst: info, verify, scan and get of a LevelDB table file,
-// recognised by its magic number (isLevelDBTable), and, with -leveldb,
+// recognised by its magic number (tableFormatOf), and, with -leveldb,
 // scan, get and verify of a LevelDB database directory's live view
 // (package leveldb), which build -leveldb converts into tables of this
 // package (leveldb_build.go).
-
-// isLevelDBTable reports whether path is a regular file whose last 8
-// bytes are LevelDB's magic number. Any error reads as false: the
-// command's own open then reports it.
-func isLevelDBTable(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || st.Size() < leveldb.FooterLen {
-		return false
-	}
-	var b [8]byte
-	if _, err := f.ReadAt(b[:], st.Size()-8); err != nil {
-		return false
-	}
-	return binary.LittleEndian.Uint64(b[:]) == leveldb.Magic
-}
 
 // isLevelDBDir reports whether path is a directory holding a CURRENT file,
 // as a LevelDB database does: a hint for a FILE given without -leveldb.
@@ -61,10 +42,10 @@ func dirHint(cmd, file string, err error) error {
 	return fileErr(cmd, file, err)
 }
 
-// ldbError is an error of package leveldb (or of merge over its levels)
-// as a command reports it: "CMD: " and the message without the packages'
-// prefixes ("leveldb: ", "merge: ", "sstable: "), naming name when the
-// message does not already.
+// ldbError is an error of package leveldb or rocksdb (or of merge over
+// their levels) as a command reports it: "CMD: " and the message without
+// the packages' prefixes ("leveldb: ", "rocksdb: ", "merge: ",
+// "sstable: "), naming name when the message does not already.
 type ldbError struct {
 	msg string
 	err error
@@ -76,7 +57,7 @@ func (e *ldbError) Unwrap() error { return e.err }
 // ldbErr returns err as ldbError describes; cmd "" adds no command.
 func ldbErr(cmd, name string, err error) error {
 	msg := err.Error()
-	for _, p := range []string{"merge: ", "leveldb: "} {
+	for _, p := range []string{"merge: ", "leveldb: ", "rocksdb: "} {
 		msg = strings.TrimPrefix(msg, p)
 		msg = strings.ReplaceAll(msg, ": "+p, ": ")
 	}
@@ -101,8 +82,11 @@ func openLevelDBTable(cmd, file string) (*leveldb.Table, error) {
 
 // openLevelDB opens the LevelDB database in dir read-only for cmd.
 func openLevelDB(cmd, dir string) (*leveldb.DB, error) {
-	if isLevelDBTable(dir) {
+	switch tableFormatOf(dir) {
+	case formatLevelDB:
 		return nil, usagef("%s: -leveldb reads a database directory; %s is a LevelDB table file: drop -leveldb to read it", cmd, dir)
+	case formatRocksDB:
+		return nil, usagef("%s: -leveldb reads a LevelDB database directory; %s is a RocksDB table file: drop -leveldb to read it", cmd, dir)
 	}
 	db, err := leveldb.OpenDB(dir, nil)
 	if err != nil {
@@ -124,8 +108,9 @@ func appendField(line, b []byte, hexOut bool) []byte {
 	return append(line, b...)
 }
 
-// appendVersion appends a LevelDB table entry's key field: the user key,
-// then " @SEQ KIND" (KIND "value" or "delete").
+// appendVersion appends a LevelDB or RocksDB table entry's key field: the
+// user key, then " @SEQ KIND" (KIND as Kind.String names it: "value",
+// "delete", and RocksDB's other kinds).
 func appendVersion(line, key []byte, seq uint64, kind leveldb.Kind, hexOut bool) []byte {
 	line = appendField(line, key, hexOut)
 	line = append(line, " @"...)
@@ -135,11 +120,8 @@ func appendVersion(line, key []byte, seq uint64, kind leveldb.Kind, hexOut bool)
 }
 
 // scanLevelDBTable prints the entries of the LevelDB table in file whose
-// user keys lie in [start, end) (end only with haveEnd), every version of
-// each, in the table's order (user key ascending, then newest first), at
-// most limit of them (0: no limit), one per line: "KEY @SEQ KIND", then
-// unless keysOnly a TAB and the value (empty for a deletion); KEY and the
-// value raw, or as hex digits with hexOut.
+// user keys lie in [start, end) (end only with haveEnd), as
+// printVersions does.
 func scanLevelDBTable(file string, start, end []byte, haveEnd bool, limit int, keysOnly, hexOut bool, stdout io.Writer) error {
 	t, err := openLevelDBTable("scan", file)
 	if err != nil {
@@ -152,12 +134,46 @@ func scanLevelDBTable(file string, start, end []byte, haveEnd bool, limit int, k
 	}
 	it := t.NewIter(o)
 	defer it.Close()
+	if err := printVersions(it, false, start, end, haveEnd, limit, keysOnly, hexOut, stdout); err != nil {
+		return err
+	}
+	if err := it.Err(); err != nil {
+		return ldbErr("scan", file, err)
+	}
+	return nil
+}
+
+// printVersions prints the entries of a LevelDB or RocksDB table's
+// iterator whose user keys lie in [start, end) (end only with haveEnd),
+// every version of each, in the table's order (user key ascending, or
+// descending when reverse, then newest first), at most limit of them (0:
+// no limit), one per line: "KEY @SEQ KIND", then unless keysOnly a TAB
+// and the value (empty for a deletion); KEY and the value raw, or as hex
+// digits with hexOut. The caller checks the iterator's error.
+func printVersions(it *leveldb.TableIterator, reverse bool, start, end []byte, haveEnd bool, limit int, keysOnly, hexOut bool, stdout io.Writer) error {
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	var line []byte
 	n := 0
-	for ok := it.SeekGE(start); ok; ok = it.Next() {
-		if haveEnd && bytes.Compare(it.Key(), end) >= 0 {
+	var ok bool
+	switch {
+	case !reverse:
+		ok = it.SeekGE(start)
+	case haveEnd:
+		ok = it.SeekGE(end) // in a reverse table: the first key at or below end
+	default:
+		ok = it.First()
+	}
+	for ; ok; ok = it.Next() {
+		if !reverse && haveEnd && bytes.Compare(it.Key(), end) >= 0 {
 			break
+		}
+		if reverse {
+			if bytes.Compare(it.Key(), start) < 0 {
+				break
+			}
+			if haveEnd && bytes.Compare(it.Key(), end) >= 0 {
+				continue // versions of end itself
+			}
 		}
 		line = appendVersion(line[:0], it.Key(), it.Seq(), it.Kind(), hexOut)
 		if !keysOnly {
@@ -172,9 +188,6 @@ func scanLevelDBTable(file string, start, end []byte, haveEnd bool, limit int, k
 	}
 	if err := w.Flush(); err != nil {
 		return cmdErr("scan", err)
-	}
-	if err := it.Err(); err != nil {
-		return ldbErr("scan", file, err)
 	}
 	return nil
 }
@@ -204,7 +217,8 @@ func scanLevelDB(dir string, start, end []byte, haveEnd bool, limit int, keysOnl
 }
 
 // levelDBGetter is what runGet looks keys up in for a LevelDB table file
-// or (with -leveldb) database: its lookup and its two messages.
+// or (with -leveldb) database, or a RocksDB table file
+// (openRocksDBGetter): its lookup and its two messages.
 type levelDBGetter struct {
 	lookup     func(buf, key []byte) ([]byte, error)
 	errFailed  func(key []byte, err error) error
@@ -278,7 +292,13 @@ func verifyLevelDBFile(file string) (string, error) {
 	if err != nil {
 		return "", ldbErr("", file, err)
 	}
-	return fmt.Sprintf("ok: %d entries, %d data blocks", n, t.Info().DataBlocks), nil
+	return verifiedLine(n, t.Info().DataBlocks), nil
+}
+
+// verifiedLine is verify's line for a table that passed: as for a table
+// of this package.
+func verifiedLine(entries int64, dataBlocks int) string {
+	return fmt.Sprintf("ok: %d entries, %d data blocks", entries, dataBlocks)
 }
 
 // verifyLevelDB checks every live table of the LevelDB database in dir
@@ -327,63 +347,26 @@ func infoLevelDB(file string, hexOut bool, stdout io.Writer) error {
 	defer t.Close()
 	in := t.Info()
 
-	// The scan: counts, and the first and last internal keys.
-	var entries, deletions, userKeys int64
-	var minSeq, maxSeq uint64
-	var first, last, prevKey []byte
-	var firstSeq, lastSeq uint64
-	var firstKind, lastKind leveldb.Kind
 	it := t.NewIter(nil)
-	for ok := it.First(); ok; ok = it.Next() {
-		if entries == 0 {
-			first, firstSeq, firstKind = bytes.Clone(it.Key()), it.Seq(), it.Kind()
-			minSeq, maxSeq = it.Seq(), it.Seq()
-		}
-		if entries == 0 || !bytes.Equal(it.Key(), prevKey) {
-			userKeys++
-			prevKey = append(prevKey[:0], it.Key()...)
-		}
-		entries++
-		if it.Kind() == leveldb.KindDeletion {
-			deletions++
-		}
-		minSeq, maxSeq = min(minSeq, it.Seq()), max(maxSeq, it.Seq())
-		lastSeq, lastKind = it.Seq(), it.Kind()
-	}
+	st := scanStats(it)
 	if err := it.Close(); err != nil {
 		return ldbErr("info", file, err)
 	}
-	last = prevKey
 
 	w := bufio.NewWriter(stdout)
 	fmt.Fprintf(w, "file: %s\n", file)
 	fmt.Fprintf(w, "format: LevelDB table (magic %#016x)\n", uint64(leveldb.Magic))
-	fmt.Fprintf(w, "\nlayout (bytes; block sizes include the %d-byte block trailers):\n", format.BlockTrailerLen)
-	fmt.Fprintf(w, "  %-22s %12s %12s %12s\n", "section", "offset", "size", "end")
-	section := func(name string, off, n uint64) {
-		fmt.Fprintf(w, "  %-22s %12d %12d %12d\n", name, off, n, off+n)
-	}
-	blocksEnd := min(in.Metaindex.Offset, in.Index.Offset)
-	section("data and meta blocks", 0, blocksEnd)
 	stored := func(compressed bool) string {
 		if compressed {
 			return "snappy-compressed"
 		}
 		return "raw"
 	}
-	blocks := []struct {
-		name string
-		h    format.BlockHandle
-	}{{"metaindex block", in.Metaindex}, {"index block", in.Index}}
-	if in.Index.Offset < in.Metaindex.Offset {
-		blocks[0], blocks[1] = blocks[1], blocks[0]
-	}
-	for _, b := range blocks {
-		section(b.name, b.h.Offset, b.h.Length+format.BlockTrailerLen)
-	}
-	size := uint64(in.Size)
-	section("footer", size-leveldb.FooterLen, leveldb.FooterLen)
-	fmt.Fprintf(w, "  %-22s %12s %12d\n", "file size", "", size)
+	printLayout(w, []layoutRow{
+		{"data and meta blocks", 0, min(in.Metaindex.Offset, in.Index.Offset)},
+		blockRow("metaindex block", in.Metaindex),
+		blockRow("index block", in.Index),
+	}, leveldb.FooterLen, uint64(in.Size))
 
 	fmt.Fprintf(w, "\ntable:\n")
 	fmt.Fprintf(w, "  %-20s%d\n", "data blocks:", in.DataBlocks)
@@ -399,22 +382,94 @@ func infoLevelDB(file string, hexOut bool, stdout io.Writer) error {
 		filter = fmt.Sprintf("%s, %d filters (Get consults it)", in.Filter, in.Filters)
 	}
 	fmt.Fprintf(w, "  %-20s%s\n", "filter policy:", filter)
+	deletions := st.kinds[leveldb.KindDeletion]
+	st.print(w, fmt.Sprintf("%d (%d values, %d deletions)", st.entries, st.entries-deletions, deletions), hexOut)
+	if err := w.Flush(); err != nil {
+		return cmdErr("info", err)
+	}
+	return nil
+}
+
+// versionStats is what a scan of a LevelDB or RocksDB table finds, for
+// info: entries by kind, user keys, sequence numbers, and the smallest
+// and largest internal keys.
+type versionStats struct {
+	entries, userKeys   int64
+	kinds               map[leveldb.Kind]int64
+	minSeq, maxSeq      uint64
+	first, last         []byte // user keys
+	firstSeq, lastSeq   uint64
+	firstKind, lastKind leveldb.Kind
+	reverse             bool // the table orders user keys in reverse: first is the largest
+}
+
+// scanStats reads it from first entry to last; the caller checks its
+// error.
+func scanStats(it *leveldb.TableIterator) versionStats {
+	st := versionStats{kinds: map[leveldb.Kind]int64{}}
+	var prevKey []byte
+	for ok := it.First(); ok; ok = it.Next() {
+		if st.entries == 0 {
+			st.first, st.firstSeq, st.firstKind = bytes.Clone(it.Key()), it.Seq(), it.Kind()
+			st.minSeq, st.maxSeq = it.Seq(), it.Seq()
+		}
+		if st.entries == 0 || !bytes.Equal(it.Key(), prevKey) {
+			st.userKeys++
+			prevKey = append(prevKey[:0], it.Key()...)
+		}
+		st.entries++
+		st.kinds[it.Kind()]++
+		st.minSeq, st.maxSeq = min(st.minSeq, it.Seq()), max(st.maxSeq, it.Seq())
+		st.lastSeq, st.lastKind = it.Seq(), it.Kind()
+	}
+	st.last = prevKey
+	return st
+}
+
+// print writes info's "entries (by a scan)" section: entries is the
+// entries line's value (the count and its breakdown by kind).
+func (st *versionStats) print(w io.Writer, entries string, hexOut bool) {
 	fmt.Fprintf(w, "\nentries (by a scan):\n")
-	fmt.Fprintf(w, "  %-20s%d (%d values, %d deletions)\n", "entries:", entries, entries-deletions, deletions)
-	fmt.Fprintf(w, "  %-20s%d\n", "user keys:", userKeys)
+	fmt.Fprintf(w, "  %-20s%s\n", "entries:", entries)
+	fmt.Fprintf(w, "  %-20s%d\n", "user keys:", st.userKeys)
 	showKey := func(k []byte, seq uint64, kind leveldb.Kind) string {
 		if hexOut {
 			return string(appendVersion(nil, k, seq, kind, true))
 		}
 		return fmt.Sprintf("%s @%d %s", quoteBytes(k), seq, kind)
 	}
-	if entries > 0 {
-		fmt.Fprintf(w, "  %-20s%d .. %d\n", "sequence numbers:", minSeq, maxSeq)
-		fmt.Fprintf(w, "  %-20s%s\n", "smallest key:", showKey(first, firstSeq, firstKind))
-		fmt.Fprintf(w, "  %-20s%s\n", "largest key:", showKey(last, lastSeq, lastKind))
+	if st.entries > 0 {
+		fmt.Fprintf(w, "  %-20s%d .. %d\n", "sequence numbers:", st.minSeq, st.maxSeq)
+		first, last := "smallest key:", "largest key:"
+		if st.reverse {
+			first, last = "first (largest):", "last (smallest):"
+		}
+		fmt.Fprintf(w, "  %-20s%s\n", first, showKey(st.first, st.firstSeq, st.firstKind))
+		fmt.Fprintf(w, "  %-20s%s\n", last, showKey(st.last, st.lastSeq, st.lastKind))
 	}
-	if err := w.Flush(); err != nil {
-		return cmdErr("info", err)
+}
+
+// layoutRow is one section of info's layout table for a LevelDB or
+// RocksDB table: its name, offset and size in bytes.
+type layoutRow struct {
+	name      string
+	off, size uint64
+}
+
+// blockRow is the row of the block at h, its trailer included.
+func blockRow(name string, h format.BlockHandle) layoutRow {
+	return layoutRow{name, h.Offset, h.Length + format.BlockTrailerLen}
+}
+
+// printLayout writes info's layout section: rows in file order, then the
+// footer of footerLen bytes and the file's size.
+func printLayout(w io.Writer, rows []layoutRow, footerLen, size uint64) {
+	slices.SortStableFunc(rows, func(a, b layoutRow) int { return cmp.Compare(a.off, b.off) })
+	rows = append(rows, layoutRow{"footer", size - footerLen, footerLen})
+	fmt.Fprintf(w, "\nlayout (bytes; block sizes include the %d-byte block trailers):\n", format.BlockTrailerLen)
+	fmt.Fprintf(w, "  %-22s %12s %12s %12s\n", "section", "offset", "size", "end")
+	for _, r := range rows {
+		fmt.Fprintf(w, "  %-22s %12d %12d %12d\n", r.name, r.off, r.size, r.off+r.size)
 	}
-	return nil
+	fmt.Fprintf(w, "  %-22s %12s %12d\n", "file size", "", size)
 }

@@ -17,12 +17,7 @@ import (
 // buildLevelDB implements "sst build -leveldb DIR": it writes the live
 // view of the LevelDB database in DIR (pos[0]) into one table at out, or
 // with split > 0 into tables of about split bytes and a manifest in the
-// directory out, through merge.Compact over the database's levels (its
-// deletions dropped, as nothing lies below them), and prints their
-// figures as build does. The tables are written in a working directory
-// (beside out, or inside it with split) and renamed into place once
-// complete, so that a failed conversion leaves no table at out and an
-// earlier build as it was.
+// directory out, through convertLevels.
 func buildLevelDB(fset *flag.FlagSet, pos []string, out string, force bool, split int64, opts *builder.Options, hexKeys bool, start time.Time, stdout io.Writer) error {
 	switch {
 	case len(pos) != 1:
@@ -38,7 +33,23 @@ func buildLevelDB(fset *flag.FlagSet, pos []string, out string, force bool, spli
 			return usagef("build: -leveldb: output %s lies in the database directory %s: write it elsewhere", out, dir)
 		}
 	}
-	created := false
+	if err := checkConvertOut(out, force, split); err != nil {
+		return err
+	}
+	db, err := openLevelDB("build", dir)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return convertLevels(db.Levels(), db.MergeOptions(), "-leveldb", func(err error) error { return ldbErr("build", dir, err) },
+		out, split, opts, hexKeys, start, stdout)
+}
+
+// checkConvertOut checks, before a conversion (build -leveldb, -rocksdb)
+// opens its input, that out may be written: a table file that does not
+// exist yet (or, with force, does), or with split a directory holding no
+// earlier build (or, with force, one).
+func checkConvertOut(out string, force bool, split int64) error {
 	if split > 0 {
 		st, err := os.Lstat(out)
 		switch {
@@ -63,12 +74,20 @@ func buildLevelDB(fset *flag.FlagSet, pos []string, out string, force bool, spli
 			return fmt.Errorf("build: %s already exists (use -f to replace it)", out)
 		}
 	}
+	return nil
+}
 
-	db, err := openLevelDB("build", dir)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
+// convertLevels writes the view of levels (newest first) under mo into
+// one table at out, or with split > 0 into tables of about split bytes
+// and a manifest in the directory out, through merge.Compact (its
+// deletions dropped, as nothing lies below them), and prints their
+// figures as build does; flag names the conversion in messages, and
+// srcErr words the errors of the levels. The tables are written in a
+// working directory (beside out, or inside it with split) and renamed
+// into place once complete, so that a failed conversion leaves no table
+// at out and an earlier build as it was.
+func convertLevels(levels []merge.Level, mo *merge.Options, flag string, srcErr func(error) error, out string, split int64, opts *builder.Options, hexKeys bool, start time.Time, stdout io.Writer) error {
+	created := false
 	if split > 0 {
 		if _, err := os.Lstat(out); errors.Is(err, os.ErrNotExist) {
 			if err := os.MkdirAll(out, 0o777); err != nil {
@@ -95,8 +114,8 @@ func buildLevelDB(fset *flag.FlagSet, pos []string, out string, force bool, spli
 		return cmdErr("build", userPathErr("create tables in", parent, err))
 	}
 	defer wd.remove()
-	tables, err := merge.Compact(db.Levels(), &merge.CompactOptions{
-		Options:         *db.MergeOptions(),
+	tables, err := merge.Compact(levels, &merge.CompactOptions{
+		Options:         *mo,
 		Dir:             wd.path,
 		TargetTableSize: split,
 		Bottom:          true,
@@ -107,7 +126,7 @@ func buildLevelDB(fset *flag.FlagSet, pos []string, out string, force bool, spli
 		if created {
 			os.Remove(out) // created for this build, and empty after the failure
 		}
-		return ldbErr("build", dir, err)
+		return srcErr(err)
 	}
 
 	if split > 0 {
@@ -147,7 +166,7 @@ func buildLevelDB(fset *flag.FlagSet, pos []string, out string, force bool, spli
 		}
 	} else {
 		if len(tables) != 1 {
-			return fmt.Errorf("build: -leveldb: internal error: %d tables written, want 1", len(tables))
+			return fmt.Errorf("build: %s: internal error: %d tables written, want 1", flag, len(tables))
 		}
 		if err := os.Rename(tables[0].Path, out); err != nil {
 			return cmdErr("build", userPathErr("rename into", out, err))

@@ -18,6 +18,7 @@ Usage:
   sst build -o OUT [-f] [-memory BYTES] [-q] [-hex] [-spans FILE] [-block-size N] [-compression snappy|minlz|zstd|none] [-compression-level L] [-dict BYTES] [-bits-per-key N] [-filter bloom|fuse8] [-format-version N] [-hash-index] INPUT
   sst build -split BYTES -o DIR [-f] [-memory BYTES] [-q] [-hex] [flags] INPUT...
   sst build -leveldb DIR -o OUT [-split BYTES] [-f] [-hex] [flags]
+  sst build -rocksdb NEWEST.sst ... OLDEST.sst -o OUT [-split BYTES] [-f] [-hex] [flags]
         Write a table to OUT from INPUT, a directory, a text file, or "-"
         for standard input, read as a text file (./- is a file named "-").
         An existing OUT is an error unless -f is given; with -f it is
@@ -77,6 +78,11 @@ Usage:
           -leveldb           INPUT is a LevelDB database (below): write its
                              live view, as scan -leveldb prints it, into
                              OUT (or, with -split, DIR's tables)
+          -rocksdb           the INPUTs are RocksDB tables (below), newest
+                             first: write their merged view (each key's
+                             newest value, deletions and range deletions
+                             applied) into OUT (or, with -split, DIR's
+                             tables)
 
   sst get [-hex] FILE KEY...
   sst get -merge [-hex] [-tombstone HEX] [-range-tombstone HEX] FILE... -- KEY...
@@ -95,9 +101,9 @@ Usage:
                              KEY is absent
           -leveldb           look the KEYs up in the live view of the
                              LevelDB database (below) in DIR
-          -seq N             FILE is a LevelDB table (below): print the
-                             newest version at or below sequence number N
-                             (default: the newest)
+          -seq N             FILE is a LevelDB or RocksDB table (below):
+                             print the newest version at or below sequence
+                             number N (default: the newest)
 
   sst scan FILE [-start K] [-end K] [-prefix P] [-limit N] [-keys-only] [-spans] [-hex]
   sst scan -merge [-tombstone HEX] [-range-tombstone HEX] [flags] FILE...
@@ -113,7 +119,8 @@ Usage:
           -keys-only         print keys only
           -spans             print the span fragments overlapping [start,
                              end) instead: start, TAB, end, then TAB and each
-                             value of the spans covering the fragment
+                             value of the spans covering the fragment; for
+                             a RocksDB table (below), its range deletions
           -hex               K and P are hex digits; keys and values are
                              printed as hex digits: hexkey TAB hexvalue
           -merge             print the merged view (below) of the FILEs,
@@ -132,14 +139,16 @@ Usage:
         For a LevelDB table (below): its layout, filter, and what a scan
         finds: entries, deletions, user keys, sequence numbers, and the
         smallest and largest keys, each with its sequence number and kind.
+        For a RocksDB table (below): the same, after its properties.
 
   sst verify FILE...
   sst verify -merge [-tombstone HEX] [-range-tombstone HEX] FILE...
   sst verify -leveldb DIR
         Check every block and checksum and each table's internal
         consistency; print "ok: N entries, M data blocks" (after "FILE: "
-        when there are several, or -merge). A FILE that fails is reported
-        on stderr and the others still checked; then the exit status is 1.
+        when there are several, or -merge). A FILE may be a LevelDB or
+        RocksDB table (below). A FILE that fails is reported on stderr
+        and the others still checked; then the exit status is 1.
           -merge             then, if every FILE passed, also read the
                              merged view (below) of the FILEs, newest first,
                              from its first key to its last, checking that
@@ -221,6 +230,22 @@ is a deletion. -leveldb DIR reads a LevelDB database directory read-only
 (refused while LevelDB or goleveldb has it open): its live view, each
 live key once with its newest value, as LevelDB's own iterator shows it.
 
+RocksDB: info, verify, scan and get take a RocksDB block-based table
+FILE (format_version 0 to 7: RocksDB 7.8 to 11), known by its footer.
+scan prints its entries as a LevelDB table's, KIND one of value, delete,
+single-delete, merge, blob-index, entity, value-preferred-seqno and
+delete-with-timestamp, with the value as stored; -spans prints its range
+deletions instead, one per line: START, TAB, END, TAB, @SEQ (the keys in
+[START, END) deleted as of sequence number SEQ). get prints a key's
+newest value: absent if that is a deletion or a range deletion of the
+table covers it; an entity's default column; an error for a merge
+operand or a blob index, whose value the table alone does not hold.
+info prints the properties as sst_dump --show_properties labels them.
+build -rocksdb writes the merged view of tables, newest first, with
+RocksDB's rules (a range deletion hides the older versions of its own
+table too), into a table of this package; a merge operand or blob index
+there is an error.
+
 Flags may come before or after FILE/INPUT. "--" ends the flags, so that a
 KEY may begin with "-".
 
@@ -300,7 +325,7 @@ func run(args []string, stdout, stderr io.Writer) (status int) {
 // paragraph on flags that applies to every command.
 func commandUsage(name string) (string, bool) {
 	paras := strings.Split(usageText, "\n\n")
-	var flags, merged, ldb string
+	var flags, merged, ldb, rdb string
 	for _, p := range paras {
 		switch {
 		case strings.HasPrefix(p, "Flags may come"):
@@ -309,6 +334,8 @@ func commandUsage(name string) (string, bool) {
 			merged = p
 		case strings.HasPrefix(p, "LevelDB: "):
 			ldb = p
+		case strings.HasPrefix(p, "RocksDB: "):
+			rdb = p
 		}
 	}
 	for _, p := range paras {
@@ -319,6 +346,9 @@ func commandUsage(name string) (string, bool) {
 			}
 			if strings.Contains(p, "LevelDB") {
 				text += ldb + "\n\n"
+			}
+			if strings.Contains(p, "RocksDB") {
+				text += rdb + "\n\n"
 			}
 			return text + flags + "\n", true
 		}

@@ -76,13 +76,17 @@ func runScan(args []string, stdout, stderr io.Writer) error {
 	if *mergeFlag {
 		return scanMerged(pos, dels, start, end, haveEnd, *limit, *keysOnly, *hexFlag, stdout)
 	}
-	switch {
-	case *leveldbFlag:
+	if *leveldbFlag {
 		return scanLevelDB(pos[0], start, end, haveEnd, *limit, *keysOnly, *hexFlag, stdout)
-	case isLevelDBTable(pos[0]) && *spansFlag:
-		return usagef("scan: -spans: %s is a LevelDB table, which holds no spans", pos[0])
-	case isLevelDBTable(pos[0]):
+	}
+	switch tableFormatOf(pos[0]) {
+	case formatLevelDB:
+		if *spansFlag {
+			return usagef("scan: -spans: %s is a LevelDB table, which holds no spans", pos[0])
+		}
 		return scanLevelDBTable(pos[0], start, end, haveEnd, *limit, *keysOnly, *hexFlag, stdout)
+	case formatRocksDB:
+		return scanRocksDBTable(pos[0], *spansFlag, start, end, haveEnd, *limit, *keysOnly, *hexFlag, stdout)
 	}
 	r, err := reader.Open(pos[0], nil)
 	if err != nil {

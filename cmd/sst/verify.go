@@ -103,8 +103,11 @@ func verifyMerged(files []string, dels *deletionFlags) (string, error) {
 
 // verifyFile checks the table in file and returns its "ok: ..." line.
 func verifyFile(file string) (string, error) {
-	if isLevelDBTable(file) {
+	switch tableFormatOf(file) {
+	case formatLevelDB:
 		return verifyLevelDBFile(file)
+	case formatRocksDB:
+		return verifyRocksDBFile(file)
 	}
 	r, err := reader.Open(file, nil)
 	if err != nil {
@@ -115,5 +118,5 @@ func verifyFile(file string) (string, error) {
 		return "", err
 	}
 	p := r.Properties()
-	return fmt.Sprintf("ok: %d entries, %d data blocks", p.NumEntries, p.NumDataBlocks), nil
+	return verifiedLine(int64(p.NumEntries), int(p.NumDataBlocks)), nil
 }
