@@ -36,8 +36,8 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // foreignMagic names the table formats whose magic numbers (the last 8
 // bytes, uint64 LE) a user is likely to hand us by mistake.
 var foreignMagic = map[uint64]string{
-	0xdb4775248b80fb57: "a LevelDB/goleveldb table", // leveldb table/format.h kTableMagicNumber
-	0x88e241b785f4cff7: "a RocksDB/Pebble block-based table",
+	0xdb4775248b80fb57: "a LevelDB/goleveldb table (package leveldb reads it)", // leveldb table/format.h kTableMagicNumber
+	0x88e241b785f4cff7: "a RocksDB/Pebble block-based table (package rocksdb reads it; sst build -rocksdb converts it)",
 	0xf09faab3f09faab3: "a Pebble table",
 }
 
