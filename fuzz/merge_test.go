@@ -24,11 +24,33 @@ func (in *mergeInput) next() byte {
 	return c
 }
 
-// key draws a key of three bytes: a two-letter prefix and a one-byte
-// suffix (format.Suffix(1)), 64 keys in all, so that levels collide.
+// key draws a key. Three draws in four (c < 0xc0) give three bytes, a
+// two-byte prefix and a one-byte suffix (format.Suffix(1)), 64 keys in
+// all, so that levels collide; the prefix's bytes include 0x00 and 0xff.
+// The fourth gives a key at an edge of the order or of the merge heap's
+// 8-byte key prefix (compared first, zero-padded): the empty key, the
+// least of all, which a nil-for-unpositioned confusion once lost, or
+// eight bytes of 0x00, a or 0xff and a suffix, keys sharing their first
+// 8 bytes that only whole keys order, and whose run of 0x00 pads to the
+// empty key's prefix. A three-byte key's prefix "\x00\x00" becomes
+// "\x00a": its keys would sort after the eight 0x00 bytes their prefix
+// begins, and a splitter's prefixes must rise with the keys.
 func (in *mergeInput) key() string {
 	c := in.next()
-	return string([]byte{'a' + c&3, 'a' + c>>2&3, '0' + c>>4&3})
+	if c < 0xc0 {
+		b := [4]byte{0x00, 'a', 'b', 0xff}
+		p0, p1 := b[c&3], b[c>>2&3]
+		if p0 == 0 && p1 == 0 {
+			p1 = 'a'
+		}
+		return string([]byte{p0, p1, '0' + c>>4&3})
+	}
+	s := c & 0x3f
+	if s < 8 {
+		return ""
+	}
+	fill := [3]byte{0x00, 'a', 0xff}[s%3]
+	return string(append(bytes.Repeat([]byte{fill}, 8), [3]byte{0x00, '1', 0xff}[s/3%3]))
 }
 
 type mergeFrag struct {
@@ -37,10 +59,11 @@ type mergeFrag struct {
 }
 
 type mergeLevel struct {
-	keys  []string
-	vals  map[string]string
-	frags []mergeFrag
-	cut   string // tables [.., cut) and [cut, ..); "" for one table
+	keys   []string
+	vals   map[string]string
+	frags  []mergeFrag
+	hasCut bool   // two tables: [.., cut) and [cut, ..)
+	cut    string // may be the empty key: the first table is then empty
 }
 
 // FuzzMerge builds one to four levels from the input (keys, point
@@ -51,6 +74,14 @@ func FuzzMerge(f *testing.F) {
 	f.Add([]byte("\x02\x05abcde\x02aXcz\x01b\x00\x01\x02\x03\x04\x05\x06\x07\x07\x15\x02\x04\x07\x2a\x03\x02"))
 	f.Add([]byte("\x03\x08\x11\x22\x33\x44\x55\x66\x77\x88\x03\x10\x20\x30\x40\x00\x09\x19\x29\x39\x49\x59\x69\x79\x89\x99"))
 	f.Add(bytes.Repeat([]byte{0x25, 0x61, 0x07, 0x3c}, 40))
+	// Two levels holding the empty key (deleted in the older, whose range
+	// deletion starts at it and whose first table, cut at "", is empty),
+	// and keys whose 8-byte prefixes are equal (all 0x00) where the newer
+	// level's key is the greater; then scans both ways and seeks to the
+	// edges.
+	f.Add([]byte("\x01\x03\xc0\x01\xcc\x01\x10\x01\x00\x00" +
+		"\x03\xc0\x00\xc9\x01\xd3\x01\x02\xc0\x05\x00\x00\x01\xc0" +
+		"\x00\x02\x02\x02\x02\x02\x01\x04\x04\x04\x04\x04\x05\xc0\x06\xc9\x07\xc0\x07\xd3"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := &mergeInput{b: data}
 		n := 1 + int(in.next()%4)
@@ -83,7 +114,7 @@ func FuzzMerge(f *testing.F) {
 				ml.frags = append(ml.frags, mergeFrag{bounds[i], bounds[i+1], splitValues(v)})
 			}
 			if in.next()%2 == 1 {
-				ml.cut = in.key()
+				ml.hasCut, ml.cut = true, in.key()
 			}
 			levels = append(levels, buildMergeLevel(t, ml))
 		}
@@ -176,8 +207,9 @@ func splitValues(csv string) []string {
 	return out
 }
 
-// prefix1 is format.Suffix(1)'s prefix of a key of this target.
-func prefix1(k string) string { return k[:len(k)-1] }
+// prefix1 is format.Suffix(1)'s prefix of a key of this target: all of
+// a key shorter than the suffix (the empty key).
+func prefix1(k string) string { return k[:max(len(k)-1, 0)] }
 
 func hasPrefix1(k, p string) bool { return prefix1(k) == p }
 
@@ -215,22 +247,31 @@ func mergeLookup(mls []mergeLevel, k string) (string, bool) {
 // returns them as a merge level.
 func buildMergeLevel(t *testing.T, ml *mergeLevel) merge.Level {
 	var rs []*reader.Reader
-	ranges := [][2]string{{"", "\xff"}}
-	if ml.cut != "" {
-		ranges = [][2]string{{"", ml.cut}, {ml.cut, "\xff"}}
+	// A table's keys are [lo, hi), the last table's every key from lo.
+	type keyRange struct {
+		lo, hi string
+		last   bool
+	}
+	ranges := []keyRange{{last: true}}
+	if ml.hasCut {
+		ranges = []keyRange{{hi: ml.cut}, {lo: ml.cut, last: true}}
 	}
 	for _, rg := range ranges {
+		holds := func(k string) bool { return rg.lo <= k && (rg.last || k < rg.hi) }
 		var buf bytes.Buffer
 		b := builder.New(&buf, &builder.Options{BlockSize: 32, Splitter: format.Suffix(1)})
 		for _, k := range ml.keys {
-			if rg[0] <= k && k < rg[1] {
+			if holds(k) {
 				if err := b.Add([]byte(k), []byte(ml.vals[k])); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
 		for _, f := range ml.frags {
-			st, en := max(f.start, rg[0]), min(f.end, rg[1])
+			st, en := max(f.start, rg.lo), f.end
+			if !rg.last {
+				en = min(en, rg.hi)
+			}
 			if st >= en {
 				continue
 			}

@@ -15,11 +15,21 @@ import (
 	"github.com/sstkit/sstable/reader"
 )
 
+// keyBytes are the bytes of drawn keys: the least and greatest among
+// them.
+var keyBytes = []byte{0x00, 'a', 'b', 0xff}
+
 // genKey draws a user key from a small alphabet, so that keys repeat,
-// share prefixes and are prefixes of one another; some carry 0x00 and
-// 0xff bytes.
+// share prefixes and are prefixes of one another: the empty key (the
+// least, which merge once lost), keys of 0x00 and 0xff bytes, and one
+// in four of 8 to 10 bytes sharing their first 8 (merge's heap compares
+// 8-byte prefixes, zero-padded, before whole keys).
 func genKey(t *rapid.T, label string) []byte {
-	return rapid.SliceOfN(rapid.SampledFrom([]byte{0x00, 'a', 'b', 0xff}), 0, 4).Draw(t, label)
+	if rapid.IntRange(0, 3).Draw(t, label+"Long") == 0 {
+		k := bytes.Repeat([]byte{rapid.SampledFrom(keyBytes).Draw(t, label+"Fill")}, 8)
+		return append(k, rapid.SliceOfN(rapid.SampledFrom(keyBytes), 0, 2).Draw(t, label)...)
+	}
+	return rapid.SliceOfN(rapid.SampledFrom(keyBytes), 0, 4).Draw(t, label)
 }
 
 // genEntries draws internal entries, sorted and distinct: several

@@ -14,11 +14,16 @@ type child struct {
 	level int // the level's index: 0 is the newest
 	t     *tablesIter
 	x     LevelIterator
-	key   []byte // the current key; nil when not positioned
+	key   []byte // the current key; nil when not positioned, never nil when positioned (see settle)
 	pk    uint64 // key's first 8 bytes, big-endian, zero-padded: see compareKeys
 }
 
-// settle caches the key after a move and returns ok.
+// settle caches the key after a move and returns ok. A nil key stands
+// for "not positioned" (build puts only children with a key in the
+// heap), so a positioned child's key is never nil: a level's iterator
+// may give the empty key, the least of all, as nil (the reader's did on
+// a fresh iterator, and a memtable may hold it so), and taking it for no
+// key dropped the whole level from First and Compact.
 func (c *child) settle(ok bool) bool {
 	if !ok {
 		c.key = nil
@@ -28,6 +33,9 @@ func (c *child) settle(ok bool) bool {
 		c.key = c.t.it.Key()
 	} else {
 		c.key = c.x.Key()
+	}
+	if c.key == nil {
+		c.key = []byte{} // zero-size: no allocation
 	}
 	c.pk = codec.KeyPrefix(c.key)
 	return true

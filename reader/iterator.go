@@ -307,7 +307,9 @@ func (it *Iterator) Prev() (ok bool) {
 func (it *Iterator) Valid() bool { return it.usable() && it.loaded && it.s.data.Valid() }
 
 // Key returns the current key, valid until the next move. It returns nil
-// when the iterator is not positioned.
+// when the iterator is not positioned, and a non-nil slice when it is,
+// empty for the empty key: a caller (merge's heap among them) may test
+// Key() != nil for "positioned".
 func (it *Iterator) Key() []byte {
 	if !it.Valid() {
 		return nil

@@ -21,10 +21,10 @@ type BlockIter struct {
 	section     string
 	fileOff     int64
 
-	offset     int // current entry; -1 before the first, restartsOff past the last
-	nextOffset int // entry after the current one
-	restartIdx int // restart point at or before offset; -1 after SeekOffset until needed (see restartAt)
-	key        []byte
+	offset     int    // current entry; -1 before the first, restartsOff past the last
+	nextOffset int    // entry after the current one
+	restartIdx int    // restart point at or before offset; -1 after SeekOffset until needed (see restartAt)
+	key        []byte // never nil after Init: see keyBuf
 	val        []byte
 	err        error
 	back       backCache
@@ -78,7 +78,7 @@ func (it *BlockIter) fromBack(i int) bool {
 // an error wrapping ErrCorrupt if the restart array does not fit; the
 // iterator is then empty and Err reports the same error.
 func (it *BlockIter) Init(section string, fileOff int64, contents []byte) error {
-	*it = BlockIter{key: it.key[:0], section: section, fileOff: fileOff, offset: -1, back: it.back}
+	*it = BlockIter{key: it.keyBuf(), section: section, fileOff: fileOff, offset: -1, back: it.back}
 	it.back.reset()
 	if len(contents) < 4 {
 		return it.fail(0, "block of %d bytes has no restart count", len(contents))
@@ -110,13 +110,25 @@ func (it *BlockIter) fail(blockOff int, msg string, args ...any) error {
 	return e
 }
 
+// keyBuf returns the key buffer emptied, and never nil: the moves append
+// to it, and a nil buffer would give the empty key (a table's least key)
+// as nil, which reader.Iterator.Key and merge's levels mean as "not
+// positioned". An empty, non-nil slice costs no allocation.
+func (it *BlockIter) keyBuf() []byte {
+	if it.key == nil {
+		return []byte{}
+	}
+	return it.key[:0]
+}
+
 // Err returns the first corruption met, or nil.
 func (it *BlockIter) Err() error { return it.err }
 
 // Valid reports whether the iterator is positioned on an entry.
 func (it *BlockIter) Valid() bool { return it.offset >= 0 && it.offset < it.restartsOff }
 
-// Key returns the current key. It is valid until the next move.
+// Key returns the current key, never nil once Init has run (the empty key
+// is an empty, non-nil slice). It is valid until the next move.
 func (it *BlockIter) Key() []byte { return it.key }
 
 // Value returns the current value, aliasing the block contents.
@@ -456,7 +468,7 @@ func (it *BlockIter) SeekGEFrom(off int, target []byte) bool {
 // bounds-check every read). It returns an error wrapping ErrCorrupt if the
 // sizes disagree.
 func (it *BlockIter) InitEntries(section string, fileOff int64, contents []byte, entriesEnd int) error {
-	*it = BlockIter{key: it.key[:0], section: section, fileOff: fileOff, offset: -1, back: it.back}
+	*it = BlockIter{key: it.keyBuf(), section: section, fileOff: fileOff, offset: -1, back: it.back}
 	it.back.reset()
 	rest := len(contents) - 4 - entriesEnd
 	if entriesEnd < 0 || rest < 0 || rest%4 != 0 || rest == 0 && entriesEnd != 0 {
