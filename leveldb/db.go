@@ -11,6 +11,7 @@ import (
 
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/lsmdb"
 	"github.com/sstkit/sstable/internal/lsmtable"
 	"github.com/sstkit/sstable/merge"
 )
@@ -36,7 +37,7 @@ type Options struct {
 // of OpenDB. It is safe for concurrent use.
 type DB struct {
 	dir     string
-	lock    *lockFile
+	lock    *lsmdb.Lock
 	files   []FileInfo
 	tables  []*lsmtable.LazyTable
 	levels  []merge.Level
@@ -59,7 +60,7 @@ func OpenDB(dir string, o *Options) (*DB, error) {
 	if o != nil {
 		opts = *o
 	}
-	lock, err := lockDB(dir)
+	lock, err := lsmdb.LockDir(dir, ErrLocked, "leveldb")
 	if err != nil {
 		return nil, err
 	}
@@ -87,10 +88,10 @@ func (db *DB) recover(opts *Options) error {
 		return fmt.Errorf("leveldb: open %s: %w", db.dir, err)
 	}
 	var v version
-	r := logReader{data: data}
+	r := lsmdb.LogReader{Data: data}
 	records := 0
 	for {
-		rec, off, ok, err := r.next()
+		rec, off, ok, err := r.Next()
 		if err == nil && ok {
 			err = v.apply(rec, off)
 		}
@@ -150,9 +151,9 @@ func (db *DB) recover(opts *Options) error {
 		if err != nil {
 			return fmt.Errorf("leveldb: open %s: %w", db.dir, err)
 		}
-		r := logReader{data: data}
+		r := lsmdb.LogReader{Data: data}
 		for {
-			rec, off, ok, err := r.next()
+			rec, off, ok, err := r.Next()
 			if err == nil && ok {
 				err = rp.apply(rec, off)
 			}
@@ -307,7 +308,7 @@ func (db *DB) Close() error {
 	}
 	db.tables = nil
 	if db.lock != nil {
-		if e := db.lock.release(); err == nil {
+		if e := db.lock.Release(); err == nil {
 			err = e
 		}
 		db.lock = nil

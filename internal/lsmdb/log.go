@@ -1,4 +1,6 @@
-package leveldb
+// Package lsmdb reads the database files LevelDB and RocksDB share: the
+// log format of the MANIFEST and the write-ahead logs, and the LOCK file.
+package lsmdb
 
 import (
 	"encoding/binary"
@@ -30,14 +32,15 @@ const SectionLog = "log record"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// logReader reads the records of one log file held in memory.
-type logReader struct {
-	data []byte
-	off  int    // next physical record's offset
-	rec  []byte // the record being assembled from fragments
+// LogReader reads the records of one log file held in memory.
+type LogReader struct {
+	Data []byte
+
+	off int    // next physical record's offset
+	rec []byte // the record being assembled from fragments
 }
 
-// next returns the next whole record and its file offset (that of its
+// Next returns the next whole record and its file offset (that of its
 // first fragment); ok false at the log's end. The record aliases data,
 // or a buffer of its own when it was cut into fragments: it stays valid
 // after later calls. A record cut short by the
@@ -45,7 +48,7 @@ type logReader struct {
 // recovery treats it; a checksum mismatch, an impossible length, an
 // unknown type or fragments out of order is an error wrapping
 // format.ErrCorrupt.
-func (r *logReader) next() (rec []byte, recOff int64, ok bool, err error) {
+func (r *LogReader) Next() (rec []byte, recOff int64, ok bool, err error) {
 	r.rec = nil
 	inFragments := false
 	start := 0
@@ -55,15 +58,15 @@ func (r *logReader) next() (rec []byte, recOff int64, ok bool, err error) {
 			r.off += blockLeft // trailer padding
 			continue
 		}
-		if r.off+logHeaderSize > len(r.data) {
+		if r.off+logHeaderSize > len(r.Data) {
 			return nil, 0, false, nil // the end, or a header torn by a crash
 		}
-		h := r.data[r.off : r.off+logHeaderSize]
+		h := r.Data[r.off : r.off+logHeaderSize]
 		n := int(binary.LittleEndian.Uint16(h[4:]))
 		typ := h[6]
 		if typ == recordZero && n == 0 && binary.LittleEndian.Uint32(h) == 0 {
 			r.off += blockLeft // zeroed, preallocated space
-			if r.off >= len(r.data) {
+			if r.off >= len(r.Data) {
 				return nil, 0, false, nil
 			}
 			continue
@@ -71,10 +74,10 @@ func (r *logReader) next() (rec []byte, recOff int64, ok bool, err error) {
 		if logHeaderSize+n > blockLeft {
 			return nil, 0, false, format.Corruptf(SectionLog, int64(r.off), "record of %d bytes overruns its 32 KiB block", n)
 		}
-		if r.off+logHeaderSize+n > len(r.data) {
+		if r.off+logHeaderSize+n > len(r.Data) {
 			return nil, 0, false, nil // a record torn by a crash: the log ends before it
 		}
-		payload := r.data[r.off+logHeaderSize : r.off+logHeaderSize+n]
+		payload := r.Data[r.off+logHeaderSize : r.off+logHeaderSize+n]
 		crc := crc32.Update(crc32.Checksum(h[6:7], castagnoli), castagnoli, payload)
 		if codec.MaskCRC(crc) != binary.LittleEndian.Uint32(h) {
 			return nil, 0, false, format.Corruptf(SectionLog, int64(r.off), "checksum mismatch in a record of %d bytes", n)
