@@ -1,11 +1,12 @@
 package leveldb
 
 import (
-	"encoding/binary"
+	"errors"
 	"fmt"
 	"sort"
 
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/lsmdb"
 )
 
 // NumLevels is the number of levels in a LevelDB database (config::
@@ -17,20 +18,12 @@ const NumLevels = 7
 const BytewiseComparator = "leveldb.BytewiseComparator"
 
 // SectionManifest names a MANIFEST's version edits in corruption errors.
-const SectionManifest = "version edit"
+const SectionManifest = lsmdb.SectionManifest
 
-// Version edit tags (LevelDB db/version_edit.cc; goleveldb's session
-// records use the same numbers).
-const (
-	tagComparator     = 1
-	tagLogNumber      = 2
-	tagNextFileNumber = 3
-	tagLastSequence   = 4
-	tagCompactPointer = 5
-	tagDeletedFile    = 6
-	tagNewFile        = 7
-	tagPrevLogNumber  = 9
-)
+// ErrRocksDB is wrapped by the error OpenDB returns for a RocksDB
+// database directory (its MANIFEST holds edits LevelDB never writes):
+// package rocksdb reads it.
+var ErrRocksDB = errors.New("leveldb: a RocksDB database, not LevelDB's")
 
 // FileInfo describes one live table of a database.
 type FileInfo struct {
@@ -60,7 +53,7 @@ func (v *version) complete() error {
 	for _, need := range []struct {
 		tag  uint
 		what string
-	}{{tagNextFileNumber, "next file number"}, {tagLogNumber, "log number"}, {tagLastSequence, "last sequence number"}} {
+	}{{lsmdb.TagNextFileNumber, "next file number"}, {lsmdb.TagLogNumber, "log number"}, {lsmdb.TagLastSequence, "last sequence number"}} {
 		if v.has&(1<<need.tag) == 0 {
 			return format.Corruptf(SectionManifest, 0, "no version edit gives the %s", need.what)
 		}
@@ -68,110 +61,55 @@ func (v *version) complete() error {
 	return nil
 }
 
-// apply decodes one version edit (a MANIFEST record at off) into v.
+// apply applies one version edit (a MANIFEST record at off) to v. An
+// edit with a tag only RocksDB writes says the directory is a RocksDB
+// database.
 func (v *version) apply(rec []byte, off int64) error {
-	bad := func(what string) error {
-		return format.Corruptf(SectionManifest, off, "%s", what)
+	e, err := lsmdb.DecodeEdit(rec, off)
+	if err != nil {
+		return err
 	}
-	for len(rec) > 0 {
-		tag, n := binary.Uvarint(rec)
-		if n <= 0 {
-			return bad("bad tag")
+	if e.RocksDBTag != 0 {
+		return fmt.Errorf("%w: version edit tag %d at offset %d is RocksDB's: this is a RocksDB database (package rocksdb reads it; sst ... -rocksdb DIR)", ErrRocksDB, e.RocksDBTag, off)
+	}
+	if e.Has&(1<<lsmdb.TagComparator) != 0 {
+		v.comparator = e.Comparator
+	}
+	v.has |= uint(e.Has)
+	if e.Has&(1<<lsmdb.TagLogNumber) != 0 {
+		v.logNumber = e.LogNumber
+	}
+	if e.Has&(1<<lsmdb.TagNextFileNumber) != 0 {
+		v.nextFile = e.NextFileNumber
+	}
+	if e.Has&(1<<lsmdb.TagLastSequence) != 0 {
+		v.lastSeq = e.LastSequence
+	}
+	if e.Has&(1<<lsmdb.TagPrevLogNumber) != 0 {
+		v.prevLogNumber = e.PrevLogNumber
+	}
+	for _, d := range e.DeletedFiles {
+		if d.Level >= NumLevels {
+			return format.Corruptf(SectionManifest, off, "bad deleted file level %d", d.Level)
 		}
-		rec = rec[n:]
-		var ok bool
-		switch tag {
-		case tagComparator:
-			var name []byte
-			if name, rec, ok = lengthPrefixed(rec); !ok {
-				return bad("bad comparator name")
-			}
-			v.comparator = string(name)
-		case tagLogNumber, tagNextFileNumber, tagLastSequence, tagPrevLogNumber:
-			x, n := binary.Uvarint(rec)
-			if n <= 0 {
-				return bad(fmt.Sprintf("bad value for tag %d", tag))
-			}
-			rec = rec[n:]
-			v.has |= 1 << tag
-			switch tag {
-			case tagLogNumber:
-				v.logNumber = x
-			case tagNextFileNumber:
-				v.nextFile = x
-			case tagLastSequence:
-				v.lastSeq = x
-			case tagPrevLogNumber:
-				v.prevLogNumber = x
-			}
-		case tagCompactPointer:
-			if _, rec, ok = levelField(rec); !ok {
-				return bad("bad compact pointer level")
-			}
-			if _, rec, ok = lengthPrefixed(rec); !ok {
-				return bad("bad compact pointer key")
-			}
-		case tagDeletedFile:
-			var level int
-			if level, rec, ok = levelField(rec); !ok {
-				return bad("bad deleted file level")
-			}
-			num, n := binary.Uvarint(rec)
-			if n <= 0 {
-				return bad("bad deleted file number")
-			}
-			rec = rec[n:]
-			delete(v.files[level], num)
-		case tagNewFile:
-			var f FileInfo
-			if f.Level, rec, ok = levelField(rec); !ok {
-				return bad("bad new file level")
-			}
-			var size uint64
-			var n1, n2 int
-			if f.Number, n1 = binary.Uvarint(rec); n1 > 0 {
-				size, n2 = binary.Uvarint(rec[n1:])
-			}
-			if n1 <= 0 || n2 <= 0 || size > 1<<62 {
-				return bad("bad new file number or size")
-			}
-			rec, f.Size = rec[n1+n2:], int64(size)
-			if f.Smallest, rec, ok = lengthPrefixed(rec); !ok || len(f.Smallest) < trailerLen {
-				return bad("bad new file smallest key")
-			}
-			if f.Largest, rec, ok = lengthPrefixed(rec); !ok || len(f.Largest) < trailerLen {
-				return bad("bad new file largest key")
-			}
-			if compareKeys(f.Smallest, f.Largest) > 0 {
-				return bad(fmt.Sprintf("file %d's smallest key sorts after its largest", f.Number))
-			}
-			f.Smallest = append([]byte(nil), f.Smallest...)
-			f.Largest = append([]byte(nil), f.Largest...)
-			if v.files[f.Level] == nil {
-				v.files[f.Level] = make(map[uint64]FileInfo)
-			}
-			v.files[f.Level][f.Number] = f
-		default:
-			return bad(fmt.Sprintf("unknown tag %d", tag))
+		delete(v.files[d.Level], d.Number)
+	}
+	for _, nf := range e.NewFiles {
+		if nf.Level >= NumLevels || nf.Size > 1<<62 {
+			return format.Corruptf(SectionManifest, off, "bad new file level %d or size %d", nf.Level, nf.Size)
 		}
+		f := FileInfo{Level: nf.Level, Number: nf.Number, Size: int64(nf.Size)}
+		if compareKeys(nf.Smallest, nf.Largest) > 0 {
+			return format.Corruptf(SectionManifest, off, "file %d's smallest key sorts after its largest", f.Number)
+		}
+		f.Smallest = append([]byte(nil), nf.Smallest...)
+		f.Largest = append([]byte(nil), nf.Largest...)
+		if v.files[f.Level] == nil {
+			v.files[f.Level] = make(map[uint64]FileInfo)
+		}
+		v.files[f.Level][f.Number] = f
 	}
 	return nil
-}
-
-func lengthPrefixed(b []byte) (s, rest []byte, ok bool) {
-	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b)-k) {
-		return nil, nil, false
-	}
-	return b[k : k+int(n)], b[k+int(n):], true
-}
-
-func levelField(b []byte) (int, []byte, bool) {
-	l, k := binary.Uvarint(b)
-	if k <= 0 || l >= NumLevels {
-		return 0, nil, false
-	}
-	return int(l), b[k:], true
 }
 
 // live returns the version's tables: level 0 newest file number first,
