@@ -44,10 +44,12 @@ func Get(levels []Level, key []byte, o *Options) ([]byte, error) {
 		if o != nil && o.IsDeletion != nil && o.IsDeletion(v) {
 			return nil, reader.ErrNotFound
 		}
-		if o != nil && o.Unresolved != nil {
-			if err := o.Unresolved(key, v); err != nil {
+		if o != nil && o.Resolve != nil {
+			r, err := o.Resolve(key, v)
+			if err != nil {
 				return nil, err
 			}
+			return bytes.Clone(r), nil
 		}
 		return v, nil
 	}

@@ -32,7 +32,8 @@ type Iterator struct {
 
 	dels       rangeDels
 	isDeletion func([]byte) bool
-	unresolved func(key, value []byte) error
+	resolve    func(key, value []byte) ([]byte, error)
+	resolved   []byte // the current entry's value, from resolve
 	withDels   bool // Compact's view: show the newest deletions not range-deleted too
 
 	lower, upper       []byte // copies in the bufs; nil: unbounded
@@ -58,7 +59,7 @@ func NewIterator(levels []Level, o *Options) *Iterator {
 		it.upper = setBound(&it.upperBuf, io.UpperBound)
 	}
 	if o != nil {
-		it.isDeletion, it.unresolved = o.IsDeletion, o.Unresolved
+		it.isDeletion, it.resolve = o.IsDeletion, o.Resolve
 	}
 	it.dels = rangeDels{opts: o, newest: len(levels)}
 	for i, l := range levels {
@@ -211,10 +212,12 @@ func (it *Iterator) visible(c *child) (bool, error) {
 			return false, err
 		}
 	}
-	if it.unresolved != nil {
-		if err := it.unresolved(c.key, c.value()); err != nil {
+	if it.resolve != nil {
+		v, err := it.resolve(c.key, c.value())
+		if err != nil {
 			return false, err
 		}
+		it.resolved = v
 	}
 	return true, nil
 }
@@ -413,6 +416,9 @@ func (it *Iterator) Key() []byte {
 func (it *Iterator) Value() []byte {
 	if it.cur == nil {
 		return nil
+	}
+	if it.resolve != nil {
+		return it.resolved
 	}
 	return it.cur.value()
 }

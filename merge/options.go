@@ -23,14 +23,16 @@ type Options struct {
 	// its values does. nil: every span does. Spans for which it returns
 	// false (range keys) hide nothing; Compact keeps them as data.
 	IsRangeDeletion func(value []byte) bool
-	// Unresolved, when set, is asked about each entry the view would
-	// show (after deletions and range deletions have hidden theirs), with
-	// its key and value valid only during the call: an error says the
-	// value is not the key's value but something only its source can
-	// turn into one (package rocksdb's merge operands and blob indexes).
-	// The Iterator then stops with the error (Err), Get returns it, and
-	// so does Compact. nil: every value is the key's.
-	Unresolved func(key, value []byte) error
+	// Resolve, when set, is asked about each entry the view would show
+	// (after deletions and range deletions have hidden theirs), with its
+	// key and value valid only during the call, and returns the value to
+	// show: the value itself, or what only the levels' source can make of
+	// it (package rocksdb's merge operands, read through the database's
+	// merge operator, and blob indexes, read from their blob files). The
+	// value it returns must stay valid until the view moves on. An error
+	// stops the Iterator with it (Err), and Get and Compact return it.
+	// nil: every value is shown as the level holds it.
+	Resolve func(key, value []byte) ([]byte, error)
 	// LowerBound (inclusive) and UpperBound (exclusive) bound the keys an
 	// Iterator shows and Get finds, as reader.IterOptions' do: nil is no
 	// bound, an empty non-nil UpperBound admits no key. They are copied.

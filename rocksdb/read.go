@@ -186,7 +186,7 @@ func (t *Table) Level() (merge.Level, error) {
 }
 
 // resolve turns a key's newest version into the level's value.
-func (t *Table) resolve(user []byte, seq uint64, kind Kind, value []byte) ([]byte, error) {
+func (t *Table) resolve(_ *lsmtable.Table, user []byte, seq uint64, kind Kind, value []byte) ([]byte, error) {
 	switch kind {
 	case KindValue:
 		return value, nil
@@ -215,25 +215,34 @@ func (t *Table) resolve(user []byte, seq uint64, kind Kind, value []byte) ([]byt
 // The values a level shows for a newest version it cannot resolve: a
 // merge operand, a blob index. Recognised by their addresses, as the
 // deletion mark is, so no stored value passes for them; merge asks
-// Options.Unresolved about each value it would show, so a version that
+// Options.Resolve about each value it would show, so a version that
 // a newer level hides never stops a read.
 var (
 	mergeMark = [1]byte{byte(KindMerge)}
 	blobMark  = [1]byte{byte(KindBlobIndex)}
 )
 
-// unresolved is MergeOptions' Unresolved: the error for a mark.
-func unresolved(key, value []byte) error {
+// markKind returns the kind a mark stands for, or false for a value.
+func markKind(value []byte) (Kind, bool) {
 	if len(value) != 1 {
-		return nil
+		return 0, false
 	}
 	switch unsafe.SliceData(value) {
 	case &mergeMark[0]:
-		return &UnresolvedError{Key: bytes.Clone(key), Kind: KindMerge}
+		return KindMerge, true
 	case &blobMark[0]:
-		return &UnresolvedError{Key: bytes.Clone(key), Kind: KindBlobIndex}
+		return KindBlobIndex, true
 	}
-	return nil
+	return 0, false
+}
+
+// unresolved is MergeOptions' Resolve: a value as it is, the error for a
+// mark.
+func unresolved(key, value []byte) ([]byte, error) {
+	if k, ok := markKind(value); ok {
+		return nil, &UnresolvedError{Key: bytes.Clone(key), Kind: k}
+	}
+	return value, nil
 }
 
 // IsDeletion reports whether a level's value is the mark for a deleted
@@ -245,7 +254,7 @@ func IsDeletion(value []byte) bool { return lsmtable.IsDeletion(value) }
 // version is a merge operand or a blob index stops the view with an
 // *UnresolvedError (Key set; Seq and Table unknown there).
 func MergeOptions() *merge.Options {
-	return &merge.Options{IsDeletion: IsDeletion, Unresolved: unresolved}
+	return &merge.Options{IsDeletion: IsDeletion, Resolve: unresolved}
 }
 
 // errEntity is wrapped for a wide-column entity that does not parse.

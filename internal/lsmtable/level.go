@@ -56,7 +56,7 @@ func Opened(t *Table, smallest, largest []byte) *LazyTable {
 // Resolver turns the newest version of a user key into the value a level
 // shows: the value itself, or an error for a version this package cannot
 // resolve alone. Deletions never reach it.
-type Resolver func(user []byte, seq uint64, kind Kind, value []byte) ([]byte, error)
+type Resolver func(t *Table, user []byte, seq uint64, kind Kind, value []byte) ([]byte, error)
 
 // Level is a merge.Level over tables whose user key ranges follow one
 // another (a LevelDB or RocksDB level 1 or above, or one level 0 table):
@@ -156,7 +156,7 @@ func (l *Level) show(t *Table, user []byte, seq uint64, kind Kind, value []byte)
 	if l.Resolve == nil {
 		return value, nil
 	}
-	return l.Resolve(user, seq, kind, value)
+	return l.Resolve(t, user, seq, kind, value)
 }
 
 // levelIter is a Level's iterator: the tables' iterators one after
@@ -440,3 +440,9 @@ func (li *levelIter) Close() error {
 // DeletionMark returns the mark IsDeletion recognises, for levels of the
 // format packages' own (a replayed log).
 func DeletionMark() []byte { return deletionMark[:] }
+
+// Covered reports whether a range deletion of the table newer than seq
+// covers user key key.
+func (t *Table) Covered(key []byte, seq uint64) bool {
+	return t.Spans != nil && t.Spans.covers(key, seq)
+}
