@@ -110,6 +110,22 @@
 //     filter. Seeds: tables written in LevelDB's layout by
 //     internal/ldbtest, and LevelDB's own under
 //     ../leveldb/testdata/golden.
+//   - FuzzRocksDBTable: the bytes as a RocksDB block-based table, through
+//     rocksdb.NewTable or, mapped, rocksdb.OpenTable, with every checksum
+//     its layout leads to repaired or not (repairRocksDB: the footer's
+//     from format_version 6, the metaindex, properties, compression
+//     dictionary, index and its partitions, data blocks, filter and its
+//     partitions, range deletions; TestRepairRocksDB checks it). Open,
+//     Verify, scans both ways, seeks, Get, a bounded scan, the table as a
+//     merge level (both ways and merge.Get), RangeDeletions, Properties
+//     and Info must fail only with errors wrapping format.ErrCorrupt,
+//     rocksdb.ErrUnsupported or rocksdb.ErrUnresolved; a table that
+//     passes Verify must scan the same entries both ways, seek and Get
+//     (at each version's sequence number) as its scan says, and show as
+//     a level what RocksDB's rules make of the scan and its range
+//     deletions. Seeds: the RocksDB 7.8.3 and 10.5.1 tables under
+//     ../rocksdb/testdata/golden and ../internal/rocksblock/testdata/golden,
+//     and each with a byte changed in one block of each kind.
 //   - FuzzLevelDBDB: the bytes as a MANIFEST's version edit and a log's
 //     write batch, framed as valid log records, beside one valid table,
 //     through leveldb.OpenDB: whatever opens and passes Verify must scan
