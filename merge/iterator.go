@@ -34,7 +34,7 @@ type Iterator struct {
 	isDeletion func([]byte) bool
 	resolve    func(key, value []byte) ([]byte, error)
 	resolved   []byte // the current entry's value, from resolve
-	withDels   bool // Compact's view: show the newest deletions not range-deleted too
+	withDels   bool   // Compact's view: show the newest deletions not range-deleted too
 
 	lower, upper       []byte // copies in the bufs; nil: unbounded
 	lowerBuf, upperBuf []byte

@@ -567,8 +567,10 @@ func checkDBONoOperators(t *testing.T, dir string, want *dboDump) int {
 		// backward, at the last.
 		for _, backward := range []bool{false, true} {
 			lines, err := dboView(db, c.name, backward)
-			wantLines, stop := c.view, ""
-			if len(c.mergedView) > 0 {
+			// stop is the hex key where the view stops; the empty key's
+			// is "", so hasStop says whether there is one.
+			wantLines, stop, hasStop := c.view, "", len(c.mergedView) > 0
+			if hasStop {
 				stop = c.mergedView[0]
 				if backward {
 					stop = c.mergedView[len(c.mergedView)-1]
@@ -583,11 +585,11 @@ func checkDBONoOperators(t *testing.T, dir string, want *dboDump) int {
 				}
 			}
 			switch {
-			case stop == "" && err != nil:
+			case !hasStop && err != nil:
 				t.Errorf("%s (backward %v): %v; RocksDB needs no operator for this view", name, backward, err)
-			case stop != "" && !errors.Is(err, rocksdb.ErrUnresolved):
-				t.Errorf("%s (backward %v): error %v at the end of the view, want one wrapping ErrUnresolved at key %s", name, backward, err, stop)
-			case stop != "":
+			case hasStop && !errors.Is(err, rocksdb.ErrUnresolved):
+				t.Errorf("%s (backward %v): error %v at the end of the view, want one wrapping ErrUnresolved at key %q", name, backward, err, stop)
+			case hasStop:
 				n++
 			}
 			if d := oracleDiff(lines, wantLines); d != "" {
@@ -1005,7 +1007,7 @@ func damageDBOFile(t *testing.T, o *dbOracle, base, file string) {
 		} else if dboDiff(want, orig) != "" {
 			rocksLost++
 		}
-		got, err := dboReadDamaged(v.dir, orig)
+		got, err := dboReadDamaged(v.dir, want) // probed as RocksDB probed this copy
 		fail := func(format string, args ...any) {
 			failures++
 			if failures <= 5 {

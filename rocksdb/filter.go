@@ -31,12 +31,12 @@ type tableFilter struct {
 	reverse  bool
 }
 
-// MayContain reports whether a table may hold user key key: false only
+// mayContainKey reports whether a table may hold user key key: false only
 // when the filter certainly excludes what RocksDB would have added for
 // it (table/block_based/full_filter_block.cc, KeyMayMatch): the whole key
 // when whole-key filtering is on, else its prefix when the key is in the
 // prefix extractor's domain. Anything else may match.
-func (f *tableFilter) MayContain(_ uint64, key []byte) bool {
+func (f *tableFilter) mayContainKey(key []byte) bool {
 	probe := key
 	if !f.wholeKey {
 		if f.prefix == nil {
@@ -183,6 +183,6 @@ func (t *Table) readFilter(core *lsmtable.Table) error {
 		}
 	}
 	t.filter = f
-	core.Filter = f
+	core.KeyFilter = f.mayContainKey
 	return nil
 }

@@ -2,6 +2,8 @@ package rocksdb
 
 import (
 	"encoding/binary"
+	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/sstkit/sstable/internal/codec"
@@ -96,9 +98,38 @@ func (t *Table) readProperties(core *lsmtable.Table) error {
 		return err
 	}
 	if v, ok := t.propMap["rocksdb.compression"]; ok {
-		t.compression = string(v)
+		t.compression = compressionProperty(string(v))
 	}
 	return nil
+}
+
+// compressionProperty returns the names of the compressions a table's
+// rocksdb.compression property records: a name before format_version 7,
+// from it "MANAGER;TYPES;" with each compression type used as two
+// uppercase hex digits (table/block_based/block_based_table_builder.cc),
+// shown as RocksDB's names joined by commas, "NoCompression" for none.
+func compressionProperty(v string) string {
+	manager, rest, ok := strings.Cut(v, ";")
+	types, tail, ok2 := strings.Cut(rest, ";")
+	if !ok || !ok2 || tail != "" || len(types)%2 != 0 {
+		return v
+	}
+	var names []string
+	for i := 0; i < len(types); i += 2 {
+		b, err := strconv.ParseUint(types[i:i+2], 16, 8)
+		if err != nil {
+			return v
+		}
+		names = append(names, rocksblock.CompressionName(byte(b)))
+	}
+	out := "NoCompression"
+	if len(names) > 0 {
+		out = strings.Join(names, ",")
+	}
+	if manager != "" {
+		out += " (" + manager + ")"
+	}
+	return out
 }
 
 const propGlobalSeqno = "rocksdb.external_sst_file.global_seqno"

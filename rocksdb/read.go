@@ -106,7 +106,7 @@ type TableInfo struct {
 	MetaBlocks      []string           // the metaindex's keys, such as "rocksdb.properties"
 	Filter          string             // the filter Get consults, as the metaindex names it ("fullfilter.rocksdb.BuiltinBloomFilter"), or ""
 	Comparator      string             // the comparator's name
-	Compression     string             // rocksdb.compression, such as "Snappy"
+	Compression     string             // the compressions rocksdb.compression names, such as "Snappy" ("NoCompression" for none; format_version 7 records the ones used)
 	RangeDeletions  int                // range deletions stored
 	GlobalSeqno     uint64             // an ingested file's global sequence number; 0 for none
 }

@@ -27,8 +27,7 @@ func (t *Table) Get(key []byte, seq uint64) (Entry, error) {
 	it := iterPool.Get().(*TableIterator)
 	defer func() {
 		it.buf.release()
-		*it = TableIterator{seek: it.seek[:0], blk: it.blk, buf: it.buf}
-		iterPool.Put(it)
+		iterPool.Put(it) // it keeps t until its next use: a pool holds no table alive past a GC
 	}()
 	*it = TableIterator{t: t, i: -1, seek: it.seek[:0], blk: it.blk, buf: it.buf}
 	found, err := it.get(key, min(seq, MaxSequence))
@@ -58,6 +57,9 @@ func (it *TableIterator) get(key []byte, seq uint64) (found bool, err error) {
 			return false, nil
 		}
 		seq = MaxSequence
+	}
+	if t.KeyFilter != nil && !t.KeyFilter(key) {
+		return false, nil
 	}
 	defer restoreFault(protect())
 	defer t.recoverFault(&err)

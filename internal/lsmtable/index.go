@@ -129,12 +129,19 @@ func (x *Index) Search(target []byte) int {
 			}
 		}
 		hi = lo
-		for end := len(x.handles); hi < end; { // the first fence > f
-			mid := int(uint(hi+end) >> 1)
-			if x.fences[mid] <= f {
-				hi = mid + 1
-			} else {
-				end = mid
+		if hi < len(x.fences) && x.fences[hi] > f {
+			// f's fence is missing or unique (distinct keys mostly have
+			// distinct fences): no whole separator needs comparing.
+		} else if hi+1 < len(x.fences) && x.fences[hi+1] > f {
+			hi++
+		} else {
+			for end := len(x.handles); hi < end; { // the first fence > f
+				mid := int(uint(hi+end) >> 1)
+				if x.fences[mid] <= f {
+					hi = mid + 1
+				} else {
+					end = mid
+				}
 			}
 		}
 	}

@@ -72,8 +72,14 @@ type Table struct {
 	Codec BlockCodec
 	// Index lists the data blocks.
 	Index Index
-	// Filter is consulted by Get; nil: none.
+	// Filter is consulted by Get once the index has found the data
+	// block (LevelDB's filters, one per range of block offsets); nil:
+	// none.
 	Filter Filter
+	// KeyFilter is a whole-table filter (RocksDB's full and partitioned
+	// filters), consulted by Get before the index: most absent keys then
+	// cost no index search. nil: none.
+	KeyFilter func(userKey []byte) bool
 	// Kinds has bit k set for each kind k a data block may hold.
 	Kinds uint64
 	// PackedFooter says data blocks end in RocksDB's packed footer: the

@@ -48,7 +48,7 @@ func (t *Table) Verify() (entries int64, err error) {
 			if CompareKeys(k, sep, t.Index.reverse) > 0 {
 				return entries, t.Named(format.Corruptf(format.SectionDataBlock, off, "key %q sorts after the block's separator %q in the index", k, sep))
 			}
-			if t.Filter != nil && !t.Filter.MayContain(uint64(off), it.user) {
+			if t.Filter != nil && !t.Filter.MayContain(uint64(off), it.user) || t.KeyFilter != nil && !t.KeyFilter(it.user) {
 				return entries, t.Named(format.Corruptf(SectionFilter, off, "the filter for the data block at offset %d does not match its key %q", off, it.user))
 			}
 			prev = append(prev[:0], k...)
