@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/lsmdb"
 	"github.com/sstkit/sstable/internal/lsmtable"
 	"github.com/sstkit/sstable/merge"
 	"github.com/sstkit/sstable/reader"
@@ -34,10 +35,11 @@ type replay struct {
 	lastSeq uint64
 }
 
-// apply decodes one write batch (LevelDB db/write_batch.cc: u64 sequence
-// number, u32 count, then count records: 1, key, value for a put; 0, key
-// for a deletion; keys and values uvarint-length-prefixed), a log record
-// at off. The entries alias rec, which must stay unchanged.
+// apply decodes one write batch, a log record at off, with
+// lsmdb.DecodeBatch: LevelDB's batches (db/write_batch.cc) are RocksDB's
+// without column families, holding puts (kind 1) and deletions (kind 0)
+// only; any other record is refused. The entries alias rec, which must
+// stay unchanged.
 func (r *replay) apply(rec []byte, off int64) error {
 	if len(rec) < 12 {
 		return format.Corruptf(SectionBatch, off, "batch of %d bytes is shorter than its 12-byte header", len(rec))
@@ -47,30 +49,19 @@ func (r *replay) apply(rec []byte, off int64) error {
 	if seq > MaxSequence || uint64(count) > MaxSequence-seq {
 		return format.Corruptf(SectionBatch, off, "sequence number %d and count %d run past 2^56", seq, count)
 	}
-	body := rec[12:]
-	r.ops = slices.Grow(r.ops, int(min(count, uint32(len(body)/2))))
-	var n uint32
-	for ; len(body) > 0; n++ {
-		kind := body[0]
-		var key, value []byte
-		var ok bool
-		if key, body, ok = lengthPrefixed(body[1:]); !ok {
-			return format.Corruptf(SectionBatch, off, "record %d: bad key", n)
+	r.ops = slices.Grow(r.ops, int(min(count, uint32((len(rec)-12)/2))))
+	n := 0
+	_, _, err := lsmdb.DecodeBatch(rec, off, func(op lsmdb.BatchOp) error {
+		if op.Tag != uint8(KindValue) && op.Tag != uint8(KindDeletion) {
+			return format.Corruptf(SectionBatch, off, "record %d: unknown kind %d", n, op.Tag)
 		}
-		switch Kind(kind) {
-		case KindValue:
-			if value, body, ok = lengthPrefixed(body); !ok {
-				return format.Corruptf(SectionBatch, off, "record %d: bad value", n)
-			}
-		case KindDeletion:
-		default:
-			return format.Corruptf(SectionBatch, off, "record %d: unknown kind %d", n, kind)
-		}
+		n++
 		// Never nil: a merge level's nil key means no key.
-		r.ops = append(r.ops, memEntry{key: key[:len(key):len(key)], value: value[:len(value):len(value)], deleted: Kind(kind) == KindDeletion})
-	}
-	if n != count {
-		return format.Corruptf(SectionBatch, off, "batch holds %d records where its header says %d", n, count)
+		r.ops = append(r.ops, memEntry{key: op.Key, value: op.Value, deleted: op.Kind == KindDeletion})
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if count > 0 {
 		r.lastSeq = max(r.lastSeq, seq+uint64(count)-1)

@@ -1,9 +1,11 @@
 // Package lsmdb reads the database files LevelDB and RocksDB share: the
-// log format of the MANIFEST and the write-ahead logs, and the LOCK file.
+// log format of the MANIFEST and the write-ahead logs, the write batches
+// the write-ahead logs hold, and the LOCK file.
 package lsmdb
 
 import (
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
 
 	"github.com/sstkit/sstable/format"
@@ -16,16 +18,84 @@ import (
 // its data. A record that does not fit in a block's rest is cut into a
 // first, middle and last fragment; a block's last 6 or fewer bytes are
 // zero padding.
+//
+// RocksDB (db/log_format.h) adds recyclable records, types 5 to 8, for
+// logs written into the file of an older log (recycle_log_file_num): an
+// 11-byte header whose checksum also covers a u32 log number after the
+// type, so that the older log's records left after the new ones are
+// known for what they are. A recyclable log pads a block's last 10 or
+// fewer bytes.
 const (
-	logBlockSize  = 32 << 10
-	logHeaderSize = 7
+	logBlockSize        = 32 << 10
+	logHeaderSize       = 7
+	recyclableHeaderLen = 11
 
 	recordZero   = 0 // preallocated space; skipped to the block's end
 	recordFull   = 1
 	recordFirst  = 2
 	recordMiddle = 3
 	recordLast   = 4
+
+	// RocksDB's types.
+	recordRecyclableFull    = 5
+	recordRecyclableFirst   = 6
+	recordRecyclableMiddle  = 7
+	recordRecyclableLast    = 8
+	recordSetCompression    = 9   // WAL compression (wal_compression) follows
+	recordTimestampSize     = 10  // user-defined timestamp sizes (RocksDB 8.3+)
+	recordRecyclableTSSize  = 11  // the same, recyclable
+	recordPredecessorWAL    = 130 // the previous log's number, size and last sequence number (RocksDB 9.11+)
+	recordRecyclablePredWAL = 131
+	recordSafeToIgnore      = 0x80 // RocksDB 9.11+ skips an unknown type with this bit
 )
+
+// LogMode says whose log a LogReader reads and how its recovery treats a
+// damaged or torn log.
+type LogMode uint8
+
+const (
+	// LevelDBLog reads LevelDB's logs, record types 1 to 4, as LevelDB's
+	// recovery does: a record cut short by the end of the file (a write
+	// torn by a crash) ends the log; a checksum mismatch, an impossible
+	// length, an unknown type or fragments out of order is an error.
+	LevelDBLog LogMode = iota
+
+	// RocksDBManifest reads a RocksDB MANIFEST as RocksDB's VersionSet
+	// does: RocksDB's record types, in the log reader's
+	// kTolerateCorruptedTailRecords mode (db/log_reader.cc) with every
+	// reported corruption failing the open. A record cut short by the end
+	// of the file ends the log silently (a header cut short, a body cut
+	// short in the file's last block, fragments without their last); a
+	// checksum mismatch, a length overrunning a block before the last, an
+	// unknown type or fragments out of order is an error.
+	RocksDBManifest
+
+	// RocksDBWAL reads a RocksDB write-ahead log as DB::Open and
+	// DB::OpenForReadOnly do in the WAL recovery mode
+	// kPointInTimeRecovery, DBOptions' default from RocksDB 6.x to 11.x:
+	// every problem the log reader reports ends the log's replay there,
+	// the records before it kept. Next returns those problems as errors
+	// wrapping format.ErrCorrupt, the tail a crash tears (a header or
+	// body cut short by the end of the file, fragments without their
+	// last) wrapping ErrTornTail too, for the caller to stop at. A
+	// recyclable record whose log number is not the file's, a record of
+	// the file's previous life, ends the log without an error (Stale
+	// says so).
+	RocksDBWAL
+)
+
+// ErrTornTail marks, beside format.ErrCorrupt, the errors of a RocksDBWAL
+// LogReader for a log's last record cut short by the end of the file or
+// by a record of the file's previous life: what a crash in the middle of
+// a write leaves. RocksDB's point-in-time recovery treats them as any
+// other corruption (the log's replay ends there, and later logs replay
+// only if their sequence numbers follow on).
+var ErrTornTail = errors.New("lsmdb: log ends inside a record, torn by a crash")
+
+// ErrUnsupportedLog is wrapped by the errors of a RocksDB LogReader for
+// logs written with options this package does not read: compressed
+// write-ahead logs (wal_compression) and user-defined timestamp sizes.
+var ErrUnsupportedLog = errors.New("lsmdb: log written with an option this reader does not support")
 
 // SectionLog names a log file's records in corruption errors.
 const SectionLog = "log record"
@@ -36,19 +106,46 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 type LogReader struct {
 	Data []byte
 
+	// Number is the log file's number, which RocksDB's recyclable records
+	// carry; only RocksDB modes read it.
+	Number uint64
+
+	// Mode is LevelDBLog (the zero value), RocksDBManifest or RocksDBWAL.
+	Mode LogMode
+
 	off int    // next physical record's offset
 	rec []byte // the record being assembled from fragments
+
+	// RocksDB modes: the buffer RocksDB's reader holds, [off, end) of the
+	// block read last; eof when that block is the file's last, shorter
+	// than a block.
+	end      int
+	eof      bool
+	recycled bool // a recyclable record was read (RocksDB's recycled_)
+	records  bool // a record was returned
+	stale    bool
+	err      error
 }
 
+// Stale reports whether a RocksDB log ended at a recyclable record of
+// another log number: a record of the file's previous life, after this
+// life's records. RocksDB 7.8 to 9.0 end the log there as at its end;
+// RocksDB 9.1 and later (#12403) note it as a possible corruption for
+// point-in-time recovery, as if the log were torn: later logs replay only
+// if their sequence numbers follow on.
+func (r *LogReader) Stale() bool { return r.stale }
+
 // Next returns the next whole record and its file offset (that of its
-// first fragment); ok false at the log's end. The record aliases data,
+// first fragment); ok false at the log's end. The record aliases Data,
 // or a buffer of its own when it was cut into fragments: it stays valid
-// after later calls. A record cut short by the
-// end of the file (a write torn by a crash) ends the log, as LevelDB's
-// recovery treats it; a checksum mismatch, an impossible length, an
-// unknown type or fragments out of order is an error wrapping
-// format.ErrCorrupt.
+// after later calls. What ends the log and what is an error depends on
+// Mode (see LevelDBLog, RocksDBManifest, RocksDBWAL); errors wrap
+// format.ErrCorrupt, or ErrUnsupportedLog, and a RocksDB mode's reader
+// returns its first error again on later calls.
 func (r *LogReader) Next() (rec []byte, recOff int64, ok bool, err error) {
+	if r.Mode != LevelDBLog {
+		return r.nextRocks()
+	}
 	r.rec = nil
 	inFragments := false
 	start := 0
