@@ -2,6 +2,7 @@ package rocksdb
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -238,8 +239,9 @@ func (db *DB) recover() error {
 	// column families whose tables do not hold it yet.
 	sort.Slice(logs, func(i, j int) bool { return logs[i] < logs[j] })
 	ops := map[uint32][]memOp{}
+	var replay walReplay
 	for _, num := range logs {
-		if num < minLog || num < vs.minLogKeep && vs.minLogKeep != 0 && num < minLog {
+		if num < minLog {
 			continue
 		}
 		path := filepath.Join(db.dir, fmt.Sprintf("%06d.log", num))
@@ -248,24 +250,18 @@ func (db *DB) recover() error {
 			return fmt.Errorf("rocksdb: open %s: %w", db.dir, err)
 		}
 		db.logs = append(db.logs, num)
-		torn, err := replayLog(data, num, func(op lsmdb.BatchOp) {
-			if op.Kind >= 64 || pointKinds&(1<<op.Kind) == 0 && op.Kind != KindRangeDeletion {
-				return // a WAL-only record: log data, a no-op, a transaction marker
-			}
-			db.lastSeq = max(db.lastSeq, op.Seq)
+		keep := func(op lsmdb.BatchOp) bool {
 			cf, ok := vs.families[op.CF]
-			if !ok || num < cf.logNumber {
-				return // a dropped column family's, or already in its tables
-			}
+			return ok && num >= cf.logNumber // else a dropped family's, or in its tables
+		}
+		apply := func(op lsmdb.BatchOp) {
 			ops[op.CF] = append(ops[op.CF], memOp{key: op.Key, value: op.Value, seq: op.Seq, kind: op.Kind})
-		})
-		if err != nil {
+		}
+		if err := replay.log(data, num, keep, apply); err != nil {
 			return inFile(path, err)
 		}
-		if torn {
-			break // point-in-time recovery: nothing after the damage
-		}
 	}
+	db.lastSeq = max(db.lastSeq, replay.lastSeq)
 
 	topts := &TableOptions{Cache: db.opts.Cache, NoMmap: db.opts.NoMmap}
 	for _, f := range db.families {
@@ -304,6 +300,9 @@ func (db *DB) recover() error {
 						if t.reverse {
 							t.Close()
 							return nil, fmt.Errorf("%w: %s: a %s table in a bytewise column family", ErrUnsupported, path, t.comparator)
+						}
+						if t.core.Spans != nil {
+							t.core.Spans = t.core.Spans.Clip(fileBounds(nf))
 						}
 						return t.core, nil
 					},
@@ -688,4 +687,19 @@ func (f *dbFamily) blobValue(key, index []byte) ([]byte, error) {
 		return nil, err
 	}
 	return bf.Value(key, idx, nil)
+}
+
+// fileBounds returns the user key range [lo, hi) a table's range
+// deletions apply in, from the internal keys its MANIFEST entry gives:
+// from the smallest key's user key, to the largest's user key, itself
+// included unless the largest is a range deletion's end (sequence number
+// 2^56-1, kind 0xF), which RocksDB writes as an exclusive bound.
+func fileBounds(nf lsmdb.NewFile) (lo, hi []byte) {
+	lo = nf.Smallest[:len(nf.Smallest)-lsmtable.TrailerLen]
+	n := len(nf.Largest) - lsmtable.TrailerLen
+	user := nf.Largest[:n]
+	if binary.LittleEndian.Uint64(nf.Largest[n:]) == lsmtable.MaxSequence<<8|uint64(KindRangeDeletion) {
+		return lo, user
+	}
+	return lo, append(bytes.Clone(user), 0) // the least key above user
 }

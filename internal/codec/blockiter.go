@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/prefetch"
 )
 
 // BlockIter walks the entries of one decoded block (data block or index
@@ -478,4 +479,30 @@ func (it *BlockIter) InitEntries(section string, fileOff int64, contents []byte,
 	it.numRestarts = rest / 4
 	it.restartsOff = entriesEnd
 	return nil
+}
+
+// PrefetchInterval starts loading the cache lines of restart interval i
+// (from restart point i to the next, or to the entries' end), for a walk
+// through it that follows: a seek's scan of the interval then takes its
+// cache misses together rather than one entry after another.
+func (it *BlockIter) PrefetchInterval(i int) {
+	if i < 0 || i >= it.numRestarts {
+		return
+	}
+	to := it.restartsOff
+	if i+1 < it.numRestarts {
+		to = it.restart(i + 1)
+	}
+	prefetch.Range(it.data, it.restart(i), to)
+}
+
+// PrefetchRestarts starts loading the first line of the entry at each of
+// the block's first n restart points (and the restart array's line), for
+// a binary search of them that follows: its probes then miss together.
+func (it *BlockIter) PrefetchRestarts(n int) {
+	n = min(n, it.numRestarts)
+	prefetch.Range(it.data, it.restartsOff, it.restartsOff+4*n)
+	for i := 0; i < n; i++ {
+		prefetch.Range(it.data, it.restart(i), it.restart(i)+1)
+	}
 }

@@ -37,11 +37,15 @@ func (t *Table) Get(key []byte, seq uint64) (Entry, error) {
 		}
 		return Entry{}, err
 	}
+	v := it.Value()
+	buf := make([]byte, len(key)+len(v)) // one allocation for both
+	copy(buf, key)
+	copy(buf[len(key):], v)
 	return Entry{
-		Key:   append([]byte(nil), key...),
+		Key:   buf[:len(key):len(key)],
 		Seq:   it.seq,
 		Kind:  it.kind,
-		Value: append([]byte(nil), it.Value()...),
+		Value: buf[len(key):],
 	}, nil
 }
 

@@ -120,14 +120,7 @@ func (x *Index) Search(target []byte) int {
 	lo, hi := 0, len(x.handles)
 	if u := target[:len(target)-TrailerLen]; len(u) >= x.skip && string(u[:x.skip]) == string(x.keys[:x.skip]) {
 		f := x.fence(u)
-		for lo < hi { // the first fence >= f
-			mid := int(uint(lo+hi) >> 1)
-			if x.fences[mid] < f {
-				lo = mid + 1
-			} else {
-				hi = mid
-			}
-		}
+		lo = lowerBound(x.fences, f)
 		hi = lo
 		if hi < len(x.fences) && x.fences[hi] > f {
 			// f's fence is missing or unique (distinct keys mostly have
@@ -163,4 +156,27 @@ func Fence(u []byte, skip int) uint64 {
 	var x Index
 	x.skip = skip
 	return x.fence(u)
+}
+
+// lowerBound returns the index of the first fence at or above f (len if
+// none), by a binary search whose steps compile to conditional moves, not
+// branches: random keys made the branchy search's every step a likely
+// misprediction.
+func lowerBound(fences []uint64, f uint64) int {
+	n := len(fences)
+	if n == 0 {
+		return 0
+	}
+	base := 0
+	for n > 1 {
+		half := n >> 1
+		if fences[base+half-1] < f {
+			base += half
+		}
+		n -= half
+	}
+	if fences[base] < f {
+		base++
+	}
+	return base
 }

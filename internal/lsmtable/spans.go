@@ -144,3 +144,26 @@ func (it *spanIter) SeekLT(key []byte) bool {
 func (it *spanIter) Span() reader.Span { return it.frags[it.i].span() }
 func (it *spanIter) Err() error        { return it.err }
 func (it *spanIter) Close() error      { return it.err }
+
+// Clip returns the fragments cut to [lo, hi) (hi nil: unbounded above),
+// as RocksDB truncates a table's range deletions to the key range its
+// MANIFEST gives the table (db/range_del_aggregator.cc,
+// TruncatedRangeDelIterator): a deletion stored past a table's bounds,
+// which compactions leave behind, hides nothing there.
+func (f *Fragments) Clip(lo, hi []byte) *Fragments {
+	out := &Fragments{}
+	for _, fr := range f.frags {
+		start, end := fr.start, fr.end
+		if bytes.Compare(start, lo) < 0 {
+			start = lo
+		}
+		if hi != nil && bytes.Compare(end, hi) > 0 {
+			end = hi
+		}
+		if bytes.Compare(start, end) < 0 {
+			fr.start, fr.end = start, end
+			out.frags = append(out.frags, fr)
+		}
+	}
+	return out
+}

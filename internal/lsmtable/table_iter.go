@@ -236,6 +236,9 @@ func (it *TableIterator) SeekLT(key []byte) (ok bool) {
 // in the internal key order, then a scan of one restart interval.
 func (it *TableIterator) seekBlock(target []byte) bool {
 	lo, hi := 0, it.blk.NumRestarts()
+	if hi <= 8 {
+		it.blk.PrefetchRestarts(hi) // a 4 KiB block has 2 to 4: their misses overlap
+	}
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
 		if !it.blk.SeekRestart(mid) {
@@ -247,6 +250,7 @@ func (it *TableIterator) seekBlock(target []byte) bool {
 			hi = mid
 		}
 	}
+	it.blk.PrefetchInterval(max(lo-1, 0))
 	if !it.blk.SeekRestart(max(lo-1, 0)) {
 		return false
 	}
