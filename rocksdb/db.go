@@ -58,6 +58,11 @@ type DBOptions struct {
 	// merge operands read through; a key of a column family without one
 	// whose visible versions include operands gives an *UnresolvedError.
 	MergeOperators map[string]MergeOperator
+	// OptionsMergeOperators gives a column family without an operator in
+	// MergeOperators the built-in one its OPTIONS file names
+	// (StringAppendOperator, its delimiter "," unless the file says
+	// otherwise; UInt64AddOperator), if it names one.
+	OptionsMergeOperators bool
 }
 
 // DB is a RocksDB database directory opened read-only: every column
@@ -82,14 +87,15 @@ type DB struct {
 
 // dbFamily is one column family's view.
 type dbFamily struct {
-	db     *DB
-	id     uint32
-	name   string
-	op     MergeOperator
-	levels []*lsmtable.Level // newest first
-	files  []FileInfo
-	blobs  []uint64 // live blob file numbers
-	mem    int      // entries replayed from the logs
+	db      *DB
+	id      uint32
+	name    string
+	op      MergeOperator
+	levels  []*lsmtable.Level // newest first
+	files   []FileInfo
+	blobs   []uint64 // live blob file numbers
+	mem     int      // entries replayed from the logs
+	options map[string]string
 }
 
 // FileInfo describes one live table of a column family.
@@ -192,7 +198,9 @@ func (db *DB) recover() error {
 	var logs []uint64
 	tableExt := map[uint64]string{}
 	hasOptions := false
+	var names []string
 	for _, e := range ents {
+		names = append(names, e.Name())
 		if strings.HasPrefix(e.Name(), "OPTIONS-") {
 			hasOptions = true
 		}
@@ -214,6 +222,7 @@ func (db *DB) recover() error {
 		return fmt.Errorf("%w: %s: its MANIFEST holds only LevelDB's version edits and there is no OPTIONS file (package leveldb reads it; sst ... -leveldb DIR)", ErrLevelDB, db.dir)
 	}
 	db.lastSeq = vs.lastSeq
+	options := readOptions(db.dir, names)
 
 	// Column families: default first, then by ID.
 	var ids []uint32
@@ -230,7 +239,10 @@ func (db *DB) recover() error {
 			return fmt.Errorf("%w: %s: column family %q uses comparator %q (this package reads databases of %q)", ErrUnsupported, db.dir, cf.name, cf.comparator, BytewiseComparator)
 		}
 		minLog = min(minLog, cf.logNumber)
-		f := &dbFamily{db: db, id: id, name: cf.name, op: db.opts.MergeOperators[cf.name]}
+		f := &dbFamily{db: db, id: id, name: cf.name, op: db.opts.MergeOperators[cf.name], options: options[cf.name]}
+		if f.op == nil && db.opts.OptionsMergeOperators {
+			f.op = builtinOperator(f.options["merge_operator"])
+		}
 		db.families = append(db.families, f)
 		db.byName[cf.name] = f
 	}
