@@ -65,6 +65,30 @@
 // leveldb's, shared; what differs lives here: the footers, the meta
 // blocks, the index encodings, the filters.
 //
+// # Databases
+//
+// OpenDB opens a RocksDB database directory read-only, as RocksDB's
+// DB::OpenForReadOnly reads it, and writes nothing to it: CURRENT names
+// the MANIFEST, whose version edits (db/version_edit.h: column families
+// added and dropped, each family's log number, tables, blob files,
+// atomic groups) give each column family's live tables; the write-ahead
+// logs a family has not flushed are replayed (recyclable records
+// included) into an in-memory table read by the same engine. Each
+// column family is a stack of merge levels, newest first: the replayed
+// logs, each level 0 table, then levels 1 and up; a table's range
+// deletions are cut to the key range its MANIFEST entry gives it, as
+// RocksDB truncates them. Blob indexes are read from the blob files
+// (checked against their CRCs, decompressed as written); merge operands
+// through the caller's operator for the column family
+// (DBOptions.MergeOperators, or with OptionsMergeOperators the built-in
+// one its OPTIONS file names), gathered from the newest visible version
+// down as RocksDB's merge helper does; without one, ErrUnresolved. A
+// damaged log is read as RocksDB's default recovery mode reads it
+// (point-in-time: the replay ends at the first bad record); a damaged
+// MANIFEST is an error, but for a torn last record, which ends it. A
+// database a RocksDB process holds is refused (ErrLocked), and a LevelDB
+// directory is named as such (ErrLevelDB).
+//
 // # What a table alone cannot give
 //
 // A merge operand needs the database's merge operator and the key's
