@@ -34,6 +34,36 @@
 // pass checks what it reads (the scan's count; each found key and its
 // value's text tail) and exits 1 on a mismatch.
 //
+//   rocksbench dbwrite DBDIR < OPS
+//
+// creates the database DBDIR (RocksDB's defaults but for: snappy, a full
+// Bloom filter of 10 bits per key, a 4 MiB write buffer, 2 MiB target
+// table size, a 4 MiB level 1, so that the data spreads over level 0 and
+// several deeper levels; avoid_flush_during_shutdown, so that the writes
+// after the last flush stay in the write-ahead log) and applies OPS from
+// stdin: records of an op byte, then a 16-byte key, then for 'P' a
+// 100-byte value: 'P' put, 'D' delete (both into the current WriteBatch),
+// 'B' write the batch, 'F' write it, flush the memtable and wait until no
+// flush or compaction is pending or running, 'E' write it and close. It
+// prints the table count of every level after the last 'F'.
+//
+//   rocksbench dbread DBDIR KEYS CACHE_BYTES OPENS
+//
+// times, on a database opened read-only (DB::OpenForReadOnly), each open
+// with a new LRU block cache of CACHE_BYTES:
+//   open            OPENS opens (each closed after but the last): the
+//                   median, ms;
+//   scan, scan-cpu  a full forward scan of the default column family with
+//                   the last open's iterator (ReadOptions()), ns per entry
+//                   of wall and of process CPU time; "entries" and "bytes"
+//                   (the keys' and values' sizes summed) for the checks;
+//   get, get-absent as for read, with the last open.
+//
+//   rocksbench dbverify DBDIR
+//
+// scans DBDIR read-only once and prints "entries N" and "fnv H": the
+// 64-bit FNV-1a hash of every key then value, in scan order (in hex).
+//
 // KEYS: "RBK1", then little-endian uint64 counts of seek, present and
 // absent keys and a uint32 text length, the text (the second half of
 // value i is text[i%64 : i%64+50]), then 24-byte records: a 16-byte key
@@ -44,12 +74,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <rocksdb/cache.h>
@@ -59,6 +92,7 @@
 #include <rocksdb/sst_file_reader.h>
 #include <rocksdb/sst_file_writer.h>
 #include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
 
 using namespace rocksdb;
 
@@ -180,6 +214,35 @@ void checkValue(const Keys& ks, const Key& k, const Slice& v) {
     fail("wrong value for " + std::string(k.k, kKeyLen));
 }
 
+// timeGets times Gets of the present then the absent keys after an untimed
+// pass over both, checking each, and prints get and get-absent.
+void timeGets(DB* db, const Keys& ks) {
+  ColumnFamilyHandle* cf = db->DefaultColumnFamily();
+  ReadOptions ro;
+  PinnableSlice v;
+  auto gets = [&](const std::vector<Key>& keys, bool present) {
+    for (const Key& k : keys) {
+      v.Reset();
+      Status s = db->Get(ro, cf, Slice(k.k, kKeyLen), &v);
+      if (present) {
+        if (!s.ok()) die("Get " + std::string(k.k, kKeyLen), s);
+        checkValue(ks, k, v);
+      } else if (!s.IsNotFound()) {
+        fail("Get of absent " + std::string(k.k, kKeyLen) + ": " + s.ToString());
+      }
+    }
+  };
+  gets(ks.present, true);  // warm the block cache
+  gets(ks.absent, false);
+  int64_t t0 = nanos(CLOCK_MONOTONIC);
+  gets(ks.present, true);
+  int64_t t1 = nanos(CLOCK_MONOTONIC);
+  gets(ks.absent, false);
+  int64_t t2 = nanos(CLOCK_MONOTONIC);
+  if (!ks.present.empty()) printf("get %.2f\n", double(t1 - t0) / ks.present.size());
+  if (!ks.absent.empty()) printf("get-absent %.2f\n", double(t2 - t1) / ks.absent.size());
+}
+
 int read(const std::string& table, const std::string& dbdir, const std::string& keysPath, size_t cacheBytes) {
   Keys ks = readKeys(keysPath);
   {
@@ -220,31 +283,151 @@ int read(const std::string& table, const std::string& dbdir, const std::string& 
   DB* db;
   Status s = DB::OpenForReadOnly(options(5, NewLRUCache(cacheBytes)), dbdir, &db);
   if (!s.ok()) die("open " + dbdir, s);
-  ColumnFamilyHandle* cf = db->DefaultColumnFamily();
-  ReadOptions ro;
-  PinnableSlice v;
-  auto gets = [&](const std::vector<Key>& keys, bool present) {
-    for (const Key& k : keys) {
-      v.Reset();
-      Status s = db->Get(ro, cf, Slice(k.k, kKeyLen), &v);
-      if (present) {
-        if (!s.ok()) die("Get " + std::string(k.k, kKeyLen), s);
-        checkValue(ks, k, v);
-      } else if (!s.IsNotFound()) {
-        fail("Get of absent " + std::string(k.k, kKeyLen) + ": " + s.ToString());
-      }
-    }
-  };
-  gets(ks.present, true);  // warm the block cache
-  gets(ks.absent, false);
-  int64_t t0 = nanos(CLOCK_MONOTONIC);
-  gets(ks.present, true);
-  int64_t t1 = nanos(CLOCK_MONOTONIC);
-  gets(ks.absent, false);
-  int64_t t2 = nanos(CLOCK_MONOTONIC);
-  if (!ks.present.empty()) printf("get %.2f\n", double(t1 - t0) / ks.present.size());
-  if (!ks.absent.empty()) printf("get-absent %.2f\n", double(t2 - t1) / ks.absent.size());
+  timeGets(db, ks);
   delete db;
+  return 0;
+}
+
+
+// settle waits until the database has no flush or compaction pending or
+// running, twice in a row 50 ms apart (7.8.3 has no WaitForCompact).
+void settle(DB* db) {
+  const char* props[] = {"rocksdb.mem-table-flush-pending", "rocksdb.num-running-flushes",
+                         "rocksdb.compaction-pending", "rocksdb.num-running-compactions"};
+  for (int quiet = 0; quiet < 2;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    bool busy = false;
+    for (const char* p : props) {
+      uint64_t v = 0;
+      if (!db->GetIntProperty(p, &v)) fail(std::string("no property ") + p);
+      busy = busy || v != 0;
+    }
+    quiet = busy ? 0 : quiet + 1;
+  }
+}
+
+// dbOptions are the written database's options (see dbwrite above).
+Options dbOptions() {
+  Options o = options(5, nullptr);
+  o.compression = kSnappyCompression;
+  o.write_buffer_size = 4 << 20;
+  o.target_file_size_base = 2 << 20;
+  o.max_bytes_for_level_base = 4 << 20;
+  o.avoid_flush_during_shutdown = true;
+  return o;
+}
+
+int dbwrite(const std::string& dbdir) {
+  Options o = dbOptions();
+  o.create_if_missing = true;
+  o.error_if_exists = true;
+  DB* db;
+  Status s = DB::Open(o, dbdir, &db);
+  if (!s.ok()) die("create " + dbdir, s);
+  WriteBatch b;
+  auto commit = [&]() {
+    if (b.Count() == 0) return;
+    Status s = db->Write(WriteOptions(), &b);
+    if (!s.ok()) die("write", s);
+    b.Clear();
+  };
+  std::string levels;
+  size_t ops = 0;
+  char rec[kKeyLen + kValueLen];
+  for (int op; (op = getchar()) != EOF;) {
+    if (op == 'P' || op == 'D') {
+      size_t n = kKeyLen + (op == 'P' ? kValueLen : 0);
+      if (fread(rec, n, 1, stdin) != 1) fail("short op");
+      s = op == 'P' ? b.Put(Slice(rec, kKeyLen), Slice(rec + kKeyLen, kValueLen)) : b.Delete(Slice(rec, kKeyLen));
+      if (!s.ok()) die("batch", s);
+      ops++;
+    } else if (op == 'B') {
+      commit();
+    } else if (op == 'F') {
+      commit();
+      s = db->Flush(FlushOptions());
+      if (!s.ok()) die("flush", s);
+      settle(db);
+      levels.clear();
+      for (int l = 0; l < db->NumberLevels(); l++) {
+        std::string v;
+        db->GetProperty("rocksdb.num-files-at-level" + std::to_string(l), &v);
+        if (v != "0") levels += " L" + std::to_string(l) + " " + v;
+      }
+    } else if (op == 'E') {
+      commit();
+      s = db->Close();
+      if (!s.ok()) die("close " + dbdir, s);
+      delete db;
+      printf("%zu writes; tables at the last flush:%s\n", ops, levels.c_str());
+      return 0;
+    } else {
+      fail("unknown op " + std::to_string(op));
+    }
+  }
+  fail("no 'E' at the end of the ops");
+}
+
+int dbread(const std::string& dbdir, const std::string& keysPath, size_t cacheBytes, int opens) {
+  Keys ks = readKeys(keysPath);
+  std::vector<double> ms;
+  DB* db = nullptr;
+  for (int i = 0; i < opens; i++) {
+    Options o = dbOptions();
+    BlockBasedTableOptions t;
+    t.filter_policy.reset(NewBloomFilterPolicy(10));
+    t.block_cache = NewLRUCache(cacheBytes);
+    o.table_factory.reset(NewBlockBasedTableFactory(t));
+    int64_t t0 = nanos(CLOCK_MONOTONIC);
+    Status s = DB::OpenForReadOnly(o, dbdir, &db);
+    int64_t t1 = nanos(CLOCK_MONOTONIC);
+    if (!s.ok()) die("open " + dbdir, s);
+    ms.push_back(double(t1 - t0) / 1e6);
+    if (i < opens - 1) {
+      delete db;
+      db = nullptr;
+    }
+  }
+  std::sort(ms.begin(), ms.end());
+  double med = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+  printf("open %.4f\n", med);
+
+  std::unique_ptr<Iterator> it(db->NewIterator(ReadOptions()));
+  int64_t cpu0 = nanos(CLOCK_PROCESS_CPUTIME_ID), t0 = nanos(CLOCK_MONOTONIC);
+  size_t n = 0, sum = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    n++;
+    sum += it->key().size() + it->value().size();
+  }
+  int64_t t1 = nanos(CLOCK_MONOTONIC), cpu1 = nanos(CLOCK_PROCESS_CPUTIME_ID);
+  if (!it->status().ok()) die("scan", it->status());
+  it.reset();
+  sink += sum;
+  printf("entries %zu\nbytes %zu\nscan %.2f\nscan-cpu %.2f\n", n, sum, double(t1 - t0) / n, double(cpu1 - cpu0) / n);
+  timeGets(db, ks);
+  delete db;
+  return 0;
+}
+
+int dbverify(const std::string& dbdir) {
+  DB* db;
+  Status s = DB::OpenForReadOnly(dbOptions(), dbdir, &db);
+  if (!s.ok()) die("open " + dbdir, s);
+  std::unique_ptr<Iterator> it(db->NewIterator(ReadOptions()));
+  uint64_t h = 14695981039346656037ull;
+  size_t n = 0;
+  auto add = [&](const Slice& x) {
+    for (size_t j = 0; j < x.size(); j++) h = (h ^ (unsigned char)x[j]) * 1099511628211ull;
+  };
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    add(it->key());
+    add(it->value());
+    n++;
+  }
+  if (!it->status().ok()) die("scan", it->status());
+  it.reset();
+  delete db;
+  printf("entries %zu\nfnv %016" PRIx64 "\n", n, h);
   return 0;
 }
 
@@ -254,6 +437,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> a(argv + 1, argv + argc);
   if (a.size() == 4 && a[0] == "write") return write(atoi(a[1].c_str()), a[2], a[3]);
   if (a.size() == 5 && a[0] == "read") return read(a[1], a[2], a[3], strtoull(a[4].c_str(), nullptr, 10));
-  fprintf(stderr, "usage: rocksbench write FV TABLE DBDIR < RECORDS\n       rocksbench read TABLE DBDIR KEYS CACHE_BYTES\n");
+  if (a.size() == 2 && a[0] == "dbwrite") return dbwrite(a[1]);
+  if (a.size() == 5 && a[0] == "dbread") return dbread(a[1], a[2], strtoull(a[3].c_str(), nullptr, 10), atoi(a[4].c_str()));
+  if (a.size() == 2 && a[0] == "dbverify") return dbverify(a[1]);
+  fprintf(stderr,
+          "usage: rocksbench write FV TABLE DBDIR < RECORDS\n       rocksbench read TABLE DBDIR KEYS CACHE_BYTES\n"
+          "       rocksbench dbwrite DBDIR < OPS\n       rocksbench dbread DBDIR KEYS CACHE_BYTES OPENS\n       rocksbench dbverify DBDIR\n");
   return 2;
 }
