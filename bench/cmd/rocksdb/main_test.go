@@ -25,18 +25,19 @@ func needRocksDB(t *testing.T) {
 }
 
 // TestQuick runs the harness small and checks its report: every engine's
-// figures on both tables, Pebble's refusal of the format_version 5 table,
-// and no correctness failure.
+// figures on both tables and on the database, Pebble's refusal of the
+// format_version 5 table, and no correctness failure.
 func TestQuick(t *testing.T) {
 	needRocksDB(t)
 	var out, errOut bytes.Buffer
-	if err := mainErr([]string{"-quick", "-tmp", t.TempDir(), "-keys", "30000"}, &out, &errOut); err != nil {
+	if err := mainErr([]string{"-quick", "-tmp", t.TempDir(), "-keys", "30000", "-tables", "fv5,fv2,db"}, &out, &errOut); err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())
 	}
 	report := out.String()
 	for _, want := range []string{"#### fv5", "#### fv2", "| full forward scan, ns/entry |", "| full forward scan, CPU time (all threads), ns/entry |",
 		"| SeekGE to a present key, ns/op |", "| Get of a present key, ns/op |", "| Get of an absent key, ns/op |",
-		"format_version 5, xxh3, Snappy", "format_version 2, crc32c, Snappy", "Pebble v2.1.7 on fv5: sstable.NewReader:", "Correctness:"} {
+		"format_version 5, xxh3, Snappy", "format_version 2, crc32c, Snappy", "Pebble v2.1.7 on fv5: sstable.NewReader:", "Correctness:",
+		"#### db", "| open, ms |", "a write-ahead log of", "holding 150 writes", "Correctness (db):"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}
@@ -54,7 +55,7 @@ func TestQuick(t *testing.T) {
 
 // TestFlags rejects bad flags.
 func TestFlags(t *testing.T) {
-	for _, args := range [][]string{{"-keys", "0"}, {"-impls", "goleveldb"}, {"-tables", "fv3"}, {"-pebble-get", "x"}, {"extra"}} {
+	for _, args := range [][]string{{"-keys", "0"}, {"-opens", "0"}, {"-impls", "goleveldb"}, {"-tables", "fv3"}, {"-pebble-get", "x"}, {"extra"}} {
 		var out, errOut bytes.Buffer
 		if err := mainErr(args, &out, &errOut); err == nil {
 			t.Errorf("%q: no error", args)

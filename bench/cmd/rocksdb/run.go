@@ -74,7 +74,7 @@ type sample map[string]float64
 // String lists s's figures in the report's order.
 func (s sample) String() string {
 	var b strings.Builder
-	for _, f := range figures {
+	for _, f := range slices.Concat(dbFigures[:1], figures) {
 		if v, ok := s[f.id]; ok {
 			fmt.Fprintf(&b, " %s %.1f", f.id, v)
 		}
@@ -273,7 +273,13 @@ func run(cfg config, stderr io.Writer) (*results, error) {
 	}
 	wrote := false
 	for _, table := range cfg.tables {
-		w, err := buildTable(cfg, bin, dir, table, stderr)
+		build := buildTable
+		if table == "db" {
+			build = func(cfg config, bin, dir, _ string, stderr io.Writer) (bool, error) {
+				return buildDB(cfg, bin, dir, stderr)
+			}
+		}
+		w, err := build(cfg, bin, dir, table, stderr)
 		if err != nil {
 			return nil, fmt.Errorf("writing %s: %w", table, err)
 		}
@@ -286,6 +292,15 @@ func run(cfg config, stderr io.Writer) (*results, error) {
 
 	// Describe the tables, as ours reads them.
 	for _, table := range cfg.tables {
+		if table == "db" {
+			// Checked whole, once: the rounds check counts and the Gets.
+			start := time.Now()
+			if res.info[table], err = verifyDB(cfg, bin, dir); err != nil {
+				return nil, fmt.Errorf("db: %w", err)
+			}
+			fmt.Fprintf(stderr, "db: both views checked whole in %.1f s: %s\n", time.Since(start).Seconds(), res.info[table])
+			continue
+		}
 		p := pathsOf(dir, table, cfg.keys)
 		t, err := rocksdb.OpenTable(p.sst, nil)
 		if err != nil {
@@ -334,23 +349,28 @@ func run(cfg config, stderr io.Writer) (*results, error) {
 	}
 	for round := range cfg.rounds {
 		for _, table := range cfg.tables {
-			var order []string
-			for _, impl := range cfg.impls {
-				if impl != "pebble" || table == "fv2" {
-					order = append(order, impl)
-				}
+			order := implsOf(cfg, table)
+			if len(order) == 0 {
+				continue
 			}
 			for range round % len(order) {
 				order = append(order[1:], order[0])
 			}
 			for _, impl := range order {
-				// Every engine's scan finds the file in the page cache:
-				// none pays for disk reads another's eviction caused.
-				if err := touch(pathsOf(dir, table, cfg.keys).sst); err != nil {
-					return nil, err
-				}
 				runtime.GC()
-				s, err := measure(cfg, impl, bin, keysPath, pathsOf(dir, table, cfg.keys), l)
+				var s sample
+				var err error
+				if table == "db" {
+					s, err = measureDB(cfg, impl, bin, keysPath, dir, l)
+				} else {
+					// Every engine's scan finds the file in the page
+					// cache: none pays for disk reads another's eviction
+					// caused.
+					if err := touch(pathsOf(dir, table, cfg.keys).sst); err != nil {
+						return nil, err
+					}
+					s, err = measure(cfg, impl, bin, keysPath, pathsOf(dir, table, cfg.keys), l)
+				}
 				if err != nil {
 					return nil, fmt.Errorf("%s on %s: %w", impl, table, err)
 				}
@@ -362,6 +382,18 @@ func run(cfg config, stderr io.Writer) (*results, error) {
 	}
 	res.machine = machine(loadStart)
 	return res, nil
+}
+
+// implsOf returns the engines of cfg that read table: Pebble v2 reads
+// only fv2 (it cannot read a RocksDB database either).
+func implsOf(cfg config, table string) []string {
+	var out []string
+	for _, impl := range cfg.impls {
+		if impl != "pebble" || table == "fv2" {
+			out = append(out, impl)
+		}
+	}
+	return out
 }
 
 // touch reads the file at path through, into the page cache.
@@ -405,17 +437,9 @@ func measureCxx(cfg config, bin, keysPath string, p tablePaths) (sample, error) 
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("%s read: %v\n%s", bin, err, errOut.Bytes())
 	}
-	s := sample{}
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 2 {
-			return nil, fmt.Errorf("unexpected line %q", line)
-		}
-		v, err := strconv.ParseFloat(f[1], 64)
-		if err != nil {
-			return nil, fmt.Errorf("unexpected line %q", line)
-		}
-		s[f[0]] = v
+	s, err := parseFigures(out.String())
+	if err != nil {
+		return nil, err
 	}
 	if s["entries"] != float64(cfg.keys) {
 		return nil, fmt.Errorf("scan: %v entries, want %d", s["entries"], cfg.keys)
@@ -425,6 +449,23 @@ func measureCxx(cfg config, bin, keysPath string, p tablePaths) (sample, error) 
 		if _, ok := s[fig]; !ok {
 			return nil, fmt.Errorf("no %s figure in %q", fig, out.String())
 		}
+	}
+	return s, nil
+}
+
+// parseFigures reads the C++ program's "figure value" lines.
+func parseFigures(out string) (sample, error) {
+	s := sample{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			return nil, fmt.Errorf("unexpected line %q", line)
+		}
+		v, err := strconv.ParseFloat(f[1], 64)
+		if err != nil {
+			return nil, fmt.Errorf("unexpected line %q", line)
+		}
+		s[f[0]] = v
 	}
 	return s, nil
 }
@@ -485,9 +526,19 @@ func passes(cfg config, e engine, l lookups) (sample, error) {
 	}
 	s["seek"] = float64(time.Since(start).Nanoseconds()) / float64(len(l.seek))
 
+	if err := timeGets(l, s, e.get); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// timeGets times get over the present keys, then over the absent ones,
+// after one untimed pass over both (which warms the block cache, as the
+// C++ side warms RocksDB's), checking each, into s.
+func timeGets(l lookups, s sample, get func(k []byte) ([]byte, bool, error)) error {
 	getPresent := func() error {
 		for _, x := range l.present {
-			v, ok, err := e.get(x.key)
+			v, ok, err := get(x.key)
 			if err != nil || !ok {
 				return fmt.Errorf("Get(%s): %v, %v", x.key, ok, err)
 			}
@@ -499,31 +550,30 @@ func passes(cfg config, e engine, l lookups) (sample, error) {
 	}
 	getAbsent := func() error {
 		for _, x := range l.absent {
-			if _, ok, err := e.get(x.key); err != nil || ok {
+			if _, ok, err := get(x.key); err != nil || ok {
 				return fmt.Errorf("Get(%s) of an absent key: %v, %v", x.key, ok, err)
 			}
 		}
 		return nil
 	}
-	// Warm the block cache, as the C++ side warms RocksDB's.
 	if err := getPresent(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := getAbsent(); err != nil {
-		return nil, err
+		return err
 	}
-	start = time.Now()
+	start := time.Now()
 	if err := getPresent(); err != nil {
-		return nil, err
+		return err
 	}
 	mid := time.Now()
 	if err := getAbsent(); err != nil {
-		return nil, err
+		return err
 	}
 	end := time.Now()
 	s["get"] = float64(mid.Sub(start).Nanoseconds()) / float64(len(l.present))
 	s["get-absent"] = float64(end.Sub(mid).Nanoseconds()) / float64(len(l.absent))
-	return s, nil
+	return nil
 }
 
 // ours is package rocksdb over a mapped table and a cache of its own.
