@@ -52,7 +52,8 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	hexFlag := fset.Bool("hex", false, "text input lines are hexkey<TAB>hexvalue")
 	spansFlag := fset.String("spans", "", "text file of spans (range deletions): start<TAB>end<TAB>value lines")
 	leveldbFlag := fset.Bool("leveldb", false, "INPUT is a LevelDB database directory: convert its live view")
-	rocksdbFlag := fset.Bool("rocksdb", false, "the INPUTs are RocksDB tables, newest first: convert their merged view")
+	rocksdbFlag := fset.Bool("rocksdb", false, "the INPUTs are RocksDB tables, newest first, or INPUT is a RocksDB database directory: convert the view")
+	addColumnFamilyFlag(fset)
 	pos, err := parseArgs(fset, args)
 	if err != nil {
 		return err
@@ -66,6 +67,9 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 		if split, err = parseBytes(*splitFlag); err != nil || split < 1 {
 			return usagef("build: bad -split %q (want a size such as 64MiB)", *splitFlag)
 		}
+	}
+	if err := checkDBFlags("build", fset); err != nil {
+		return err
 	}
 	switch {
 	case *rocksdbFlag && len(pos) == 0:

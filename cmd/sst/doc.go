@@ -11,6 +11,7 @@
 //	build -split BYTES -o DIR [-f] [-memory BYTES] [-q] [-hex] [flags] INPUT...
 //	build -leveldb DIR -o OUT [-split BYTES] [-f] [-hex] [flags]
 //	build -rocksdb NEWEST.sst ... OLDEST.sst -o OUT [-split BYTES] [-f] [-hex] [flags]
+//	build -rocksdb DIR [-cf NAME] -o OUT [-split BYTES] [-f] [-hex] [flags]
 //	    Write a table to OUT. An existing OUT is an error unless -f is
 //	    given; with -f the new table replaces it atomically (by rename)
 //	    once it is complete. INPUT is a directory, a text file, or "-" for
@@ -68,6 +69,7 @@
 //	get [-hex] FILE KEY...
 //	get -merge [-hex] [-tombstone HEX] [-range-tombstone HEX] FILE... -- KEY...
 //	get -leveldb [-hex] DIR KEY...
+//	get -rocksdb [-cf NAME] [-hex] DIR KEY...
 //	    Write the value of each KEY to standard output. With one KEY the
 //	    value's exact bytes are written, with no newline added; with
 //	    several, each value is followed by a newline. An absent key is
@@ -83,6 +85,7 @@
 //	scan FILE [-start K] [-end K] [-prefix P] [-limit N] [-keys-only] [-spans] [-hex]
 //	scan -merge [-tombstone HEX] [-range-tombstone HEX] [flags] FILE...
 //	scan -leveldb DIR [flags]
+//	scan -rocksdb DIR [-cf NAME] [flags]
 //	    Print the entries with start <= key < end whose keys begin with P,
 //	    in key order, one per line: the key, then (unless -keys-only) a
 //	    tab and the value. The output is raw bytes: keys or values holding
@@ -94,6 +97,7 @@
 //	    merged view (below) of the FILEs; -spans does not go with it.
 //
 //	info [-hex] FILE
+//	info -rocksdb [-hex] [-cf NAME] DIR
 //	    Print the table's properties and its layout: the offset and size
 //	    of the data blocks, filter section, index block, properties block
 //	    and footer, the file size, and whether the filter policy is known.
@@ -105,6 +109,7 @@
 //	verify FILE...
 //	verify -merge [-tombstone HEX] [-range-tombstone HEX] FILE...
 //	verify -leveldb DIR
+//	verify -rocksdb DIR
 //	    Read every block, check every checksum and each table's internal
 //	    consistency, and print "ok: N entries, M data blocks", after
 //	    "FILE: " when there are several FILEs or -merge is given. A FILE
@@ -193,6 +198,23 @@
 // -rocksdb reads tables, newest first, as the levels of a merged view with
 // RocksDB's rules (rocksdb.Table.Level) and writes the view into tables
 // of this package as build -leveldb does.
+// With -rocksdb, DIR is a RocksDB database directory, opened read-only
+// (rocksdb.OpenDB) and refused while a RocksDB process holds it; a
+// LevelDB directory given to -rocksdb, or a RocksDB one to -leveldb, is
+// a usage error saying which flag reads it. scan and get read a column
+// family's live view (-cf NAME, "default" unless given), as RocksDB's
+// read-only open shows it, and print exactly what they print for a table
+// of this package: blob values read from the blob files, merge operands
+// through the built-in operator the family's OPTIONS file names
+// (StringAppendOperator or UInt64AddOperator); a key whose value needs
+// another operator is an error naming the key, exit status 1. verify
+// checks every live table and blob file and reads every family's view;
+// info prints the last sequence number and, per column family, the
+// comparator and merge operator of its options, the log entries
+// replayed, its blob files and its tables level by level (number, size,
+// smallest and largest internal keys); build -rocksdb DIR (a directory
+// rather than table files) writes a family's view into tables of this
+// package as build -leveldb does.
 //
 // Flags may come before or after the positional arguments. An argument
 // "--" ends the flags: everything after it is positional, which lets a KEY

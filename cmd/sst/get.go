@@ -27,16 +27,21 @@ func runGet(args []string, stdout, stderr io.Writer) error {
 	hexFlag := fset.Bool("hex", false, "keys in hex; values printed in hex, one per line")
 	mergeFlag := fset.Bool("merge", false, "read the FILEs before \"--\", newest first, as one merged view")
 	leveldbFlag := fset.Bool("leveldb", false, "FILE is a LevelDB database directory: read its live view")
+	rocksdbFlag := fset.Bool("rocksdb", false, "FILE is a RocksDB database directory: read a column family's live view")
+	cfFlag := addColumnFamilyFlag(fset)
 	seqFlag := fset.Uint64("seq", leveldb.MaxSequence, "for a LevelDB or RocksDB table: the newest version at or below this sequence number")
 	dels := addDeletionFlags(fset)
 	pos, dash, err := parseArgsDash(fset, args)
 	if err != nil {
 		return err
 	}
+	if err := checkDBFlags("get", fset); err != nil {
+		return err
+	}
 	var files, keyArgs []string
 	switch {
-	case *leveldbFlag && *mergeFlag:
-		return usagef("get: -leveldb reads one database's live view; it does not go with -merge")
+	case (*leveldbFlag || *rocksdbFlag) && *mergeFlag:
+		return usagef("get: -leveldb and -rocksdb read one database's live view; they do not go with -merge")
 	case *mergeFlag && flagSet(fset, "seq"):
 		return usagef("get: -seq applies to a LevelDB table or a RocksDB table file, not a merged view")
 	case *mergeFlag && dash < 0:
@@ -86,11 +91,13 @@ func runGet(args []string, stdout, stderr io.Writer) error {
 		errMissing = func(key []byte) error {
 			return fmt.Errorf("get: key %s not found in %s", form.show(key), fileList(files))
 		}
-	} else if tf := tableFormatOf(files[0]); *leveldbFlag || tf != formatOther {
+	} else if tf := tableFormatOf(files[0]); *leveldbFlag || *rocksdbFlag || tf != formatOther {
 		var g *levelDBGetter
 		switch {
-		case *leveldbFlag && flagSet(fset, "seq"):
+		case (*leveldbFlag || *rocksdbFlag) && flagSet(fset, "seq"):
 			return usagef("get: -seq applies to a LevelDB table or a RocksDB table file (a database's live view is read at its last sequence number)")
+		case *rocksdbFlag:
+			g, err = openRocksDBDirGetter(files[0], *cfFlag, form)
 		case tf == formatRocksDB && !*leveldbFlag:
 			g, err = openRocksDBGetter(files[0], *seqFlag, flagSet(fset, "seq"), form)
 		default:

@@ -18,12 +18,20 @@ import (
 func runInfo(args []string, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("info", flag.ContinueOnError)
 	hexFlag := fset.Bool("hex", false, "print the smallest and largest keys in hex")
+	rocksdbFlag := fset.Bool("rocksdb", false, "FILE is a RocksDB database directory: print its column families, levels and tables")
+	cfFlag := addColumnFamilyFlag(fset)
 	pos, err := parseArgs(fset, args)
 	if err != nil {
 		return err
 	}
+	if err := checkDBFlags("info", fset); err != nil {
+		return err
+	}
 	if len(pos) != 1 {
 		return usagef("info: want exactly one FILE, got %d arguments (usage: sst info [-hex] FILE)", len(pos))
+	}
+	if *rocksdbFlag {
+		return infoRocksDBDir(pos[0], *cfFlag, flagSet(fset, "cf"), *hexFlag, stdout)
 	}
 	switch tableFormatOf(pos[0]) {
 	case formatLevelDB:

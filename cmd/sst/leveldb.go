@@ -33,9 +33,12 @@ func isLevelDBDir(path string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// dirHint returns err, or for a FILE that is a LevelDB database directory
-// a usage error saying to add -leveldb.
+// dirHint returns err, or for a FILE that is a LevelDB or RocksDB
+// database directory a usage error saying to add -leveldb or -rocksdb.
 func dirHint(cmd, file string, err error) error {
+	if isRocksDBDir(file) {
+		return usagef("%s: %s is a directory holding a RocksDB database: add -rocksdb to read it", cmd, file)
+	}
 	if isLevelDBDir(file) {
 		return usagef("%s: %s is a directory holding a LevelDB database: add -leveldb to read it", cmd, file)
 	}
@@ -90,6 +93,9 @@ func openLevelDB(cmd, dir string) (*leveldb.DB, error) {
 	}
 	db, err := leveldb.OpenDB(dir, nil)
 	if err != nil {
+		if hint := levelDBRocksHint(cmd, dir, err); hint != nil {
+			return nil, hint
+		}
 		if errors.Is(err, os.ErrNotExist) && !isLevelDBDir(dir) {
 			if st, serr := os.Stat(dir); serr == nil && st.IsDir() {
 				return nil, fmt.Errorf("%s: %s holds no LevelDB database (no CURRENT file)", cmd, dir)
@@ -432,21 +438,24 @@ func (st *versionStats) print(w io.Writer, entries string, hexOut bool) {
 	fmt.Fprintf(w, "\nentries (by a scan):\n")
 	fmt.Fprintf(w, "  %-20s%s\n", "entries:", entries)
 	fmt.Fprintf(w, "  %-20s%d\n", "user keys:", st.userKeys)
-	showKey := func(k []byte, seq uint64, kind leveldb.Kind) string {
-		if hexOut {
-			return string(appendVersion(nil, k, seq, kind, true))
-		}
-		return fmt.Sprintf("%s @%d %s", quoteBytes(k), seq, kind)
-	}
 	if st.entries > 0 {
 		fmt.Fprintf(w, "  %-20s%d .. %d\n", "sequence numbers:", st.minSeq, st.maxSeq)
 		first, last := "smallest key:", "largest key:"
 		if st.reverse {
 			first, last = "first (largest):", "last (smallest):"
 		}
-		fmt.Fprintf(w, "  %-20s%s\n", first, showKey(st.first, st.firstSeq, st.firstKind))
-		fmt.Fprintf(w, "  %-20s%s\n", last, showKey(st.last, st.lastSeq, st.lastKind))
+		fmt.Fprintf(w, "  %-20s%s\n", first, showVersion(st.first, st.firstSeq, st.firstKind, hexOut))
+		fmt.Fprintf(w, "  %-20s%s\n", last, showVersion(st.last, st.lastSeq, st.lastKind, hexOut))
 	}
+}
+
+// showVersion renders a version for info: "KEY @SEQ KIND", KEY quoted
+// byte by byte, or as hex digits with hexOut.
+func showVersion(k []byte, seq uint64, kind leveldb.Kind, hexOut bool) string {
+	if hexOut {
+		return string(appendVersion(nil, k, seq, kind, true))
+	}
+	return fmt.Sprintf("%s @%d %s", quoteBytes(k), seq, kind)
 }
 
 // layoutRow is one section of info's layout table for a LevelDB or

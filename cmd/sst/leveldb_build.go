@@ -28,10 +28,8 @@ func buildLevelDB(fset *flag.FlagSet, pos []string, out string, force bool, spli
 		return usagef("build: -spans does not go with -leveldb: a LevelDB database holds no spans")
 	}
 	dir := pos[0]
-	if abs, err := filepath.Abs(out); err == nil {
-		if dabs, err := filepath.Abs(dir); err == nil && (abs == dabs || filepath.Dir(abs) == dabs) {
-			return usagef("build: -leveldb: output %s lies in the database directory %s: write it elsewhere", out, dir)
-		}
+	if err := checkOutOutsideDB("-leveldb", out, dir); err != nil {
+		return err
 	}
 	if err := checkConvertOut(out, force, split); err != nil {
 		return err
@@ -43,6 +41,18 @@ func buildLevelDB(fset *flag.FlagSet, pos []string, out string, force bool, spli
 	defer db.Close()
 	return convertLevels(db.Levels(), db.MergeOptions(), "-leveldb", func(err error) error { return ldbErr("build", dir, err) },
 		out, split, opts, hexKeys, start, stdout)
+}
+
+// checkOutOutsideDB refuses an output (of build flag) that is the
+// database directory dir or lies in it, where the database's engine
+// would take it for one of its files.
+func checkOutOutsideDB(flag, out, dir string) error {
+	if abs, err := filepath.Abs(out); err == nil {
+		if dabs, err := filepath.Abs(dir); err == nil && (abs == dabs || filepath.Dir(abs) == dabs) {
+			return usagef("build: %s: output %s lies in the database directory %s: write it elsewhere", flag, out, dir)
+		}
+	}
+	return nil
 }
 
 // checkConvertOut checks, before a conversion (build -leveldb, -rocksdb)

@@ -19,6 +19,7 @@ Usage:
   sst build -split BYTES -o DIR [-f] [-memory BYTES] [-q] [-hex] [flags] INPUT...
   sst build -leveldb DIR -o OUT [-split BYTES] [-f] [-hex] [flags]
   sst build -rocksdb NEWEST.sst ... OLDEST.sst -o OUT [-split BYTES] [-f] [-hex] [flags]
+  sst build -rocksdb DIR [-cf NAME] -o OUT [-split BYTES] [-f] [-hex] [flags]
         Write a table to OUT from INPUT, a directory, a text file, or "-"
         for standard input, read as a text file (./- is a file named "-").
         An existing OUT is an error unless -f is given; with -f it is
@@ -82,11 +83,16 @@ Usage:
                              first: write their merged view (each key's
                              newest value, deletions and range deletions
                              applied) into OUT (or, with -split, DIR's
-                             tables)
+                             tables); or INPUT is a RocksDB database
+                             directory: write a column family's live view,
+                             as scan -rocksdb prints it
+          -cf NAME           with -rocksdb DIR: the column family (default
+                             "default")
 
   sst get [-hex] FILE KEY...
   sst get -merge [-hex] [-tombstone HEX] [-range-tombstone HEX] FILE... -- KEY...
   sst get -leveldb [-hex] DIR KEY...
+  sst get -rocksdb [-cf NAME] [-hex] DIR KEY...
         Write the value of each KEY to stdout. With one KEY the exact value
         bytes are written, no newline added; with several KEYs each value is
         followed by a newline. An absent key is reported on stderr, prints
@@ -101,6 +107,10 @@ Usage:
                              KEY is absent
           -leveldb           look the KEYs up in the live view of the
                              LevelDB database (below) in DIR
+          -rocksdb           look the KEYs up in the live view of a column
+                             family of the RocksDB database (below) in DIR
+          -cf NAME           with -rocksdb: the column family (default
+                             "default")
           -seq N             FILE is a LevelDB or RocksDB table (below):
                              print the newest version at or below sequence
                              number N (default: the newest)
@@ -108,6 +118,7 @@ Usage:
   sst scan FILE [-start K] [-end K] [-prefix P] [-limit N] [-keys-only] [-spans] [-hex]
   sst scan -merge [-tombstone HEX] [-range-tombstone HEX] [flags] FILE...
   sst scan -leveldb DIR [flags]
+  sst scan -rocksdb DIR [-cf NAME] [flags]
         Print entries with start <= key < end in key order, one per line:
         key, TAB, value (raw bytes: ambiguous if they hold tabs or newlines;
         with -hex they are not).
@@ -129,8 +140,13 @@ Usage:
           -leveldb           print the live view of the LevelDB database
                              (below) in DIR, as a table's entries are
                              printed; not with -merge or -spans
+          -rocksdb           the same for a column family of the RocksDB
+                             database (below) in DIR
+          -cf NAME           with -rocksdb: the column family (default
+                             "default")
 
   sst info [-hex] FILE
+  sst info -rocksdb [-hex] [-cf NAME] DIR
         Print the table's properties, the offset and size of every section,
         the file size, and whether the filter policy is known. The smallest
         and largest keys are Go string literals, byte by byte: printable
@@ -140,10 +156,16 @@ Usage:
         finds: entries, deletions, user keys, sequence numbers, and the
         smallest and largest keys, each with its sequence number and kind.
         For a RocksDB table (below): the same, after its properties.
+        With -rocksdb, DIR is a RocksDB database (below): its last sequence
+        number and column families (-cf: only NAME), each with the
+        comparator and merge operator its OPTIONS file names, the log
+        entries replayed, its blob files, and its tables level by level
+        (number, size, smallest and largest keys).
 
   sst verify FILE...
   sst verify -merge [-tombstone HEX] [-range-tombstone HEX] FILE...
   sst verify -leveldb DIR
+  sst verify -rocksdb DIR
         Check every block and checksum and each table's internal
         consistency; print "ok: N entries, M data blocks" (after "FILE: "
         when there are several, or -merge). A FILE may be a LevelDB or
@@ -158,6 +180,12 @@ Usage:
                              (below) in DIR and read its live view; print
                              "ok: N entries in T tables, L keys in the log;
                              live view: K keys, last sequence S"
+          -rocksdb           check the live tables and blob files of the
+                             RocksDB database (below) in DIR and read every
+                             column family's live view; print "ok: N
+                             entries in T tables, B blob files, L writes
+                             replayed from the logs; live view: K keys in F
+                             column families, last sequence S"
 
   sst compact -o DIR [-split BYTES] [-bottom] [-tombstone HEX] [-range-tombstone HEX] [-hex] [-block-size N] [-compression C] [-compression-level L] [-dict BYTES] [-bits-per-key N] [-filter F] FILE...
         Write the merged view (below) of the FILEs, newest first, into new
@@ -244,7 +272,12 @@ info prints the properties as sst_dump --show_properties labels them.
 build -rocksdb writes the merged view of tables, newest first, with
 RocksDB's rules (a range deletion hides the older versions of its own
 table too), into a table of this package; a merge operand or blob index
-there is an error.
+there is an error. -rocksdb DIR reads a RocksDB database directory
+read-only (refused while RocksDB has it open), a column family's live
+view (-cf NAME, default "default") as RocksDB's read-only open shows it:
+blob values from its blob files, merge operands through the built-in
+operator its OPTIONS file names (StringAppendOperator, UInt64AddOperator;
+a key that needs another is an error naming it).
 
 Flags may come before or after FILE/INPUT. "--" ends the flags, so that a
 KEY may begin with "-".

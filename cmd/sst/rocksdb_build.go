@@ -11,7 +11,8 @@ import (
 	"github.com/sstkit/sstable/rocksdb"
 )
 
-// buildRocksDB implements "sst build -rocksdb NEWEST.sst ... OLDEST.sst":
+// buildRocksDB implements "sst build -rocksdb NEWEST.sst ... OLDEST.sst",
+// and for a directory "sst build -rocksdb DIR [-cf NAME]" (buildRocksDBDir):
 // it writes the view of the RocksDB tables in pos, newest first, each its
 // own level (Table.Level, with RocksDB's sequence number rules), into one
 // table at out, or with split > 0 into tables of about split bytes and a
@@ -30,6 +31,16 @@ func buildRocksDB(fset *flag.FlagSet, pos []string, out string, force bool, spli
 		return usagef("build: -spans does not go with -rocksdb: the tables' range deletions are applied, not added")
 	case flagSet(fset, "leveldb"):
 		return usagef("build: -leveldb and -rocksdb do not go together")
+	}
+	// A database directory or table files: told apart by os.Stat.
+	if st, err := os.Stat(pos[0]); err == nil && st.IsDir() {
+		if len(pos) != 1 {
+			return usagef("build: -rocksdb: want one database DIR or RocksDB table files, not both (usage: sst build -rocksdb DIR [-cf NAME] -o OUT [-split BYTES] [flags])")
+		}
+		return buildRocksDBDir(pos[0], fset.Lookup("cf").Value.String(), out, force, split, opts, hexKeys, start, stdout)
+	}
+	if flagSet(fset, "cf") {
+		return usagef("build: -cf names a column family of a RocksDB database DIR; %s is not a directory", pos[0])
 	}
 	if outSt, err := os.Stat(out); err == nil && split == 0 {
 		for _, in := range pos {

@@ -24,16 +24,21 @@ func runScan(args []string, stdout, stderr io.Writer) error {
 	spansFlag := fset.Bool("spans", false, "print the span fragments (range deletions) instead of the entries")
 	mergeFlag := fset.Bool("merge", false, "read the FILEs, newest first, as one merged view")
 	leveldbFlag := fset.Bool("leveldb", false, "FILE is a LevelDB database directory: print its live view")
+	rocksdbFlag := fset.Bool("rocksdb", false, "FILE is a RocksDB database directory: print a column family's live view")
+	cfFlag := addColumnFamilyFlag(fset)
 	dels := addDeletionFlags(fset)
 	pos, err := parseArgs(fset, args)
 	if err != nil {
 		return err
 	}
+	if err := checkDBFlags("scan", fset); err != nil {
+		return err
+	}
 	switch {
 	case *mergeFlag && len(pos) == 0:
 		return usagef("scan: -merge: want at least one FILE (usage: sst scan -merge [flags] FILE...)")
-	case *leveldbFlag && (*mergeFlag || *spansFlag):
-		return usagef("scan: -leveldb reads one database's live view; it does not go with -merge or -spans")
+	case (*leveldbFlag || *rocksdbFlag) && (*mergeFlag || *spansFlag):
+		return usagef("scan: -leveldb and -rocksdb read one database's live view; they do not go with -merge or -spans")
 	case *mergeFlag && *spansFlag:
 		return usagef("scan: -spans lists one table's span fragments; it does not go with -merge")
 	case !*mergeFlag && dels.given() != "":
@@ -78,6 +83,9 @@ func runScan(args []string, stdout, stderr io.Writer) error {
 	}
 	if *leveldbFlag {
 		return scanLevelDB(pos[0], start, end, haveEnd, *limit, *keysOnly, *hexFlag, stdout)
+	}
+	if *rocksdbFlag {
+		return scanRocksDB(pos[0], *cfFlag, start, end, haveEnd, *limit, *keysOnly, *hexFlag, stdout)
 	}
 	switch tableFormatOf(pos[0]) {
 	case formatLevelDB:

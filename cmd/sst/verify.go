@@ -16,9 +16,13 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("verify", flag.ContinueOnError)
 	mergeFlag := fset.Bool("merge", false, "also read the FILEs, newest first, as one merged view")
 	leveldbFlag := fset.Bool("leveldb", false, "FILE is a LevelDB database directory")
+	rocksdbFlag := fset.Bool("rocksdb", false, "FILE is a RocksDB database directory")
 	dels := addDeletionFlags(fset)
 	pos, err := parseArgs(fset, args)
 	if err != nil {
+		return err
+	}
+	if err := checkDBFlags("verify", fset); err != nil {
 		return err
 	}
 	switch {
@@ -30,6 +34,10 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 		return usagef("verify: -leveldb: want one DIR and no -merge (usage: sst verify -leveldb DIR)")
 	case *leveldbFlag:
 		return verifyLevelDB(pos[0], stdout)
+	case *rocksdbFlag && (*mergeFlag || len(pos) != 1):
+		return usagef("verify: -rocksdb: want one DIR and no -merge (usage: sst verify -rocksdb DIR)")
+	case *rocksdbFlag:
+		return verifyRocksDB(pos[0], stdout)
 	}
 	failed := 0
 	for _, file := range pos {
