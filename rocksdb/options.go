@@ -95,3 +95,13 @@ func (db *DB) ColumnFamilyOptions(cf string) map[string]string {
 	}
 	return out
 }
+
+// MergeOperator returns the operator column family cf's merge operands
+// read through (DBOptions.MergeOperators', or the built-in one its
+// OPTIONS file names, with OptionsMergeOperators), or nil for none.
+func (db *DB) MergeOperator(cf string) MergeOperator {
+	if f, ok := db.byName[cf]; ok {
+		return f.op
+	}
+	return nil
+}

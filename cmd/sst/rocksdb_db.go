@@ -260,25 +260,6 @@ func showInternalKey(k []byte, hexOut bool) string {
 	return showVersion(k[:n], x>>8, rocksdb.Kind(x&0xff), hexOut)
 }
 
-// mergeOperatorID returns the name of the operator an OPTIONS file's
-// merge_operator value names: the value itself ("StringAppendOperator",
-// as RocksDB 7.x writes it) or its id field ("{id=...;delimiter=,}", as
-// later releases do); "" for none (nullptr).
-func mergeOperatorID(v string) string {
-	if inner, ok := strings.CutPrefix(v, "{"); ok {
-		for _, field := range strings.Split(strings.TrimSuffix(inner, "}"), ";") {
-			if k, val, _ := strings.Cut(field, "="); strings.TrimSpace(k) == "id" {
-				return strings.TrimSpace(val)
-			}
-		}
-		return ""
-	}
-	if v == "nullptr" {
-		return ""
-	}
-	return v
-}
-
 // infoRocksDBDir prints what the RocksDB database in dir holds: its last
 // sequence number and column families (only cf, when only is set), each
 // with the comparator and merge operator its OPTIONS file names, the
@@ -322,11 +303,11 @@ func infoRocksDBDir(dir, cf string, only, hexOut bool, stdout io.Writer) error {
 			if c := opts["comparator"]; c != "" {
 				comparator = c
 			}
-			if id := mergeOperatorID(opts["merge_operator"]); id != "" {
-				if _, err := rocksdb.MergeOperatorByName(id, ","); err == nil {
-					op = opts["merge_operator"] + " (built in: merges read through it)"
+			if v := opts["merge_operator"]; v != "" && v != "nullptr" {
+				if db.MergeOperator(name) != nil {
+					op = v + " (built in: merges read through it)"
 				} else {
-					op = opts["merge_operator"] + " (sst does not have it: merge operands cannot be read)"
+					op = v + " (sst does not have it: merge operands cannot be read)"
 				}
 			}
 		}
