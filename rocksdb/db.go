@@ -274,6 +274,19 @@ func (db *DB) recover() error {
 		}
 	}
 	db.lastSeq = max(db.lastSeq, replay.lastSeq)
+	if replay.damagedAt != 0 {
+		// The replay ended at damage in a log that a column family's
+		// tables have already gone past: what that family holds is newer
+		// than what the logs could give, and RocksDB refuses the open
+		// ("SST file is ahead of WALs", db/db_impl/db_impl_open.cc).
+		for _, id := range ids {
+			cf := vs.families[id]
+			if cf.logNumber > replay.damagedAt && cf.hasFiles() {
+				path := filepath.Join(db.dir, fmt.Sprintf("%06d.log", replay.damagedAt))
+				return &format.CorruptError{File: path, Section: lsmdb.SectionLog, Msg: fmt.Sprintf("the log is damaged, and column family %q's tables hold writes after it (log number %d): its tables are ahead of the logs", cf.name, cf.logNumber)}
+			}
+		}
+	}
 
 	topts := &TableOptions{Cache: db.opts.Cache, NoMmap: db.opts.NoMmap}
 	for _, f := range db.families {

@@ -216,3 +216,13 @@ func (cf *family) levels() ([][]lsmdb.NewFile, error) {
 	}
 	return out, nil
 }
+
+// hasFiles reports whether the family has live tables.
+func (cf *family) hasFiles() bool {
+	for _, l := range cf.files {
+		if len(l) > 0 {
+			return true
+		}
+	}
+	return false
+}

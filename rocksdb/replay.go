@@ -18,10 +18,11 @@ import (
 // otherwise the replay ends. A batch that does not decode under a valid
 // checksum fails the open, as in RocksDB.
 type walReplay struct {
-	next    uint64 // the sequence number the next batch takes
-	damaged bool   // a log ended at damage: the next batch must follow on
-	stopped bool   // the replay has ended
-	lastSeq uint64 // the last sequence number replayed
+	next      uint64 // the sequence number the next batch takes
+	damaged   bool   // a log ended at damage: the next batch must follow on
+	stopped   bool   // the replay has ended
+	lastSeq   uint64 // the last sequence number replayed
+	damagedAt uint64 // the number of the log whose damage ended the replay; 0 none
 }
 
 // log replays one log. keep decides whether a write applies (false: a
@@ -33,7 +34,7 @@ func (w *walReplay) log(data []byte, number uint64, keep func(op lsmdb.BatchOp) 
 		rec, off, ok, err := r.Next()
 		if err != nil {
 			if errors.Is(err, format.ErrCorrupt) {
-				w.damaged = true
+				w.damaged, w.damagedAt = true, number
 				return nil
 			}
 			return err
@@ -49,7 +50,7 @@ func (w *walReplay) log(data []byte, number uint64, keep func(op lsmdb.BatchOp) 
 				w.stopped = true // a gap after the damage: nothing more replays
 				return nil
 			}
-			w.damaged = false
+			w.damaged, w.damagedAt = false, 0
 		}
 		_, next, err := lsmdb.DecodeBatch(rec, off, func(op lsmdb.BatchOp) error {
 			if op.Kind >= 64 || pointKinds&(1<<op.Kind) == 0 && op.Kind != KindRangeDeletion {
@@ -63,7 +64,7 @@ func (w *walReplay) log(data []byte, number uint64, keep func(op lsmdb.BatchOp) 
 		})
 		if err != nil {
 			if errors.Is(err, lsmdb.ErrNoBatch) {
-				w.damaged = true // too short for a batch: the log ends here
+				w.damaged, w.damagedAt = true, number // too short for a batch: the log ends here
 				return nil
 			}
 			return err
