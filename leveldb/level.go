@@ -1,8 +1,6 @@
 package leveldb
 
 import (
-	"encoding/binary"
-
 	"github.com/sstkit/sstable/internal/lsmdb"
 	"github.com/sstkit/sstable/internal/lsmtable"
 )
@@ -21,12 +19,3 @@ func compareKeys(a, b []byte) int { return lsmtable.CompareKeys(a, b, false) }
 // SectionLog names a log file's records (the MANIFEST's, a write-ahead
 // log's) in corruption errors.
 const SectionLog = lsmdb.SectionLog
-
-// lengthPrefixed splits a uvarint-length-prefixed string off b.
-func lengthPrefixed(b []byte) (s, rest []byte, ok bool) {
-	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b)-k) {
-		return nil, nil, false
-	}
-	return b[k : k+int(n)], b[k+int(n):], true
-}
