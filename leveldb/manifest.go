@@ -22,7 +22,8 @@ const SectionManifest = lsmdb.SectionManifest
 
 // ErrRocksDB is wrapped by the error OpenDB returns for a RocksDB
 // database directory (its MANIFEST holds edits LevelDB never writes):
-// package rocksdb reads it.
+// package rocksdb reads it. The error wraps format.ErrCorrupt too, as
+// ErrNotTable's does: to LevelDB, such a MANIFEST is not its own.
 var ErrRocksDB = errors.New("leveldb: a RocksDB database, not LevelDB's")
 
 // FileInfo describes one live table of a database.
@@ -70,7 +71,7 @@ func (v *version) apply(rec []byte, off int64) error {
 		return err
 	}
 	if e.RocksDBTag != 0 {
-		return fmt.Errorf("%w: version edit tag %d at offset %d is RocksDB's: this is a RocksDB database (package rocksdb reads it; sst ... -rocksdb DIR)", ErrRocksDB, e.RocksDBTag, off)
+		return fmt.Errorf("%w: version edit tag %d at offset %d is RocksDB's: this is a RocksDB database (package rocksdb reads it; sst ... -rocksdb DIR) (%w)", ErrRocksDB, e.RocksDBTag, off, format.ErrCorrupt)
 	}
 	if e.Has&(1<<lsmdb.TagComparator) != 0 {
 		v.comparator = e.Comparator
