@@ -83,12 +83,8 @@ func (t *Table) readProperties(core *lsmtable.Table) error {
 	err = eachEntry(SectionProperties, int64(h.Offset), contents, func(k, v []byte) error {
 		name := string(k)
 		val := append([]byte(nil), v...)
-		if numericProperties[name] {
-			if n, m := binary.Uvarint(val); m <= 0 || m != len(val) {
-				return format.Corruptf(SectionProperties, int64(h.Offset), "%s: value % x is not a varint", name, val)
-			} else {
-				_ = n
-			}
+		if _, m := binary.Uvarint(val); numericProperties[name] && (m <= 0 || m != len(val)) {
+			return format.Corruptf(SectionProperties, int64(h.Offset), "%s: value % x is not a varint", name, val)
 		}
 		t.props = append(t.props, Property{Name: name, Value: val})
 		t.propMap[name] = val

@@ -40,11 +40,10 @@ func (t *Table) readRangeDels(core *lsmtable.Table) error {
 		return err
 	}
 	err = eachEntry(SectionRangeDel, int64(h.Offset), contents, func(k, v []byte) error {
-		user, seq, kind, ok := lsmtable.SplitKey(k, lsmtable.KindsMask(KindRangeDeletion))
+		user, seq, _, ok := lsmtable.SplitKey(k, lsmtable.KindsMask(KindRangeDeletion))
 		if !ok {
 			return format.Corruptf(SectionRangeDel, int64(h.Offset), "key %q is not a range deletion's internal key (kind 0xF)", k)
 		}
-		_ = kind
 		if t.hasGlobal {
 			if seq != 0 {
 				return format.Corruptf(SectionRangeDel, int64(h.Offset), "range deletion at sequence number %d in a table whose global sequence number replaces stored zeros", seq)
