@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -66,5 +70,77 @@ func TestBuildInterruptedInFinish(t *testing.T) {
 	_, errs, status := sst(t, "build", "-q", "-o", filepath.Join(dir, "out.sst"), in)
 	if status != 1 || !strings.Contains(errs, "interrupted (interrupt)") {
 		t.Errorf("build interrupted while reading: status %d, stderr %q", status, errs)
+	}
+}
+
+// TestBuildToClosedPipe runs builds whose standard output is a pipe with
+// no reader left, as in "sst build ... | head -1" once head has gone: the
+// first line printed ends the process with SIGPIPE. Every kind of build
+// must by then have put its tables in place and removed its working
+// directory, as the plain build does: a conversion (-leveldb, -rocksdb
+// DIR) once left it behind, printing before its deferred removal ran.
+func TestBuildToClosedPipe(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGPIPE")
+	}
+	dir := t.TempDir()
+	in, _ := bulkInput(t, dir, "in.txt", 5000, 1)
+	ldb, rdb := copyLevelDB(t), copyRocksDB(t, "s1")
+	for _, tc := range []struct {
+		name  string
+		split bool
+		args  []string
+	}{
+		{"plain", false, []string{in}},
+		{"plain-split", true, []string{in}},
+		{"leveldb", false, []string{"-leveldb", ldb}},
+		{"leveldb-split", true, []string{"-leveldb", ldb}},
+		{"rocksdb", false, []string{"-rocksdb", rdb}},
+		{"rocksdb-split", true, []string{"-rocksdb", rdb}},
+	} {
+		parent := filepath.Join(dir, tc.name)
+		if err := os.Mkdir(parent, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(parent, "out")
+		args := append([]string{"build", "-q", "-o", out}, tc.args...)
+		if tc.split {
+			args = append(args, "-split", "8KiB")
+		}
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr.Close() // no reader: the first write fails with EPIPE
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), "SST_TEST_RUN_MAIN=1")
+		cmd.Stdout = pw
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err = cmd.Start()
+		pw.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Wait()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGPIPE {
+			t.Errorf("%s: %v, stderr %q; want death by SIGPIPE at the first line", tc.name, cmd.ProcessState, stderr.String())
+		}
+		// The output is complete, and nothing else is left.
+		if tc.split {
+			if _, err := bulk.ReadManifest(filepath.Join(out, bulk.ManifestName)); err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			for _, name := range dirNames(t, out) {
+				if bulk.IsTempDir(name) {
+					t.Errorf("%s: the build left %s in %s", tc.name, name, out)
+				}
+			}
+		} else if _, err := os.Stat(out); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if names := dirNames(t, parent); !slices.Equal(names, []string{"out"}) {
+			t.Errorf("%s: the build left %q beside its output", tc.name, names)
+		}
 	}
 }

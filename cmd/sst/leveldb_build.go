@@ -143,6 +143,10 @@ func convertLevels(levels []merge.Level, mo *merge.Options, flag string, srcErr 
 		if tables, err = install(out, wd.path, tables); err != nil {
 			return cmdErr("build", err)
 		}
+		// Before the first line of output: a reader that has gone (sst
+		// build | head -1) ends the process with SIGPIPE at that write,
+		// and deferred calls do not run then.
+		wd.remove()
 		var entries, size int64
 		for _, t := range tables {
 			entries += t.Entries
@@ -185,5 +189,6 @@ func convertLevels(levels []merge.Level, mo *merge.Options, flag string, srcErr 
 			return cmdErr("build", userPathErr("fsync directory", parent, err))
 		}
 	}
+	wd.remove() // before any output, as above
 	return printBuilt(out, start, stdout)
 }

@@ -74,11 +74,13 @@ func newWorkDir(parent, name string) (*workDir, error) {
 }
 
 // remove removes the working directory and everything left in it, then
-// drops the lock.
+// drops the lock. A second call does nothing more: a build removes it
+// before it prints, and again in a deferred call for its error paths.
 func (w *workDir) remove() {
 	os.RemoveAll(w.path)
 	if w.lock != nil {
 		w.lock.Close()
+		w.lock = nil
 	}
 }
 
