@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 
 	"github.com/sstkit/sstable/merge"
@@ -16,6 +19,7 @@ import (
 type prefixList struct {
 	prefixes [][]byte
 	set      bool // given at least once (an empty prefix counts)
+	noEmpty  bool // an empty prefix is refused (-tombstone: it would match every value)
 }
 
 func (p *prefixList) String() string {
@@ -32,6 +36,11 @@ func (p *prefixList) Set(arg string) error {
 	b, err := decodeHex([]byte(arg))
 	if err != nil {
 		return fmt.Errorf("want hex digits: %v", err)
+	}
+	if len(b) == 0 && p.noEmpty {
+		// Most often an unset shell variable: every value would read as
+		// a deletion, and the view as empty.
+		return errors.New("an empty marker begins every value, so every entry would read as deleted (give the marker's bytes as hex digits)")
 	}
 	p.set = true
 	for _, q := range p.prefixes {
@@ -61,7 +70,7 @@ type deletionFlags struct {
 
 // addDeletionFlags defines -tombstone and -range-tombstone in fset.
 func addDeletionFlags(fset *flag.FlagSet) *deletionFlags {
-	d := &deletionFlags{}
+	d := &deletionFlags{tombstone: prefixList{noEmpty: true}}
 	fset.Var(&d.tombstone, "tombstone", "a point value beginning with these bytes (hex digits) is a deletion; repeatable")
 	fset.Var(&d.rangeTombstone, "range-tombstone", "a span value beginning with these bytes (hex digits) is a range deletion (default: every span); repeatable")
 	return d
@@ -98,6 +107,9 @@ func (d *deletionFlags) options() merge.Options {
 // the tables opened so far are closed and the error names the command
 // and the file.
 func openLevels(cmd string, files []string) ([]*reader.Reader, []merge.Level, error) {
+	if err := checkDistinct(cmd, files); err != nil {
+		return nil, nil, err
+	}
 	rs := make([]*reader.Reader, 0, len(files))
 	levels := make([]merge.Level, 0, len(files))
 	for _, file := range files {
@@ -110,6 +122,31 @@ func openLevels(cmd string, files []string) ([]*reader.Reader, []merge.Level, er
 		levels = append(levels, merge.Tables(r))
 	}
 	return rs, levels, nil
+}
+
+// checkDistinct refuses a table given twice to a merged view (for cmd):
+// by the same path, or by two paths to the same file (os.SameFile), as a
+// usage error. Read twice, a table would shadow itself and change
+// nothing, so the repeat is most likely a typo for another table. Files
+// that cannot be stat'ed are left to the open that follows.
+func checkDistinct(cmd string, files []string) error {
+	stats := make([]os.FileInfo, len(files))
+	for i, f := range files {
+		if j := slices.Index(files[:i], f); j >= 0 {
+			return usagef("%s: %s is given twice: give each table of a merged view once", cmd, f)
+		}
+		st, err := os.Stat(f)
+		if err != nil {
+			continue
+		}
+		for j, prev := range stats[:i] {
+			if prev != nil && os.SameFile(prev, st) {
+				return usagef("%s: %s and %s are the same file: give each table of a merged view once", cmd, files[j], f)
+			}
+		}
+		stats[i] = st
+	}
+	return nil
 }
 
 // closeAll closes the readers.

@@ -397,6 +397,13 @@ func TestMergeBadFlags(t *testing.T) {
 		{[]string{"compact", "-o", out, "-block-size", "0", t1}, "compact: -block-size 0 out of range"},
 		{[]string{"compact", "-o", out, "-tombstone", "x", t1}, "-tombstone"},
 		{[]string{"compact", "-o", out, "-bottom=maybe", t1}, "-bottom"},
+		// An empty deletion marker (an unset shell variable) would make
+		// every value a deletion and every view empty.
+		{[]string{"scan", "-merge", "-tombstone", "", t1, t2}, "every entry would read as deleted"},
+		{[]string{"scan", "-merge", "-tombstone", "00", "-tombstone", "", t1}, "-tombstone: an empty marker"},
+		{[]string{"get", "-merge", "-tombstone=", t1, "--", "a"}, "-tombstone: an empty marker"},
+		{[]string{"verify", "-merge", "-tombstone", "", t1}, "-tombstone: an empty marker"},
+		{[]string{"compact", "-o", out, "-tombstone", "", t1}, "-tombstone: an empty marker"},
 	} {
 		wantError(t, tc.args, 2, tc.sub)
 	}
@@ -412,6 +419,47 @@ func TestMergeBadFlags(t *testing.T) {
 	}
 	if out := mustSST(t, "compact", "-h"); !strings.HasPrefix(out, "Usage:\n\n  sst compact -o DIR") || strings.Contains(out, "sst scan") {
 		t.Errorf("compact -h:\n%s", out)
+	}
+}
+
+// TestMergeTableTwice: a table given twice to a merged view, by one path
+// or two paths to the same file, is a usage error of every command that
+// reads one, before any output; -range-tombstone "" (every span deletes,
+// the default) stays allowed.
+func TestMergeTableTwice(t *testing.T) {
+	t1, t2, _ := mergeTables(t)
+	dir := filepath.Dir(t1)
+	link := filepath.Join(t.TempDir(), "link.sst")
+	if err := os.Link(t1, link); err != nil {
+		t.Fatal(err)
+	}
+	dotted := filepath.Join(dir, ".", filepath.Base(t2))
+	out := filepath.Join(t.TempDir(), "out")
+	for _, files := range [][]string{{t1, t2, t1}, {t1, link}, {t2, dotted}} {
+		want := files[0] + " and " + files[len(files)-1] + " are the same file"
+		if files[0] == files[len(files)-1] {
+			want = files[0] + " is given twice"
+		}
+		for _, args := range [][]string{
+			append([]string{"scan", "-merge"}, files...),
+			append(append([]string{"get", "-merge"}, files...), "--", "a"),
+			append([]string{"verify", "-merge"}, files...),
+			append([]string{"compact", "-o", out}, files...),
+		} {
+			if stdout, _, _ := sst(t, args...); stdout != "" {
+				t.Errorf("sst %q printed %q", args, stdout)
+			}
+			wantError(t, args, 2, want, "give each table of a merged view once")
+		}
+	}
+	// build -rocksdb merges the tables it is given too.
+	tables, _ := filepath.Glob(filepath.Join(copyRocksDB(t, "s1"), "*.sst"))
+	wantError(t, []string{"build", "-rocksdb", tables[0], tables[1], tables[0], "-o", out}, 2, tables[0]+" is given twice")
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("refused commands left %s: %v", out, err)
+	}
+	if got, want := mustSST(t, "scan", "-merge", "-tombstone", "00", "-range-tombstone", "", t1, t2), mustSST(t, "scan", "-merge", "-tombstone", "00", t1, t2); got != want {
+		t.Errorf("-range-tombstone \"\" gives %q, want the default's %q", got, want)
 	}
 }
 

@@ -49,6 +49,9 @@ func buildRocksDB(fset *flag.FlagSet, pos []string, out string, force bool, spli
 			}
 		}
 	}
+	if err := checkDistinct("build", pos); err != nil {
+		return err
+	}
 	if err := checkConvertOut(out, force, split); err != nil {
 		return err
 	}

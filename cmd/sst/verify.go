@@ -39,6 +39,12 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	case *rocksdbFlag:
 		return verifyRocksDB(pos[0], stdout)
 	}
+	if *mergeFlag {
+		// Before any table is checked, as the other commands refuse it.
+		if err := checkDistinct("verify", pos); err != nil {
+			return err
+		}
+	}
 	failed := 0
 	for _, file := range pos {
 		ok, err := verifyFile(file)
