@@ -34,9 +34,14 @@ type readAhead struct {
 	cur    atomic.Int64 // the scan's block: the worker decodes blocks after it
 	next   atomic.Int64 // the next block the worker decodes
 	epoch  atomic.Int64 // bumped by stop: a worker of an earlier epoch exits
-	active atomic.Bool  // a worker runs (or is starting)
+	active atomic.Bool  // a worker decodes (or is starting): at most one at a time
 	wg     sync.WaitGroup
 	taken  int // blocks the scan took from the slots (the scan's own count)
+	// started says the scan has started a worker that stop has not yet
+	// waited for. It is the scan's own, where active is the workers':
+	// a worker that has cleared active may set it again (see run), so
+	// only the scan's record of what it started tells stop to wait.
+	started bool
 }
 
 // aheadSlot holds one decoded data block.
@@ -61,6 +66,20 @@ const aheadSlots = 16
 // scanLoads is how many block-to-block moves in a row make a scan: a
 // seek and a few Nexts do not start the worker.
 const scanLoads = 2
+
+// aheadHook, set by tests only (nil otherwise), is called at the points
+// of the stop protocol that a test must order: by the worker when it has
+// caught up, before and after it clears active, and by stop before it
+// signals and waits.
+var aheadHook func(aheadPoint)
+
+type aheadPoint int
+
+const (
+	aheadCaughtUp aheadPoint = iota // worker: nothing left below the limit; still active
+	aheadIdle                       // worker: active cleared, before its re-check
+	aheadStopping                   // scan: stop begins
+)
 
 func newReadAhead(t *Table) *readAhead {
 	ra := &readAhead{t: t}
@@ -99,16 +118,25 @@ func (ra *readAhead) advance(cur int) {
 		return
 	}
 	ra.next.Store(from)
+	ra.started = true
 	ra.wg.Add(1)
 	go ra.run(ra.epoch.Load())
 }
 
-// stop makes a running worker exit after its current block, and waits for
-// it. The slots keep what they hold: blocks of the same table.
+// stop makes any worker the scan has started exit after its current
+// block, and waits for it, whether or not it is active at the moment.
+// The slots keep what they hold: blocks of the same table.
 func (ra *readAhead) stop() {
+	if !ra.started {
+		return
+	}
+	if aheadHook != nil {
+		aheadHook(aheadStopping)
+	}
 	ra.epoch.Add(1)
 	ra.limit.Store(0)
 	ra.wg.Wait()
+	ra.started = false
 	ra.next.Store(0) // the next scan starts after its own block
 }
 
@@ -133,7 +161,13 @@ func (ra *readAhead) run(epoch int64) {
 		// the blocks behind it undecoded.
 		j := max(ra.next.Load(), ra.cur.Load()+1)
 		if ra.epoch.Load() != epoch || j >= ra.limit.Load() {
+			if aheadHook != nil {
+				aheadHook(aheadCaughtUp)
+			}
 			ra.active.Store(false)
+			if aheadHook != nil {
+				aheadHook(aheadIdle)
+			}
 			// advance may have raised the limit after the check above
 			// and seen this worker still active.
 			if ra.epoch.Load() == epoch && j < ra.limit.Load() && ra.active.CompareAndSwap(false, true) {

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -174,5 +176,229 @@ func TestReadAheadAbandoned(t *testing.T) {
 	}
 	if ra.active.Load() {
 		t.Fatal("a worker runs after Close")
+	}
+}
+
+// TestReadAheadStopRace puts the worker, through aheadHook, in the
+// window where it has caught up with the scan and cleared active just
+// after the scan raised its limit (so it would go on decoding), and
+// there makes the scan seek, move back or Close: each must stop the
+// worker and wait for it, or the worker decodes for an iterator that has
+// moved on or closed, and then for a closed table. The interleaving is
+// forced, so the outcome does not depend on the scheduler; every wait
+// has a deadline.
+func TestReadAheadStopRace(t *testing.T) {
+	if runtime.GOMAXPROCS(0) == 1 {
+		t.Skip("no read-ahead with GOMAXPROCS 1")
+	}
+	es, data := aheadTable(3000)
+	dir := t.TempDir()
+	// armed: 1 pauses the worker once caught up, 2 once idle, 3 reports
+	// the stop; 0 lets everything run.
+	var armed atomic.Int32
+	caught, idle, resume := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	stopping := make(chan struct{}, 1)
+	aheadHook = func(p aheadPoint) {
+		switch {
+		case p == aheadCaughtUp && armed.CompareAndSwap(1, 2):
+			caught <- struct{}{}
+			<-resume
+		case p == aheadIdle && armed.CompareAndSwap(2, 3):
+			idle <- struct{}{}
+			<-resume
+		case p == aheadStopping && armed.CompareAndSwap(3, 0):
+			stopping <- struct{}{}
+		}
+	}
+	t.Cleanup(func() { aheadHook = nil })
+	wait := func(c <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-c:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: not within 10 s", what)
+		}
+	}
+	at := len(es) / 3
+	ops := []struct {
+		name string
+		do   func(*TableIterator)
+		want int // the entry the iterator is on after do; -1 none
+	}{
+		{"Close", func(it *TableIterator) { it.Close() }, -1},
+		{"SeekGE", func(it *TableIterator) { it.SeekGE(es[at].Key) }, at},
+		{"SeekLT", func(it *TableIterator) { it.SeekLT(es[at].Key) }, at - 1},
+		{"First", func(it *TableIterator) { it.First() }, 0},
+		{"Prev", func(it *TableIterator) { it.Prev() }, -2}, // the entry before the scan's
+	}
+	failed := map[string]bool{}
+	for round := range 20 {
+		for _, op := range ops {
+			if failed[op.name] {
+				continue
+			}
+			tb := openAhead(t, dir, data, round%2 == 0)
+			it := tb.NewIter(nil)
+			// The scan starts somewhere new each time and crosses two
+			// block boundaries: the second starts the worker, which
+			// decodes aheadSlots-1 blocks and pauses, caught up.
+			pos := (round*397 + 11) % (len(es) / 2)
+			armed.Store(1)
+			ok := it.SeekGE(es[pos].Key)
+			for b := it.i; ok && it.i < b+scanLoads; pos++ {
+				ok = it.Next()
+			}
+			if !ok || it.ahead == nil {
+				t.Fatalf("%s: the scan did not start the read-ahead (%v, %v)", op.name, ok, it.Err())
+			}
+			wait(caught, op.name+": the worker catching up")
+			// The scan moves on a block, raising the worker's limit while
+			// the worker is still active; then the worker clears active.
+			for b := it.i; ok && it.i == b; pos++ {
+				ok = it.Next()
+			}
+			if !ok {
+				t.Fatalf("%s: scan ended at entry %d: %v", op.name, pos, it.Err())
+			}
+			resume <- struct{}{}
+			wait(idle, op.name+": the worker going idle")
+			done := make(chan struct{})
+			go func() {
+				op.do(it)
+				close(done)
+			}()
+			select {
+			case <-stopping:
+			case <-done:
+				resume <- struct{}{} // the worker goes on, after the scan's move
+				it.ahead.stop()
+				<-stopping // reported by the stop just above
+				t.Errorf("round %d: %s returned while the worker, idle but free to decode on, still ran", round, op.name)
+				failed[op.name] = true
+				it.Close()
+				tb.Close()
+				continue
+			case <-time.After(10 * time.Second):
+				t.Fatalf("round %d: %s neither returned nor stopped the worker within 10 s", round, op.name)
+			}
+			resume <- struct{}{}
+			wait(done, op.name+" waiting for the worker")
+			if it.ahead.active.Load() {
+				t.Fatalf("round %d: %s returned with the worker active", round, op.name)
+			}
+			want := op.want
+			if want == -2 {
+				want = pos - 1
+			}
+			if want >= 0 {
+				if !it.Valid() || !bytes.Equal(it.Key(), es[want].Key) {
+					t.Fatalf("round %d: after %s at entry %d, the iterator is on %q (valid %v), want %q", round, op.name, pos, it.Key(), it.Valid(), es[want].Key)
+				}
+				// The scan goes on, with a new worker.
+				for i := want + 1; i < min(want+500, len(es)); i++ {
+					if !it.Next() || !bytes.Equal(it.Key(), es[i].Key) {
+						t.Fatalf("round %d: after %s, entry %d is %q, want %q (%v)", round, op.name, i, it.Key(), es[i].Key, it.Err())
+					}
+				}
+			}
+			if err := it.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := tb.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestReadAheadSeekClose seeks, moves back and closes iterators, and
+// then closes their tables, while the workers run wherever the scheduler
+// has put them: under -race it checks the slots' hand-over between the
+// worker and the scan. Every entry read must be the table's, and no
+// worker may be active after Close. The whole run has a deadline.
+func TestReadAheadSeekClose(t *testing.T) {
+	es, data := aheadTable(3000)
+	dir := t.TempDir()
+	var tables []*Table
+	for _, mapped := range []bool{true, false} {
+		tables = append(tables, openAhead(t, dir, data, mapped))
+	}
+	rng := rand.New(rand.NewPCG(49, 1))
+	check := func(it *TableIterator, i int, what string) error {
+		if !it.Valid() || !bytes.Equal(it.Key(), es[i].Key) || !bytes.Equal(it.Value(), es[i].Value) {
+			return fmt.Errorf("%s: on %q (valid %v, %v), want entry %d %q", what, it.Key(), it.Valid(), it.Err(), i, es[i].Key)
+		}
+		return nil
+	}
+	started, taken := 0, 0 // rounds whose scans started the read-ahead; blocks they took from it
+	run := func() error {
+		for round := range 400 {
+			tb := tables[round%2]
+			if round%50 == 49 {
+				// A table of its own, closed right after its iterator.
+				tb = openAhead(t, dir, data, round%100 == 49)
+			}
+			it := tb.NewIter(nil)
+			pos := rng.IntN(len(es))
+			it.SeekGE(es[pos].Key)
+			for range 4 {
+				if err := check(it, pos, "seek"); err != nil {
+					return fmt.Errorf("round %d: %w", round, err)
+				}
+				for n := rng.IntN(1500); n > 0 && pos+1 < len(es); n-- {
+					pos++
+					if !it.Next() {
+						return fmt.Errorf("round %d: Next to entry %d: %v", round, pos, it.Err())
+					}
+				}
+				if err := check(it, pos, "scan"); err != nil {
+					return fmt.Errorf("round %d: %w", round, err)
+				}
+				switch rng.IntN(3) {
+				case 0:
+					pos = rng.IntN(len(es))
+					it.SeekGE(es[pos].Key)
+				case 1:
+					if pos > 0 {
+						pos--
+						it.Prev()
+					}
+				case 2:
+					k := 1 + rng.IntN(len(es)-1)
+					it.SeekLT(es[k].Key)
+					pos = k - 1
+				}
+			}
+			if err := it.Close(); err != nil {
+				return err
+			}
+			if ra := it.ahead; ra != nil {
+				if ra.active.Load() {
+					return fmt.Errorf("round %d: a worker is active after Close", round)
+				}
+				started++
+				taken += ra.taken
+			}
+			if tb != tables[round%2] {
+				if err := tb.Close(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() { done <- run() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%d of 400 rounds started the read-ahead; their scans took %d blocks from it", started, taken)
+		if runtime.GOMAXPROCS(0) > 1 && started < 100 {
+			t.Fatalf("only %d of 400 rounds started the read-ahead", started)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("400 rounds of seeks and closes did not end within 2 minutes")
 	}
 }

@@ -321,7 +321,7 @@ func (it *TableIterator) loadBlock(i int, fill, forward bool) bool {
 // move, Close.
 func (it *TableIterator) stopAhead() {
 	it.moves = 0
-	if it.ahead != nil && it.ahead.active.Load() {
+	if it.ahead != nil {
 		it.ahead.stop()
 	}
 }
