@@ -3,24 +3,20 @@ package bulk
 import (
 	"bytes"
 	"fmt"
-	"slices"
 
 	"github.com/sstkit/sstable/builder"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/spanfrag"
 )
 
-// bulkSpan is a span added with AddSpan; seq is its place among them.
+// bulkSpan is a span added with AddSpan.
 type bulkSpan struct {
 	start, end, value []byte
-	seq               int
 }
 
-// fragment is one fragment of the spans added: [start, end) covered by
-// the spans whose values it lists, in the order they were added.
-type fragment struct {
-	start, end []byte
-	values     [][]byte
-}
+// fragment is one fragment of the spans added: [Start, End) covered by
+// the spans whose Values it lists, in the order they were added.
+type fragment = spanfrag.Fragment
 
 // AddSpan adds the span [start, end) with value (a range deletion or a
 // range key, as builder.Builder.AddSpan takes): start must be below end
@@ -50,7 +46,7 @@ func (w *Writer) AddSpan(start, end, value []byte) error {
 	if bytes.Compare(start, end) >= 0 {
 		return wrap(w.dir, fmt.Errorf("%w: span start %s is not below its end %s", builder.ErrKeyOrder, QuoteKey(start), QuoteKey(end)))
 	}
-	w.spans = append(w.spans, bulkSpan{bytes.Clone(start), bytes.Clone(end), bytes.Clone(value), len(w.spans)})
+	w.spans = append(w.spans, bulkSpan{bytes.Clone(start), bytes.Clone(end), bytes.Clone(value)})
 	if w.spans[len(w.spans)-1].start == nil {
 		w.spans[len(w.spans)-1].start = []byte{}
 	}
@@ -69,36 +65,9 @@ func checkSpanFormat(o *builder.Options) error {
 
 // fragmentSpans returns the fragments of spans, in key order.
 func fragmentSpans(spans []bulkSpan) []fragment {
-	if len(spans) == 0 {
-		return nil
-	}
-	slices.SortStableFunc(spans, func(a, b bulkSpan) int { return bytes.Compare(a.start, b.start) })
-	bounds := make([][]byte, 0, 2*len(spans))
-	for _, s := range spans {
-		bounds = append(bounds, s.start, s.end)
-	}
-	slices.SortFunc(bounds, bytes.Compare)
-	bounds = slices.CompactFunc(bounds, bytes.Equal)
-	var out []fragment
-	var active []bulkSpan // covering the current point, in the order added
-	si := 0
-	for k := 0; k+1 < len(bounds); k++ {
-		x := bounds[k]
-		active = slices.DeleteFunc(active, func(s bulkSpan) bool { return bytes.Compare(s.end, x) <= 0 })
-		for ; si < len(spans) && bytes.Equal(spans[si].start, x); si++ {
-			i, _ := slices.BinarySearchFunc(active, spans[si].seq, func(s bulkSpan, seq int) int { return s.seq - seq })
-			active = slices.Insert(active, i, spans[si])
-		}
-		if len(active) == 0 {
-			continue
-		}
-		f := fragment{start: x, end: bounds[k+1], values: make([][]byte, len(active))}
-		for i, s := range active {
-			f.values[i] = s.value
-		}
-		out = append(out, f)
-	}
-	return out
+	return spanfrag.Cut(spans,
+		func(s *bulkSpan) ([]byte, []byte) { return s.start, s.end },
+		func(dst [][]byte, s *bulkSpan) [][]byte { return append(dst, s.value) })
 }
 
 // addSpansBelow adds to b the fragments of w.frags, from w.nextFrag on,
@@ -109,23 +78,23 @@ func (w *Writer) addSpansBelow(b *builder.Builder, limit []byte) (int64, error) 
 	var n int64
 	for w.nextFrag < len(w.frags) {
 		f := &w.frags[w.nextFrag]
-		if limit != nil && bytes.Compare(f.start, limit) >= 0 {
+		if limit != nil && bytes.Compare(f.Start, limit) >= 0 {
 			break
 		}
-		end := f.end
+		end := f.End
 		if limit != nil && bytes.Compare(limit, end) < 0 {
 			end = limit
 		}
-		for _, v := range f.values {
-			if err := b.AddSpan(f.start, end, v); err != nil {
+		for _, v := range f.Values {
+			if err := b.AddSpan(f.Start, end, v); err != nil {
 				return n, wrap("", err)
 			}
 		}
 		n++
-		if bytes.Equal(end, f.end) {
+		if bytes.Equal(end, f.End) {
 			w.nextFrag++
 		} else {
-			f.start = bytes.Clone(limit) // the rest goes to the next table (limit may be reused)
+			f.Start = bytes.Clone(limit) // the rest goes to the next table (limit may be reused)
 		}
 	}
 	return n, nil
