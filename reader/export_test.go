@@ -162,3 +162,20 @@ func SeekFences(r *Reader) (made bool, subs int) {
 	}
 	return true, subs
 }
+
+// SeekFenceBlock returns the data block a SeekGE(key) in r reads through
+// its seek fences, and false when the fences do not decide it (a tie, a
+// key without the keys' common bytes, past the last block, or no fences
+// made), when the seek searches the index.
+func SeekFenceBlock(r *Reader, key []byte) (block int, ok bool) {
+	x := fencesOf(r)
+	if x == nil {
+		return 0, false
+	}
+	f := x.seek.Load()
+	if f == nil {
+		return 0, false
+	}
+	block, _, ok = f.block(key)
+	return block, ok
+}
