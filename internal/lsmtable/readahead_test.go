@@ -9,11 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 	"github.com/sstkit/sstable/internal/ldbtest"
 )
 
@@ -400,5 +402,114 @@ func TestReadAheadSeekClose(t *testing.T) {
 		}
 	case <-time.After(2 * time.Minute):
 		t.Fatal("400 rounds of seeks and closes did not end within 2 minutes")
+	}
+}
+
+// TestReadAheadChecksum damages a value in an uncompressed data block,
+// so that its checksum fails but its entries still decode, and has the
+// worker reach that block before the scan does: the worker must check
+// the checksum and leave the block to the scan, which reports the
+// corruption after the entries before the block. A worker that skipped
+// the checksum would hand over the damaged entries (or, mapped, mark the
+// block verified) and the scan would end without an error.
+func TestReadAheadChecksum(t *testing.T) {
+	if runtime.GOMAXPROCS(0) == 1 {
+		t.Skip("no read-ahead with GOMAXPROCS 1")
+	}
+	es := make([]ldbtest.Entry, 3000)
+	for i := range es {
+		v := bytes.Repeat([]byte{byte(i)}, 20+i%50)
+		es[i] = ldbtest.Entry{Key: []byte(fmt.Sprintf("key%06d", i)), Seq: uint64(i + 1), Kind: 1, Value: v}
+	}
+	data := ldbtest.WriteTable(es, ldbtest.Options{BlockSize: 256, RestartInterval: 4})
+	dir := t.TempDir()
+	// The worker starts at block scanLoads, and decodes the next
+	// aheadSlots-1 blocks before it catches up: bad is among them.
+	const bad = scanLoads + aheadSlots/2
+	tb := openAhead(t, dir, data, false)
+	h := tb.Index.handles[bad]
+	block := data[h.Offset : h.Offset+h.Length]
+	if typ := data[h.Offset+h.Length]; typ != format.BlockTypeRaw {
+		t.Fatalf("block %d has type %d, want an uncompressed block", bad, typ)
+	}
+	// The value of block bad's first entry, a run of one byte (at least
+	// 20), is flipped in its middle.
+	var blk codec.BlockIter
+	if err := blk.Init(format.SectionDataBlock, int64(h.Offset), block); err != nil || !blk.First() {
+		t.Fatalf("block %d: %v", bad, err)
+	}
+	user, _, _, _ := SplitKey(blk.Key(), KindsMask(KindValue))
+	first := slices.IndexFunc(es, func(e ldbtest.Entry) bool { return bytes.Equal(e.Key, user) })
+	if first < 0 || bytes.Index(block, es[first].Value) < 0 {
+		t.Fatalf("block %d's first entry (%q) not found", bad, user)
+	}
+	at := bytes.Index(block, es[first].Value)
+	damaged := bytes.Clone(data)
+	damaged[int(h.Offset)+at+len(es[first].Value)/2] ^= 0x01
+	// The damage is invisible to the block's decoding: only the
+	// checksum finds it.
+	if err := blk.Init(format.SectionDataBlock, int64(h.Offset), damaged[h.Offset:h.Offset+h.Length]); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for ok := blk.First(); ok; ok = blk.Next() {
+		n++
+	}
+	if blk.Err() != nil || n < 2 {
+		t.Fatalf("the damaged block no longer decodes: %d entries, %v", n, blk.Err())
+	}
+	if _, _, err := codec.CheckBlock(format.SectionDataBlock, int64(h.Offset), damaged[h.Offset:h.Offset+h.Length+format.BlockTrailerLen]); !errors.Is(err, format.ErrCorrupt) {
+		t.Fatalf("the damaged block's checksum: %v, want a corruption", err)
+	}
+
+	caught := make(chan struct{}, 1)
+	aheadHook = func(p aheadPoint) {
+		if p == aheadCaughtUp {
+			select {
+			case caught <- struct{}{}:
+			default:
+			}
+		}
+	}
+	t.Cleanup(func() { aheadHook = nil })
+	for _, mapped := range []bool{true, false} {
+		select {
+		case <-caught: // from the workers of the last scan, all stopped
+		default:
+		}
+		tb := openAhead(t, dir, damaged, mapped)
+		it := tb.NewIter(nil)
+		i := 0
+		ok := it.First()
+		for ; ok && it.i < scanLoads; ok = it.Next() {
+			i++
+		}
+		if !ok || it.ahead == nil {
+			t.Fatalf("mapped %v: the scan did not start the read-ahead (%v)", mapped, it.Err())
+		}
+		select {
+		case <-caught:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("mapped %v: the worker did not catch up within 10 s", mapped)
+		}
+		// The worker has been past block bad, and has checked the
+		// blocks before it for the scan.
+		if got := it.ahead.next.Load(); got <= bad {
+			t.Fatalf("mapped %v: the worker stopped at block %d, before block %d", mapped, got, bad)
+		}
+		if done := (mapped && tb.verified[bad-1].Load()) || (!mapped && it.ahead.slots[(bad-1)%aheadSlots].block.Load() == bad-1); !done {
+			t.Fatalf("mapped %v: the worker has not read block %d", mapped, bad-1)
+		}
+		for ; ok; ok = it.Next() {
+			if !bytes.Equal(it.Key(), es[i].Key) || !bytes.Equal(it.Value(), es[i].Value) {
+				t.Fatalf("mapped %v: entry %d is %q %x, want %q %x", mapped, i, it.Key(), it.Value(), es[i].Key, es[i].Value)
+			}
+			i++
+		}
+		err := it.Close()
+		var ce *format.CorruptError
+		if !errors.As(err, &ce) || ce.Offset != int64(h.Offset) || i != first {
+			t.Fatalf("mapped %v: %d entries, then %v; want %d entries, then the corruption of block %d at offset %d", mapped, i, err, first, bad, h.Offset)
+		}
 	}
 }
