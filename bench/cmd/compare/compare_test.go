@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,7 +18,7 @@ import (
 // present key finds exactly its value, every absent key misses, and a scan
 // returns every entry in order.
 func TestAdaptersReturnRightValues(t *testing.T) {
-	d := newDataset(20000, 20000) // lookups = entries: every key is looked up
+	d := newDataset(20000, 20000, randomKeys) // lookups = entries: every key is looked up
 	if len(d.hits) != d.n {
 		t.Fatalf("%d lookups for %d entries", len(d.hits), d.n)
 	}
@@ -73,7 +75,7 @@ func (w wrongTable) get(key []byte) ([]byte, bool, error) {
 }
 
 func TestVerifyTableNoticesWrongValues(t *testing.T) {
-	d := newDataset(1000, 1000)
+	d := newDataset(1000, 1000, randomKeys)
 	dir := t.TempDir()
 	im := newImpl("ours")
 	path := im.tablePath(dir, implsetup.Snappy)
@@ -144,6 +146,23 @@ func TestCompareSmoke(t *testing.T) {
 	for _, want := range []string{"### snappy", "### none", "| Get hit, ns/op |", "ours/pebble", "ours/pebble2", "ours/goleveldb"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+}
+
+// TestSequentialDataset: the sequential shape's keys are %016d of 2i, in
+// order, and its absent keys are odd numbers within the present range.
+func TestSequentialDataset(t *testing.T) {
+	d := newDataset(1000, 500, sequentialKeys)
+	for i := 0; i < d.n; i++ {
+		if got, want := string(d.key(i)), fmt.Sprintf("%016d", 2*i); got != want {
+			t.Fatalf("key %d = %q, want %q", i, got, want)
+		}
+	}
+	for j := 0; j < len(d.hits); j++ {
+		v, err := strconv.Atoi(string(d.missKey(j)))
+		if err != nil || v%2 != 1 || v >= 2*d.n {
+			t.Fatalf("absent key %d = %q: not an odd number below %d", j, d.missKey(j), 2*d.n)
 		}
 	}
 }

@@ -59,6 +59,7 @@ type config struct {
 	impls                  []string
 	dir                    string // parent of the temporary directory
 	keep                   bool   // keep the temporary directory
+	keys                   keyShape
 }
 
 func mainErr(args []string, stdout, stderr io.Writer) error {
@@ -74,6 +75,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	chart := fs.String("chart", "", "write an SVG bar chart of the Get and build figures to `FILE`")
 	dir := fs.String("dir", "", "where to create the temporary directory (default: os.TempDir())")
 	keep := fs.Bool("keep", false, "keep the temporary directory and the last repetition's tables")
+	keys := fs.String("keys", "random", "key shape: random (16 random bytes) or sequential (%016d of 2i; absent keys are the odd numbers between)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the measurements to `FILE`")
 	render := fs.String("render", "", "measure nothing: print (and chart) the results saved by -json in `FILE`")
 	cacheMiB := fs.Int64("cache-mib", 256, "block cache budget of every implementation, in MiB")
@@ -111,7 +113,10 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-cache-mib must be positive")
 	}
 	blockCacheSz = *cacheMiB << 20
-	cfg := config{entries: *entries, lookups: *lookups, reps: *reps, dir: *dir, keep: *keep}
+	cfg := config{entries: *entries, lookups: *lookups, reps: *reps, dir: *dir, keep: *keep, keys: keyShape(*keys)}
+	if cfg.keys != randomKeys && cfg.keys != sequentialKeys {
+		return fmt.Errorf("unknown key shape %q (want random or sequential)", *keys)
+	}
 	if *large {
 		cfg.entries = 10_000_000
 	}
@@ -259,7 +264,7 @@ func run(cfg config, progress io.Writer, started func()) (*results, error) {
 	}
 
 	logf("generating %d entries (%d-byte keys, %d-byte values), %d lookups", cfg.entries, keyLen, valueLen, min(cfg.lookups, cfg.entries))
-	d := newDataset(cfg.entries, cfg.lookups)
+	d := newDataset(cfg.entries, cfg.lookups, cfg.keys)
 	logf("dataset ready: %d entries, %.1f MB raw", d.n, float64(d.rawBytes())/1e6)
 
 	res := &results{

@@ -7,8 +7,9 @@ import (
 	"slices"
 )
 
-// Workload shape. Keys are 16 random-looking bytes (deterministic, from a
-// fixed seed) sorted in bytes.Compare order; values are 100 bytes, the
+// Workload shape. Keys are 16 bytes in one of two shapes (keyShape): random
+// bytes (deterministic, from a fixed seed) or sequential decimal numbers,
+// sorted in bytes.Compare order; values are 100 bytes, the
 // first half random bytes and the second half a slice of English text, so
 // that snappy has something to compress and something it cannot.
 const (
@@ -57,6 +58,19 @@ func (d *dataset) missKey(j int) []byte {
 // build throughput.
 func (d *dataset) rawBytes() int64 { return int64(d.n) * (keyLen + valueLen) }
 
+// keyShape names how keys are drawn.
+type keyShape string
+
+const (
+	// randomKeys are 16 uniformly random bytes: keys share almost no
+	// prefix, the hardest case for prefix compression.
+	randomKeys keyShape = "random"
+	// sequentialKeys are fmt's %016d of 2i (present) and 2i+1 (absent):
+	// the decimal row ids of an append-mostly store, where neighbouring keys
+	// share 13 to 15 bytes.
+	sequentialKeys keyShape = "sequential"
+)
+
 type key128 struct{ hi, lo uint64 }
 
 // randomKey draws a key. Present keys have the lowest bit of their last
@@ -79,24 +93,31 @@ func (k key128) put(dst []byte) {
 // newDataset generates n entries and lookups present and lookups absent
 // keys (lookups is capped at n). Everything derives from fixed seeds, so
 // every run and every implementation sees the same bytes.
-func newDataset(n, lookups int) *dataset {
+func newDataset(n, lookups int, shape keyShape) *dataset {
 	rng := rand.New(rand.NewPCG(0x5eed, 0x55ab1e))
-	ks := make([]key128, n)
-	for i := range ks {
-		ks[i] = randomKey(rng, true)
-	}
-	slices.SortFunc(ks, func(a, b key128) int {
-		if c := cmp.Compare(a.hi, b.hi); c != 0 {
-			return c
+	var ks []key128
+	if shape != sequentialKeys {
+		ks = make([]key128, n)
+		for i := range ks {
+			ks[i] = randomKey(rng, true)
 		}
-		return cmp.Compare(a.lo, b.lo)
-	})
-	ks = slices.Compact(ks) // a duplicate among 2^127 values is all but impossible
-	n = len(ks)
+		slices.SortFunc(ks, func(a, b key128) int {
+			if c := cmp.Compare(a.hi, b.hi); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.lo, b.lo)
+		})
+		ks = slices.Compact(ks) // a duplicate among 2^127 values is all but impossible
+		n = len(ks)
+	}
 
 	d := &dataset{n: n, keys: make([]byte, n*keyLen), values: make([]byte, n*valueLen)}
-	for i, k := range ks {
-		k.put(d.keys[i*keyLen:])
+	for i := 0; i < n; i++ {
+		if shape == sequentialKeys {
+			putDecimal(d.keys[i*keyLen:], uint64(2*i))
+		} else {
+			ks[i].put(d.keys[i*keyLen:])
+		}
 		v := d.values[i*valueLen : (i+1)*valueLen]
 		for j := 0; j < randomPrefix; j += 8 {
 			var w [8]byte
@@ -117,7 +138,19 @@ func newDataset(n, lookups int) *dataset {
 	}
 	d.misses = make([]byte, lookups*keyLen)
 	for j := 0; j < lookups; j++ {
-		randomKey(rng, false).put(d.misses[j*keyLen:])
+		if shape == sequentialKeys {
+			putDecimal(d.misses[j*keyLen:], uint64(2*rng.IntN(n)+1))
+		} else {
+			randomKey(rng, false).put(d.misses[j*keyLen:])
+		}
 	}
 	return d
+}
+
+// putDecimal writes v as keyLen decimal digits, zero-padded (fmt's %016d).
+func putDecimal(dst []byte, v uint64) {
+	for i := keyLen - 1; i >= 0; i-- {
+		dst[i] = byte('0' + v%10)
+		v /= 10
+	}
 }
