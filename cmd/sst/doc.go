@@ -97,6 +97,7 @@
 //	    merged view (below) of the FILEs; -spans does not go with it.
 //
 //	info [-hex] FILE
+//	info -leveldb [-hex] DIR
 //	info -rocksdb [-hex] [-cf NAME] DIR
 //	    Print the table's properties and its layout: the offset and size
 //	    of the data blocks, filter section, index block, properties block
@@ -157,10 +158,12 @@
 // merge: a key reads as in the newest FILE holding it, unless that value
 // is a deletion or a newer FILE's range deletion covers the key; then it
 // is absent. -tombstone HEX makes a value beginning with the bytes HEX
-// (hexadecimal digits) a deletion (by default no value is one);
-// -range-tombstone HEX makes only the spans whose value begins with them
-// range deletions, the others range keys, which hide nothing (by default
-// every span is a range deletion). Both may be repeated.
+// (hexadecimal digits, not empty: an empty HEX, most often an unset shell
+// variable, would delete every value) a deletion (by default no value is
+// one); -range-tombstone HEX makes only the spans whose value begins with
+// them range deletions, the others range keys, which hide nothing (by
+// default every span is a range deletion). Both may be repeated. A FILE
+// given twice, by one path or two, is a usage error.
 //
 // LevelDB: info, verify, scan and get also take a LevelDB or goleveldb
 // table FILE, recognised by its magic number (package leveldb). Its
@@ -175,7 +178,9 @@
 // its live view (each live key once, with its newest value, as LevelDB's
 // own iterator shows it) and print exactly what they print for a table
 // of this package; verify checks its live tables and reads the view;
-// build writes the view into one table OUT or, with -split, a directory
+// info prints the last sequence number, the log entries replayed and the
+// tables level by level (number, size, smallest and largest internal
+// keys), noting a table file whose size is not the MANIFEST's; build writes the view into one table OUT or, with -split, a directory
 // of tables and a manifest, as a build from text does, all or nothing.
 //
 // RocksDB: info, verify, scan and get also take a RocksDB block-based

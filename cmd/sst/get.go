@@ -51,7 +51,7 @@ func runGet(args []string, stdout, stderr io.Writer) error {
 	case *mergeFlag:
 		files, keyArgs = pos[:dash], pos[dash:]
 	case dels.given() != "":
-		return usagef("get: %s applies to a merged view: add -merge", dels.given())
+		return usagef("get: %s applies to a merged view: add -merge, and \"--\" between the FILEs and the KEYs", dels.given())
 	case len(pos) < 2:
 		return usagef("get: want FILE and at least one KEY (usage: sst get [-hex] FILE KEY...)")
 	default:

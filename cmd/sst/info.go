@@ -18,6 +18,7 @@ import (
 func runInfo(args []string, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("info", flag.ContinueOnError)
 	hexFlag := fset.Bool("hex", false, "print the smallest and largest keys in hex")
+	leveldbFlag := fset.Bool("leveldb", false, "FILE is a LevelDB database directory: print its levels and tables")
 	rocksdbFlag := fset.Bool("rocksdb", false, "FILE is a RocksDB database directory: print its column families, levels and tables")
 	cfFlag := addColumnFamilyFlag(fset)
 	pos, err := parseArgs(fset, args)
@@ -29,6 +30,9 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(pos) != 1 {
 		return usagef("info: want exactly one FILE, got %d arguments (usage: sst info [-hex] FILE)", len(pos))
+	}
+	if *leveldbFlag {
+		return infoLevelDBDir(pos[0], *hexFlag, stdout)
 	}
 	if *rocksdbFlag {
 		return infoRocksDBDir(pos[0], *cfFlag, flagSet(fset, "cf"), *hexFlag, stdout)

@@ -396,6 +396,67 @@ func infoLevelDB(file string, hexOut bool, stdout io.Writer) error {
 	return nil
 }
 
+// infoLevelDBDir prints what the LevelDB database in dir holds: its last
+// sequence number, the writes replayed from its logs, and its tables
+// level by level with their sizes and smallest and largest keys, as info
+// -rocksdb prints a column family's.
+func infoLevelDBDir(dir string, hexOut bool, stdout io.Writer) error {
+	db, err := openLevelDB("info", dir)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	files := db.Files()
+	w := bufio.NewWriter(stdout)
+	fmt.Fprintf(w, "database: %s\n", dir)
+	current, _ := os.ReadFile(filepath.Join(dir, "CURRENT"))
+	fmt.Fprintf(w, "format: LevelDB database (CURRENT names %s)\n", strings.TrimSpace(string(current)))
+	fmt.Fprintf(w, "comparator: leveldb.BytewiseComparator\n")
+	fmt.Fprintf(w, "last sequence: %d\n", db.LastSequence())
+	fmt.Fprintf(w, "log entries: %d (writes replayed from the write-ahead logs)\n", db.LogEntries())
+	var tableBytes int64
+	for _, f := range files {
+		tableBytes += f.Size
+	}
+	fmt.Fprintf(w, "tables: %d (%d bytes)\n", len(files), tableBytes)
+	for i := 0; i < len(files); {
+		j := i
+		var size int64
+		for ; j < len(files) && files[j].Level == files[i].Level; j++ {
+			size += files[j].Size
+		}
+		fmt.Fprintf(w, "  level %d: %s, %d bytes\n", files[i].Level, plural(j-i, "table"), size)
+		for _, f := range files[i:j] {
+			name, note := levelDBTableFile(dir, f)
+			fmt.Fprintf(w, "    %s  %d bytes%s  %s .. %s\n", name, f.Size, note,
+				showInternalKey(f.Smallest, hexOut), showInternalKey(f.Largest, hexOut))
+		}
+		i = j
+	}
+	if err := w.Flush(); err != nil {
+		return cmdErr("info", err)
+	}
+	return nil
+}
+
+// levelDBTableFile returns the name of the live table f of the database in
+// dir (NNNNNN.ldb, or the older NNNNNN.sst) and, when the file is missing
+// or its size is not the MANIFEST's, a note saying so.
+func levelDBTableFile(dir string, f leveldb.FileInfo) (name, note string) {
+	for _, ext := range []string{".ldb", ".sst"} {
+		name = fmt.Sprintf("%06d%s", f.Number, ext)
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			continue
+		}
+		if st.Size() != f.Size {
+			note = fmt.Sprintf(" (the MANIFEST's size; the file holds %d)", st.Size())
+		}
+		return name, note
+	}
+	return fmt.Sprintf("%06d.ldb", f.Number), " (missing)"
+}
+
 // versionStats is what a scan of a LevelDB or RocksDB table finds, for
 // info: entries by kind, user keys, sequence numbers, and the smallest
 // and largest internal keys.

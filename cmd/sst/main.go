@@ -146,6 +146,7 @@ Usage:
                              "default")
 
   sst info [-hex] FILE
+  sst info -leveldb [-hex] DIR
   sst info -rocksdb [-hex] [-cf NAME] DIR
         Print the table's properties, the offset and size of every section,
         the file size, and whether the filter policy is known. The smallest
@@ -156,6 +157,9 @@ Usage:
         finds: entries, deletions, user keys, sequence numbers, and the
         smallest and largest keys, each with its sequence number and kind.
         For a RocksDB table (below): the same, after its properties.
+        With -leveldb, DIR is a LevelDB database (below): its last
+        sequence number, the log entries replayed, and its tables level
+        by level (number, size, smallest and largest keys).
         With -rocksdb, DIR is a RocksDB database (below): its last sequence
         number and column families (-cf: only NAME), each with the
         comparator and merge operator its OPTIONS file names, the log
@@ -235,14 +239,14 @@ Usage:
         Print this text, or only COMMAND's part of it (as sst COMMAND -h does).
 
 Merged view (scan, get and verify with -merge, and compact): the FILEs are
-read as one table, given newest first, each FILE its own level. A key
-reads as in the newest FILE holding it, unless that value is a deletion
-(-tombstone) or a newer FILE's range deletion covers the key: then it is
-absent. A FILE's range deletions hide nothing of its own. Neither scan
-nor get prints a deletion.
+read as one table, given newest first, each FILE its own level (a FILE
+given twice is an error). A key reads as in the newest FILE holding it,
+unless that value is a deletion (-tombstone) or a newer FILE's range
+deletion covers the key: then it is absent. A FILE's range deletions
+hide nothing of its own. Neither scan nor get prints a deletion.
           -tombstone HEX     a value beginning with the bytes HEX (hex
-                             digits) is a deletion (default: no value is);
-                             repeat the flag for several prefixes
+                             digits, not empty) is a deletion (default: no
+                             value is); repeat the flag for several prefixes
           -range-tombstone HEX  a span whose value begins with the bytes HEX
                              is a range deletion, hiding the keys of older
                              FILEs in [start, end); the other spans are range

@@ -28,12 +28,17 @@ import (
 // UInt64AddOperator; a key needing another is an error naming it.
 
 // isRocksDBDir reports whether path holds a database with an OPTIONS-NNNNNN
-// file beside its CURRENT: RocksDB writes one at every open (since 4.x),
-// LevelDB never does. A hint for a FILE given without -rocksdb; OpenDB
-// tells the two apart by the MANIFEST's version edits.
+// or IDENTITY file beside its CURRENT: RocksDB writes an OPTIONS file at
+// every open (since 4.x) and IDENTITY when it creates a database, LevelDB
+// neither (a copy may lack the OPTIONS files). A hint for a FILE given
+// without -rocksdb; OpenDB tells the two apart by the MANIFEST's version
+// edits.
 func isRocksDBDir(path string) bool {
 	if !isLevelDBDir(path) {
 		return false
+	}
+	if st, err := os.Stat(filepath.Join(path, "IDENTITY")); err == nil && st.Mode().IsRegular() {
+		return true
 	}
 	m, _ := filepath.Glob(filepath.Join(path, "OPTIONS-*"))
 	return len(m) > 0
@@ -51,6 +56,8 @@ func checkDBFlags(cmd string, fset *flag.FlagSet) error {
 	switch {
 	case flagSet(fset, "leveldb") && flagSet(fset, "rocksdb"):
 		return usagef("%s: -leveldb and -rocksdb do not go together", cmd)
+	case flagSet(fset, "cf") && flagSet(fset, "leveldb"):
+		return usagef("%s: -cf names a column family of a RocksDB database; a LevelDB database has none: drop -cf", cmd)
 	case flagSet(fset, "cf") && !flagSet(fset, "rocksdb"):
 		return usagef("%s: -cf names a column family of a RocksDB database: add -rocksdb DIR", cmd)
 	}
