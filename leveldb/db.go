@@ -31,6 +31,10 @@ type Options struct {
 	Cache *cache.Cache
 	// NoMmap reads the tables with ReadAt rather than mapping them.
 	NoMmap bool
+	// ReadAhead lets forward scans decode the tables' next data blocks
+	// on a second goroutine (TableOptions.ReadAhead, the package doc's
+	// Scans). Off by default.
+	ReadAhead bool
 }
 
 // DB is a LevelDB database opened read-only: a consistent view of it as
@@ -173,7 +177,7 @@ func (db *DB) recover(opts *Options) error {
 	}
 
 	// The tables, opened on first use.
-	topts := &TableOptions{Cache: opts.Cache, NoMmap: opts.NoMmap}
+	topts := &TableOptions{Cache: opts.Cache, NoMmap: opts.NoMmap, ReadAhead: opts.ReadAhead}
 	var run *lsmtable.Level
 	for i, f := range db.files {
 		ext, ok := tableExt[f.Number]

@@ -69,17 +69,23 @@
 //
 // # Scans
 //
-// A forward scan that has moved from one data block to the next twice in
-// a row reads the table's next blocks (up to 16, 64 KiB of buffers per
-// table iterator) ahead of itself on another goroutine: their checksums,
-// their snappy decoding and the first touch of the file's pages happen on
-// a second CPU while the scan reads the current block, as RocksDB's
-// asynchronous prefetching of a scan does. It takes more CPU time in all
-// (a goroutine started every few blocks) for less time per entry; with
-// GOMAXPROCS 1 it is off. The worker exits once it has caught up with the
-// scan, so an iterator left unclosed leaves no goroutine running; Close
-// and seeks wait for it. A block it cannot read is left to the scan,
-// which reports the error as it would have.
+// A scan reads and decodes its blocks on its own goroutine.
+// Options.ReadAhead (TableOptions.ReadAhead for a single table) turns on
+// a read-ahead: a forward scan that has moved from one data block to the
+// next twice in a row has the table's next blocks (up to 16, 64 KiB of
+// buffers per table iterator) read ahead of it on another goroutine,
+// their checksums, their snappy decoding and the first touch of the
+// file's pages done on a second CPU while the scan reads the current
+// block, as RocksDB's asynchronous prefetching of a scan does. It buys
+// wall time with a second core's CPU time: each entry takes less time
+// but more CPU time in all (a goroutine started every few blocks, each
+// block handed over between cores), so a process running many scans at
+// once, or one with a single core, reads fewer entries per second with
+// it. Hence it is off by default, and stays off with GOMAXPROCS 1. The
+// worker exits once it has caught up with the scan, so an iterator left
+// unclosed leaves no goroutine running; Close and seeks stop it and wait
+// for it. A block it cannot read (a checksum that fails) is left to the
+// scan, which reports the error as it would have.
 //
 // # Errors
 //

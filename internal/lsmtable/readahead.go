@@ -14,8 +14,11 @@ import (
 // reads the current one: the checksum, the snappy decoding and the first
 // touch of the file's pages (about a third of a scan's time over a
 // LevelDB database) leave the scan's own goroutine for a second CPU, as
-// RocksDB's asynchronous prefetching of a scan does. Where GOMAXPROCS
-// is 1 there is no second CPU, and scans read every block themselves.
+// RocksDB's asynchronous prefetching of a scan does. It runs only for
+// tables opened with Options.ReadAhead, which the format packages leave
+// off by default: it buys wall time with a second CPU's time, and the
+// hand-over costs CPU time in all. Where GOMAXPROCS is 1 there is no
+// second CPU, and scans read every block themselves.
 //
 // The worker decodes into a ring of aheadSlots buffers, block j into slot
 // j % aheadSlots, and never past the scan's current block plus
@@ -88,6 +91,9 @@ func newReadAhead(t *Table) *readAhead {
 	}
 	return ra
 }
+
+// ReadAhead reports whether the table was opened with Options.ReadAhead.
+func (t *Table) ReadAhead() bool { return t.readAhead }
 
 // readAheadPossible reports whether a second CPU may run the worker.
 func (t *Table) readAheadPossible() bool { return t.readAhead && runtime.GOMAXPROCS(0) > 1 }
