@@ -173,7 +173,7 @@ func TestBuildErrorsNameUserPaths(t *testing.T) {
 		{[]string{"build", "-o", filepath.Join(dir, "missing", "out.sst"), in}, "sst: build: create " + filepath.Join(dir, "missing", "out.sst") + ": no such file or directory\n"},
 		{[]string{"build", "-o", filepath.Join(file, "out.sst"), in}, "sst: build: create " + filepath.Join(file, "out.sst") + ": not a directory\n"},
 		{[]string{"info", filepath.Join(dir, "missing.sst")}, "sst: info: open " + filepath.Join(dir, "missing.sst") + ": no such file or directory\n"},
-		{[]string{"get", in, "k"}, "sst: get: " + in + ": corrupt file"},
+		{[]string{"get", in, "k"}, "sst: get: " + in + ": file of 4 bytes is too short for a table"},
 	} {
 		_, errs, status := sst(t, tc.args...)
 		if status != 1 || !strings.HasPrefix(errs, tc.want) {

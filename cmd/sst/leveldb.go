@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -14,10 +15,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sstkit/sstable/footer"
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/internal/errmsg"
 	"github.com/sstkit/sstable/leveldb"
 	"github.com/sstkit/sstable/reader"
+	"github.com/sstkit/sstable/rocksdb"
 )
 
 // LevelDB in sst: info, verify, scan and get of a LevelDB table file,
@@ -42,7 +45,45 @@ func dirHint(cmd, file string, err error) error {
 	if isLevelDBDir(file) {
 		return usagef("%s: %s is a directory holding a LevelDB database: add -leveldb to read it", cmd, file)
 	}
-	return fileErr(cmd, file, err)
+	return tableErr(cmd, file, err)
+}
+
+// pebbleMagic ends a Pebble table of its own formats, which reader.Open's
+// error names (footer.Decode); RocksDB's and LevelDB's magic numbers end
+// the other tables tableFormatOf knows.
+const pebbleMagic = 0xf09faab3f09faab3
+
+// tableErr is fileErr for reader.Open's error on file, a FILE that
+// tableFormatOf found no LevelDB or RocksDB table in, unless file is too
+// short for any table's footer or ends in none of the magic numbers sst
+// knows: then the message says so and names the formats tried, where
+// reader.Open's names only this module's footer (a truncated LevelDB
+// table is not "not an sstkit table"). The error wraps err.
+func tableErr(cmd, file string, err error) error {
+	st, serr := os.Stat(file)
+	if !errors.Is(err, format.ErrCorrupt) || serr != nil || !st.Mode().IsRegular() {
+		return fileErr(cmd, file, err)
+	}
+	if st.Size() < leveldb.FooterLen {
+		return &ldbError{msg: fmt.Sprintf("%s: %s: file of %d bytes is too short for a table: truncated, or not a table (the shortest footer, LevelDB's, is %d bytes; sstkit's is %d, RocksDB's %d)",
+			cmd, file, st.Size(), leveldb.FooterLen, footer.Size, rocksdb.FooterLen), err: err}
+	}
+	f, oerr := os.Open(file)
+	if oerr != nil {
+		return fileErr(cmd, file, err)
+	}
+	defer f.Close()
+	var b [8]byte
+	if _, rerr := f.ReadAt(b[:], st.Size()-8); rerr != nil {
+		return fileErr(cmd, file, err)
+	}
+	switch m := binary.LittleEndian.Uint64(b[:]); m {
+	case footer.Magic, leveldb.Magic, rocksdb.Magic, pebbleMagic:
+		return fileErr(cmd, file, err) // a footer, damaged otherwise: the reader's error says how
+	default:
+		return &ldbError{msg: fmt.Sprintf("%s: %s: ends in no known table footer: truncated, or not a table (its last 8 bytes, %#016x, are not the magic number of an sstkit table, %#016x, a LevelDB table, %#016x, or a RocksDB block-based table, %#016x)",
+			cmd, file, m, uint64(footer.Magic), uint64(leveldb.Magic), uint64(rocksdb.Magic)), err: err}
+	}
 }
 
 // ldbError is an error of package leveldb or rocksdb (or of merge over

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/sstkit/sstable/internal/ldbtest"
+	"github.com/sstkit/sstable/leveldb"
 )
 
 // The LevelDB fixtures, written once by goleveldb (testdata/leveldb/README.md):
@@ -586,4 +587,52 @@ func TestInfoLevelDBDir(t *testing.T) {
 	if out := mustSST(t, "info", "-leveldb", db); !strings.Contains(out, "000029.ldb  7707 bytes (the MANIFEST's size; the file holds 7000)  ") {
 		t.Errorf("info -leveldb of a truncated table:\n%s", out)
 	}
+}
+
+// TestTruncatedTable cuts a LevelDB, a RocksDB and an sstkit table short:
+// each command says the file is too short for a table, or ends in no
+// known footer, naming the formats tried, where it once quoted only this
+// module's magic number ("bad magic number ... (want 0x0a1a0a0d5453538b)")
+// for a LevelDB table. A
+// known footer damaged otherwise keeps the reader's own error.
+func TestTruncatedTable(t *testing.T) {
+	dir := t.TempDir()
+	ours := buildText(t, "a\t1", "b\t2")
+	rTables, _ := filepath.Glob("../../rocksdb/testdata/golden/native/fv6-bloom10/*.sst")
+	if len(rTables) == 0 {
+		t.Fatal("no RocksDB table")
+	}
+	for _, src := range []string{ldbTable, rTables[0], ours} {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{0, 10, 47, 48, 100, len(data) / 2, len(data) - 1} {
+			file := filepath.Join(dir, fmt.Sprintf("cut-%d.ldb", n))
+			writeFile(t, file, data[:n])
+			want := []string{"truncated, or not a table", "0xdb4775248b80fb57", "0x88e241b785f4cff7", "0x0a1a0a0d5453538b"}
+			if n < leveldb.FooterLen {
+				want = []string{fmt.Sprintf("file of %d bytes is too short for a table", n), "truncated, or not a table"}
+			} else {
+				want = append(want, "ends in no known table footer")
+			}
+			for _, args := range [][]string{{"info", file}, {"scan", file}, {"verify", file}, {"get", file, "k"}, {"scan", "-merge", file, ours}} {
+				if errs := wantError(t, args, 1, append(want, file)...); strings.Contains(errs, "(want ") {
+					t.Errorf("sst %q: %q", args, errs)
+				}
+			}
+		}
+	}
+	// Our footer with a bad checksum; a Pebble table's magic number.
+	data, err := os.ReadFile(ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.sst")
+	data[len(data)-12] ^= 1
+	writeFile(t, bad, data)
+	wantError(t, []string{"info", bad}, 1, "footer checksum")
+	pebble := filepath.Join(dir, "pebble.sst")
+	writeFile(t, pebble, binary.LittleEndian.AppendUint64(make([]byte, 100), pebbleMagic))
+	wantError(t, []string{"scan", pebble}, 1, "a Pebble table")
 }

@@ -116,7 +116,7 @@ func openLevels(cmd string, files []string) ([]*reader.Reader, []merge.Level, er
 		r, err := reader.Open(file, nil)
 		if err != nil {
 			closeAll(rs)
-			return nil, nil, fileErr(cmd, file, err)
+			return nil, nil, tableErr(cmd, file, err)
 		}
 		rs = append(rs, r)
 		levels = append(levels, merge.Tables(r))
