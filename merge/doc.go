@@ -26,15 +26,32 @@
 //     spans); Tables checks their order, and reports tables out of order
 //     through the iterator's Err, Get and Compact (ErrTableOrder).
 //
-// # A level over any sorted source
+// # A memtable, or any sorted source
 //
-// An engine reads its memtable (or any other sorted source: a batch, a
-// table of another format) in the same stack by implementing Level:
-// NewIter returns a LevelIterator, the methods of *reader.Iterator over
-// its entries (deletions included), and NewSpanIter a SpanIterator over
-// its span fragments, or nil when it has none. A source may also
-// implement PointGetter, for Get to look one key up without an iterator.
-// The package example does this for a sorted slice.
+// An engine reads its memtable (or a batch, or a table of another format)
+// in the same stack through Memtable: a Cursor over its sorted entries
+// (six moves: SeekGE, Last, Next, Prev, Key, Value; SliceCursor is one
+// over sorted slices) and its spans in any order, overlapping or not.
+// Memtable adds the bounds, the prefix seeks and the span fragments a
+// Level needs:
+//
+//	mem := &merge.Memtable{
+//		NewCursor: func() merge.Cursor { return merge.SliceCursor(keys, values) },
+//		Spans:     func() []reader.Span { return rangeDels }, // reader.Span{Start: a, End: b} deletes [a, b)
+//	}
+//	levels := []merge.Level{mem, merge.Tables(l0), merge.Tables(l1...)}
+//
+// A range deletion hides nothing in its own level, the memtable
+// included: Put k then DeleteRange over k leaves k visible unless the
+// engine removes the memtable's keys in the range when it records the
+// deletion (see Memtable). ExampleMemtable reads a memtable over two
+// tables and compacts them.
+//
+// A source may also implement Level itself: NewIter returns a
+// LevelIterator, the methods of *reader.Iterator over its entries
+// (deletions included), and NewSpanIter a SpanIterator over its span
+// fragments, or nil when it has none. It may implement PointGetter too,
+// for Get to look one key up without an iterator.
 //
 // # Iterators
 //

@@ -5,9 +5,9 @@ import "github.com/sstkit/sstable/reader"
 // Level is one level of the stack an Iterator, Get and Compact read: a
 // sorted source of point entries and of span fragments, whose keys do
 // not repeat within the level. Tables makes one from non-overlapping
-// tables; an engine makes one over any sorted source of its own, such as
-// its memtable, by implementing these two methods (see the package
-// example).
+// tables, and Memtable one over an engine's sorted in-memory entries (a
+// cursor over them) and spans; any other source implements these two
+// methods.
 //
 // A Level is shared like a *reader.Reader: many iterators, Gets and a
 // Compact may use it at once, from different goroutines, so NewIter and

@@ -9,8 +9,17 @@ type Options struct {
 	// IsDeletion reports whether a point entry's value marks its key
 	// deleted (a tombstone, such as a value whose kind byte says so): the
 	// key then reads as absent, whatever older levels hold for it. nil:
-	// no entry is a deletion. It is called on the hot path, once per key
-	// shown, with a value that is valid only during the call.
+	// no entry is a deletion. It is called on the hot path, with the
+	// newest level's value of each key the view reaches (before range
+	// deletions are consulted), valid only during the call; Get and
+	// Compact call it too.
+	//
+	// Every value reaches it, empty ones included: a table or memtable
+	// holding empty values passes them as a slice of length 0 (nil or
+	// not), so a check of a kind byte must test the length first
+	// (len(v) > 0 && v[0] == kindDelete). merge recovers no panic: one in
+	// IsDeletion (or Resolve, IsRangeDeletion, Drop) comes out of the
+	// move that called it (First, Next, SeekGE, ...), Get or Compact.
 	//
 	// It suits engines whose keys are the user's keys. In a store whose
 	// keys carry a version (key + timestamp), a tombstone is a version of

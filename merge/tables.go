@@ -37,8 +37,10 @@ type tablesLevel struct {
 // given in key order (each table's keys and spans below the next table's
 // smallest key and span start; a span's end, exclusive, may equal the
 // next table's first key): the output of a bulk build or a Compact, one
-// level of an LSM tree. Empty tables may stand anywhere and are skipped;
-// nil readers are an error.
+// level of an LSM tree. Empty tables may stand anywhere and are skipped.
+// A nil reader is a mistake of the caller's, not of the tables' order:
+// its error names the argument's place in rs (0 for the first) and does
+// not wrap ErrTableOrder.
 //
 // A table is opened lazily: an iterator makes a *reader.Iterator (and a
 // *reader.SpanIterator) on a table only when a move reaches it, keeps it
@@ -59,7 +61,7 @@ func Tables(rs ...*reader.Reader) Level {
 	prevIndex := -1   // its index in rs
 	for i, r := range rs {
 		if r == nil {
-			l.err = fmt.Errorf("%w: table %d is a nil *reader.Reader", ErrTableOrder, i)
+			l.err = fmt.Errorf("merge: Tables: argument %d of %d is a nil *reader.Reader", i, len(rs))
 			return l
 		}
 		p := r.Properties()

@@ -75,7 +75,6 @@ func TestTablesOrder(t *testing.T) {
 		{"overlapping keys", []*reader.Reader{ab, bc}, nil},
 		{"a span over the next table", []*reader.Reader{spanToC, bc}, nil},
 		{"same table twice", []*reader.Reader{ab, ab}, nil},
-		{"nil reader", []*reader.Reader{ab, nil}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			levels := []merge.Level{merge.Tables(tc.rs...)}
