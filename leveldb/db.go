@@ -193,7 +193,7 @@ func (db *DB) recover(opts *Options) error {
 			Open: func() (*lsmtable.Table, error) {
 				t, err := OpenTable(path, topts)
 				if err != nil {
-					return nil, err
+					return nil, sizeMismatch(err, path, f.Size)
 				}
 				return t.core, nil
 			},
@@ -209,6 +209,18 @@ func (db *DB) recover(opts *Options) error {
 		}
 	}
 	return nil
+}
+
+// sizeMismatch adds to err, the error opening the table at path, the
+// size the MANIFEST records for it (want) when the file's differs: a
+// table cut short or grown since LevelDB wrote it fails on its footer,
+// and the sizes say why.
+func sizeMismatch(err error, path string, want int64) error {
+	st, serr := os.Stat(path)
+	if serr != nil || st.Size() == want {
+		return err
+	}
+	return fmt.Errorf("%w (the MANIFEST records %d bytes for %s; the file holds %d)", err, want, filepath.Base(path), st.Size())
 }
 
 // inFile names path in err: a *format.CorruptError gets it as its File.

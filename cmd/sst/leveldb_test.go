@@ -636,3 +636,34 @@ func TestTruncatedTable(t *testing.T) {
 	writeFile(t, pebble, binary.LittleEndian.AppendUint64(make([]byte, 100), pebbleMagic))
 	wantError(t, []string{"scan", pebble}, 1, "a Pebble table")
 }
+
+// TestLevelDBTableSizeMismatch: a live table whose file is shorter or
+// longer than the MANIFEST records fails on its footer, and every -leveldb
+// command's error gives both sizes.
+func TestLevelDBTableSizeMismatch(t *testing.T) {
+	for _, size := range []int64{7000, 7707 + 100} {
+		db := copyLevelDB(t)
+		table := filepath.Join(db, "000029.ldb")
+		data, err := os.ReadFile(table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(data) != 7707 {
+			t.Fatalf("%s: %d bytes, want the 7707 its MANIFEST records", table, len(data))
+		}
+		data = append(data, make([]byte, 100)...)[:size]
+		writeFile(t, table, data)
+		want := fmt.Sprintf("the MANIFEST records 7707 bytes for 000029.ldb; the file holds %d", size)
+		for _, args := range [][]string{
+			{"scan", "-leveldb", db},
+			{"get", "-leveldb", db, "key00001", "key00500"},
+			{"verify", "-leveldb", db},
+			{"build", "-leveldb", db, "-o", filepath.Join(t.TempDir(), "out.sst")},
+		} {
+			_, errs, status := sst(t, args...)
+			if status != 1 || !strings.Contains(errs, want) || !strings.Contains(errs, table) {
+				t.Errorf("sst %q: status %d, stderr %q; want 1 and %q", args, status, errs, want)
+			}
+		}
+	}
+}
