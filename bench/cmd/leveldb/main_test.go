@@ -14,7 +14,7 @@ func TestQuick(t *testing.T) {
 		t.Fatalf("%v\n%s", err, errOut.String())
 	}
 	report := out.String()
-	for _, want := range []string{"| open, ms |", "| full forward scan, ns/entry |", "| Get of a present key, ns/op |", "| Get of an absent key, ns/op |", "L0 ", "tables", "Correctness:"} {
+	for _, want := range []string{"| open, ms |", "| full forward scan, ns/entry |", "| Get of a present key, ns/op |", "| Get of an absent key, ns/op |", "| full forward scan, CPU time", "ours, read-ahead on", "L0 ", "tables", "Correctness:"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}

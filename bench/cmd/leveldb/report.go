@@ -18,15 +18,21 @@ var figures = []figure{
 	{id: "open", label: "open, ms", format: "%.2f", target: 2},
 	{id: "scan", label: "full forward scan, ns/entry", format: "%.1f", target: 2},
 	// The scan's CPU time: the process's user and system time over the
-	// scan, every goroutine's (our read-ahead worker's, the collector's).
-	{id: "scan-cpu", label: "full forward scan, CPU time (user+sys, all threads), ns/entry", format: "%.1f"},
+	// scan, every goroutine's (ours-ra's read-ahead worker's, the
+	// collector's).
+	{id: "scan-cpu", label: "full forward scan, CPU time (user+sys, all threads), ns/entry", format: "%.1f", target: 2},
 	{id: "get", label: "Get of a present key, ns/op", format: "%.0f", target: 2},
 	{id: "get-absent", label: "Get of an absent key, ns/op", format: "%.0f", target: 2},
 }
 
+// unchecked are the engines reported beside goleveldb but left out of
+// the checks: the read-ahead is an option, bought with a second core.
+var unchecked = map[string]bool{"ours-ra": true}
+
 var headers = map[string]string{
 	"ours":      "ours (64 MiB cache)",
 	"ours-8m":   "ours (8 MiB cache)",
+	"ours-ra":   "ours, read-ahead on (64 MiB cache)",
 	"goleveldb": "goleveldb (ReadOnly, 8 MiB cache)",
 }
 
@@ -98,14 +104,16 @@ func writeReport(w io.Writer, r *results) (missed int) {
 			fmt.Fprintf(w, " %s |", cell(f.format, row[name]))
 		}
 		if theirs {
-			ok := len(ourCols) > 0
+			ok, checked := true, 0
 			for _, name := range ourCols {
 				s := median(row["goleveldb"]) / median(row[name])
 				fmt.Fprintf(w, " %.2f× |", s)
-				if !(s >= f.target) {
-					ok = false
+				if !unchecked[name] {
+					checked++
+					ok = ok && s >= f.target
 				}
 			}
+			ok = ok && checked > 0
 			if f.target == 0 {
 				fmt.Fprintln(w, " – | – |")
 				continue
@@ -123,7 +131,7 @@ func writeReport(w io.Writer, r *results) (missed int) {
 	}
 	fmt.Fprintln(w)
 	if theirs && len(ourCols) > 0 {
-		fmt.Fprintf(w, "Checks (every column of ours against goleveldb): %d of %d pass.", len(passed), len(passed)+len(failed))
+		fmt.Fprintf(w, "Checks (every column of ours against goleveldb, but ours-ra's): %d of %d pass.", len(passed), len(passed)+len(failed))
 		if len(failed) > 0 {
 			fmt.Fprintf(w, " Missed: %s.", strings.Join(failed, "; "))
 		}

@@ -178,12 +178,12 @@ type ours struct {
 	it *merge.Iterator
 }
 
-func openOurs(dir string, cacheBytes int64) (*ours, error) {
+func openOurs(dir string, cacheBytes int64, readAhead bool) (*ours, error) {
 	c, err := cache.New(cacheBytes)
 	if err != nil {
 		return nil, err
 	}
-	db, err := leveldb.OpenDB(dir, &leveldb.Options{Cache: c})
+	db, err := leveldb.OpenDB(dir, &leveldb.Options{Cache: c, ReadAhead: readAhead})
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -251,9 +251,11 @@ func (t *theirs) close() error { return t.db.Close() }
 func open(cfg config, impl, dir string) (engine, error) {
 	switch impl {
 	case "ours":
-		return openOurs(dir, reader.DefaultCacheSize)
+		return openOurs(dir, reader.DefaultCacheSize, false)
 	case "ours-8m":
-		return openOurs(dir, int64(opt.DefaultBlockCacheCapacity))
+		return openOurs(dir, int64(opt.DefaultBlockCacheCapacity), false)
+	case "ours-ra":
+		return openOurs(dir, reader.DefaultCacheSize, true)
 	default:
 		return openTheirs(dir, cfg.filterBits)
 	}
