@@ -132,6 +132,9 @@ func openLevelDB(cmd, dir string) (*leveldb.DB, error) {
 	case formatRocksDB:
 		return nil, usagef("%s: -leveldb reads a LevelDB database directory; %s is a RocksDB table file: drop -leveldb to read it", cmd, dir)
 	}
+	if hint := levelDBRocksHint(cmd, dir, nil); hint != nil {
+		return nil, hint
+	}
 	db, err := leveldb.OpenDB(dir, nil)
 	if err != nil {
 		if hint := levelDBRocksHint(cmd, dir, err); hint != nil {

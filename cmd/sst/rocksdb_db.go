@@ -96,10 +96,15 @@ func openRocksDB(cmd, dir string) (*rocksdb.DB, error) {
 	return nil, ldbErr(cmd, dir, err)
 }
 
-// levelDBRocksHint words leveldb.OpenDB's error for a RocksDB directory
-// (leveldb.ErrRocksDB) for cmd -leveldb, or returns nil for another error.
+// levelDBRocksHint returns the usage error of cmd -leveldb for a RocksDB
+// directory: one with RocksDB's own files (isRocksDBDir), or whose
+// MANIFEST leveldb.OpenDB found RocksDB's (err wraps leveldb.ErrRocksDB);
+// nil for another directory and error. The files decide first: until
+// RocksDB has flushed, its MANIFEST holds nothing LevelDB lacks, and its
+// log may hold what LevelDB cannot read ("unknown kind 7", a single
+// deletion) or, read as LevelDB's, mean something else.
 func levelDBRocksHint(cmd, dir string, err error) error {
-	if !errors.Is(err, leveldb.ErrRocksDB) {
+	if !isRocksDBDir(dir) && !errors.Is(err, leveldb.ErrRocksDB) {
 		return nil
 	}
 	return usagef("%s: %s holds a RocksDB database, not LevelDB's: read it with -rocksdb instead of -leveldb", cmd, dir)
