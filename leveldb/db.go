@@ -177,7 +177,7 @@ func (db *DB) recover(opts *Options) error {
 	}
 
 	// The tables, opened on first use.
-	topts := &TableOptions{Cache: opts.Cache, NoMmap: opts.NoMmap, ReadAhead: opts.ReadAhead}
+	topts := &TableOptions{Cache: opts.Cache, NoMmap: opts.NoMmap, ReadAhead: opts.ReadAhead, Keys: KeysInternal} // a database holds internal keys
 	var run *lsmtable.Level
 	for i, f := range db.files {
 		ext, ok := tableExt[f.Number]

@@ -1,6 +1,7 @@
 package leveldb
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/internal/codec"
 	"github.com/sstkit/sstable/internal/lsmtable"
+	"github.com/sstkit/sstable/internal/rocksblock"
 )
 
 // Magic is the magic number in the last 8 bytes of a LevelDB table
@@ -53,12 +55,49 @@ type TableOptions struct {
 	ReadAhead bool
 	// Name names the table in errors; OpenTable uses the path.
 	Name string
+	// Keys says how the table's keys are read: KeysDetect (the zero
+	// value), KeysInternal or KeysPlain.
+	Keys KeyForm
 }
+
+// KeyForm says whether a table's keys are internal keys or plain keys.
+//
+// A table of a database holds internal keys: the user key and an 8-byte
+// trailer of sequence number and kind. A table written by LevelDB's
+// TableBuilder directly (LevelDB's table tests, golang/leveldb's
+// testdata/h.ldb) holds the keys it was given, plain keys. Nothing in the
+// file says which: an internal key is bytes like any other.
+type KeyForm uint8
+
+const (
+	// KeysDetect reads a table as plain keys only when its index cannot
+	// belong to a table of internal keys: a separator shorter than an
+	// internal key's 8-byte trailer (LevelDB's last separator is mostly
+	// one byte: the successor of the last key's first byte), or
+	// separators out of the internal key order but in bytewise order. A
+	// table of internal keys is never read as plain keys, whatever the
+	// bytes of its trailers; a table of plain keys whose separators all
+	// look like internal keys reads as internal keys, and its first data
+	// key that is none (shorter than 8 bytes, a kind other than 0 or 1)
+	// is reported as corrupt: open it with KeysPlain.
+	KeysDetect KeyForm = iota
+	// KeysInternal reads the keys as internal keys (as OpenDB does).
+	KeysInternal
+	// KeysPlain reads the keys as plain keys.
+	KeysPlain
+)
 
 // Table is one open LevelDB table. It is safe for concurrent use: many
 // goroutines may call Get and use iterators of their own at once.
+//
+// A table of plain keys (KeyForm) reads as one of user keys, each a value
+// at sequence number 0: Get finds a key at any sequence number, its
+// iterators' Seq is 0 and Kind KindValue, InternalKey is the key itself,
+// and its filter (LevelDB's TableBuilder filters the keys it is given) is
+// consulted with the whole key.
 type Table struct {
 	core      *lsmtable.Table
+	keys      KeyForm // KeysDetect until init decides
 	footer    tableFooter
 	filter    *filterBlock // nil: no filter consulted
 	metaNames []string     // the metaindex's keys
@@ -103,7 +142,7 @@ type tableFooter struct {
 // format.ErrCorrupt (ErrNotTable too, for a file without LevelDB's magic
 // number) naming path, the section and the offset.
 func OpenTable(path string, o *TableOptions) (*Table, error) {
-	t := &Table{}
+	t := newTable(o)
 	core, err := lsmtable.Open(path, t.options(o), t.init)
 	if err != nil {
 		return nil, fmt.Errorf("leveldb: %w", err)
@@ -115,7 +154,7 @@ func OpenTable(path string, o *TableOptions) (*Table, error) {
 // NewTable opens the LevelDB table of size bytes read through r. Errors
 // as OpenTable's, named by o.Name.
 func NewTable(r io.ReaderAt, size int64, o *TableOptions) (*Table, error) {
-	t := &Table{}
+	t := newTable(o)
 	core, err := lsmtable.New(r, size, t.options(o), t.init)
 	if err != nil {
 		return nil, err
@@ -123,6 +162,18 @@ func NewTable(r io.ReaderAt, size int64, o *TableOptions) (*Table, error) {
 	t.core = core
 	return t, nil
 }
+
+func newTable(o *TableOptions) *Table {
+	t := &Table{}
+	if o != nil {
+		t.keys = o.Keys
+	}
+	return t
+}
+
+// PlainKeys reports whether the table's keys are read as plain keys
+// (KeyForm).
+func (t *Table) PlainKeys() bool { return t.keys == KeysPlain }
 
 func (t *Table) options(o *TableOptions) *lsmtable.Options {
 	opts := &lsmtable.Options{}
@@ -213,16 +264,33 @@ func (t *Table) readFooter(core *lsmtable.Table) error {
 	return nil
 }
 
-// checkBlock is codec.CheckBlock for LevelDB's two block types.
+// Block compression types, the trailer's first byte. LevelDB 1.23 writes
+// 0 and 1; Mojang's fork of LevelDB (Minecraft Bedrock Edition's worlds,
+// github.com/Mojang/leveldb-mcpe, include/leveldb/options.h) adds 2 and
+// 4, computing the trailer's masked CRC-32C the same way, over the
+// compressed bytes and the type byte.
+const (
+	CompressionNone    byte = 0 // stored raw
+	CompressionSnappy  byte = 1 // snappy's block format
+	CompressionZlib    byte = 2 // Mojang's kZlibCompression: a zlib stream (RFC 1950)
+	CompressionZlibRaw byte = 4 // Mojang's kZlibRawCompression: raw deflate (RFC 1951), Bedrock's default
+)
+
+// checkBlock is codec.CheckBlock for LevelDB's and Mojang's block types.
 func checkBlock(section string, off int64, buf []byte) ([]byte, byte, error) {
 	if len(buf) >= format.BlockTrailerLen {
-		if typ := buf[len(buf)-format.BlockTrailerLen]; typ > format.BlockTypeSnappy {
+		switch typ := buf[len(buf)-format.BlockTrailerLen]; typ {
+		case CompressionNone, CompressionSnappy, CompressionZlib, CompressionZlibRaw:
+			// codec.CheckBlock checks the checksum and passes these types
+			// on (its 2 and 4 are this module's zstd types: decode tells
+			// them apart).
+		default:
 			// Checked first so that an unknown type reads as such, not as a
 			// checksum mismatch (the type byte is under the checksum).
 			if _, _, err := codec.CheckBlock(section, off, buf); err != nil {
 				return nil, 0, err
 			}
-			return nil, 0, format.Corruptf(section, off+int64(len(buf)-format.BlockTrailerLen), "block compression type %d: LevelDB tables use 0 (none) or 1 (snappy)", typ)
+			return nil, 0, format.Corruptf(section, off+int64(len(buf)-format.BlockTrailerLen), "block compression type %d: LevelDB tables use 0 (none) or 1 (snappy), Mojang's 2 (zlib) or 4 (raw deflate)", typ)
 		}
 	}
 	return codec.CheckBlock(section, off, buf)
@@ -234,14 +302,20 @@ func checkBlock(section string, off int64, buf []byte) ([]byte, byte, error) {
 const maxBlockLen = 1 << 30
 
 // decode returns a checked block's contents, decoded into dst's spare
-// capacity or a new buffer if compressed, aliasing stored if raw.
+// capacity or a new buffer if compressed, aliasing stored if raw. Mojang's
+// zlib blocks record no decoded size: the output grows as inflated, up to
+// maxBlockLen.
 func decode(section string, off int64, stored []byte, typ byte, dst []byte) ([]byte, error) {
+	switch typ {
+	case CompressionZlib, CompressionZlibRaw:
+		return rocksblock.Inflate(section, off, stored, typ == CompressionZlib, maxBlockLen, dst[:0])
+	}
 	return codec.DecodeBlock(section, off, stored, typ, maxBlockLen, dst[:0])
 }
 
 // readIndex reads the index block into the table's index: separators
-// that are internal keys in increasing order, handles that follow one
-// another before the footer.
+// that are internal keys (or plain keys) in increasing order, handles
+// that follow one another before the footer.
 func (t *Table) readIndex(core *lsmtable.Table) error {
 	contents, typ, err := core.ReadBlock(format.SectionIndex, t.footer.index)
 	if err != nil {
@@ -251,8 +325,18 @@ func (t *Table) readIndex(core *lsmtable.Table) error {
 	off := int64(t.footer.index.Offset)
 	var it codec.BlockIter
 	if err := it.Init(format.SectionIndex, off, contents); err != nil || lsmtable.EmptyBlock(contents) {
+		if t.keys == KeysDetect {
+			t.keys = KeysInternal
+		}
 		return err
 	}
+	if t.keys == KeysDetect {
+		t.keys = KeysInternal
+		if !internalSeparators(&it) {
+			t.keys = KeysPlain
+		}
+	}
+	core.Index.SetPlain(t.keys == KeysPlain)
 	limit := uint64(core.Size() - FooterLen)
 	for ok := it.First(); ok; ok = it.Next() {
 		// Any trailer will do: LevelDB tags a shortened separator with
@@ -272,8 +356,30 @@ func (t *Table) readIndex(core *lsmtable.Table) error {
 	return nil
 }
 
+// internalSeparators reports whether the index block it holds can be the
+// index of a table of internal keys (KeysDetect): every separator at
+// least 8 bytes long, and each above the one before it in the internal
+// key order or, failing that, not in the bytewise order either (a
+// damaged index, reported as such by the reading of internal keys). A
+// block that fails to decode counts as internal, so that its error is
+// reported by that reading too.
+func internalSeparators(it *codec.BlockIter) bool {
+	var prev []byte
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		if len(k) < trailerLen {
+			return false
+		}
+		if prev != nil && compareKeys(prev, k) >= 0 && bytes.Compare(prev, k) < 0 {
+			return false
+		}
+		prev = append(prev[:0], k...)
+	}
+	return true
+}
+
 // blockCodec is LevelDB's block trailer and compression: a masked CRC-32C,
-// raw or snappy blocks.
+// raw or snappy blocks, and Mojang's zlib blocks.
 type blockCodec struct{}
 
 func (blockCodec) Check(section string, off int64, buf []byte) ([]byte, byte, error) {

@@ -8,9 +8,13 @@
 package ldbtest
 
 import (
+	"bytes"
+	"compress/flate"
+	"compress/zlib"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -44,6 +48,14 @@ type Options struct {
 	ShortSeparators  bool   // shorten index separators as LevelDB does; false: last keys
 	RestartInterval  int    // 0: 16
 	EmptyMetaRestart bool   // an empty metaindex block gets LevelDB's restart point at 0
+	// Plain writes the keys as given, with no trailer (Entry.Seq and Kind
+	// unused), as LevelDB's TableBuilder does when given plain keys; the
+	// filter then covers the whole keys.
+	Plain bool
+	// Zlib compresses blocks as Mojang's LevelDB does instead of snappy:
+	// 2 a zlib stream, 4 raw deflate; 0: snappy. Blocks are compressed
+	// under Snappy's rules.
+	Zlib byte
 }
 
 type writer struct {
@@ -55,14 +67,31 @@ func (w *writer) block(contents []byte, compress bool) format.BlockHandle {
 	typ := format.BlockTypeRaw
 	stored := contents
 	if compress && w.o.Snappy {
-		c := snappy.Encode(nil, contents)
+		c, ctyp := snappy.Encode(nil, contents), format.BlockTypeSnappy
+		if w.o.Zlib != 0 {
+			c, ctyp = deflate(contents, w.o.Zlib == 2), w.o.Zlib
+		}
 		if w.o.CompressAll || len(c) < len(contents)-len(contents)/8 {
-			stored, typ = c, format.BlockTypeSnappy
+			stored, typ = c, ctyp
 		}
 	}
 	h := format.BlockHandle{Offset: uint64(len(w.buf)), Length: uint64(len(stored))}
 	w.buf = codec.AppendTrailer(append(w.buf, stored...), stored, typ)
 	return h
+}
+
+// deflate returns src as one zlib stream (wrapped) or raw deflate stream.
+func deflate(src []byte, wrapped bool) []byte {
+	var b bytes.Buffer
+	var w io.WriteCloser
+	if wrapped {
+		w = zlib.NewWriter(&b)
+	} else {
+		w, _ = flate.NewWriter(&b, flate.DefaultCompression) // a valid level: no error
+	}
+	w.Write(src) // a bytes.Buffer does not fail
+	w.Close()
+	return b.Bytes()
 }
 
 // WriteTable returns a LevelDB table holding entries, in the order given.
@@ -98,7 +127,7 @@ func WriteTable(entries []Entry, o Options) []byte {
 	addIndex := func(next []byte) {
 		sep := last
 		if o.ShortSeparators {
-			sep = separator(last, next)
+			sep = separator(last, next, o.Plain)
 		}
 		index.Add(sep, codec.AppendHandle(nil, *pendingHandle))
 		pendingHandle = nil
@@ -114,6 +143,9 @@ func WriteTable(entries []Entry, o Options) []byte {
 	}
 	for _, e := range entries {
 		ik := e.InternalKey()
+		if o.Plain {
+			ik = e.Key
+		}
 		if pendingHandle != nil {
 			addIndex(ik)
 		}
@@ -167,9 +199,14 @@ func WriteTable(entries []Entry, o Options) []byte {
 // separator returns LevelDB's FindShortestSeparator of two internal keys
 // (db/dbformat.cc over util/comparator.cc): a shorter user key between
 // them with the largest trailer, or start itself. next nil: the short
-// successor of start's user key.
-func separator(start, next []byte) []byte {
-	us := start[:len(start)-8]
+// successor of start's user key. plain: of two plain keys
+// (util/comparator.cc alone), with no trailer.
+func separator(start, next []byte, plain bool) []byte {
+	tl := 8
+	if plain {
+		tl = 0
+	}
+	us := start[:len(start)-tl]
 	var tmp []byte
 	if next == nil {
 		for i, c := range us {
@@ -179,7 +216,7 @@ func separator(start, next []byte) []byte {
 			}
 		}
 	} else {
-		ul := next[:len(next)-8]
+		ul := next[:len(next)-tl]
 		n := 0
 		for n < len(us) && n < len(ul) && us[n] == ul[n] {
 			n++
@@ -189,6 +226,9 @@ func separator(start, next []byte) []byte {
 				tmp = append(append([]byte(nil), us[:n]...), c+1)
 			}
 		}
+	}
+	if plain && tmp != nil {
+		return tmp // BytewiseComparator's own rules: no need to be shorter
 	}
 	if tmp == nil || len(tmp) >= len(us) || string(tmp) <= string(us) {
 		return start

@@ -64,7 +64,7 @@ func (it *TableIterator) get(key []byte, seq uint64) (found bool, err error) {
 	}
 	defer restoreFault(protect())
 	defer t.recoverFault(&err)
-	it.seek = AppendSeekKey(it.seek[:0], key, seq)
+	it.seek = t.appendSeekKey(it.seek[:0], key, seq)
 	// The filter's probe, then at once the index search: with nothing
 	// between them (no call into the runtime), the CPU starts the search's
 	// loads while the probe's cache miss is outstanding, and a present key

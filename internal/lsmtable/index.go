@@ -18,6 +18,7 @@ type Index struct {
 	ends    []uint32 // ends[i]: end of separator i in keys
 	handles []format.BlockHandle
 	reverse bool // user keys in reverse bytewise order
+	plain   bool // keys without a trailer (SetPlain)
 	next    uint64
 
 	// fences[i] is the 8 bytes of separator i's user key after skip (the
@@ -36,6 +37,33 @@ func (x *Index) SetReverse(r bool) { x.reverse = r }
 // Reverse reports whether user keys are in reverse bytewise order.
 func (x *Index) Reverse() bool { return x.reverse }
 
+// SetPlain makes the table's keys, separators and data keys alike, plain
+// user keys without an internal key's trailer (a table written by
+// LevelDB's TableBuilder directly); call it before Append. Every entry
+// then reads as sequence number 0, KindValue.
+func (x *Index) SetPlain(p bool) { x.plain = p }
+
+// Plain reports whether the table's keys are plain user keys.
+func (x *Index) Plain() bool { return x.plain }
+
+// trailerLen returns the length of the trailer after a stored key's user
+// key: TrailerLen, or 0 for plain keys.
+func (x *Index) trailerLen() int {
+	if x.plain {
+		return 0
+	}
+	return TrailerLen
+}
+
+// Compare orders two of the table's stored keys: internal keys by
+// CompareKeys, plain keys by their bytes (reversed for a reverse order).
+func (x *Index) Compare(a, b []byte) int {
+	if x.plain {
+		return compareUser(a, b, x.reverse)
+	}
+	return CompareKeys(a, b, x.reverse)
+}
+
 // Len returns the number of data blocks.
 func (x *Index) Len() int { return len(x.handles) }
 
@@ -51,16 +79,16 @@ func (x *Index) Key(i int) []byte {
 // Handle returns data block i's handle.
 func (x *Index) Handle(i int) format.BlockHandle { return x.handles[i] }
 
-// Append adds the next data block: its separator, an internal key above
-// the previous one, and its handle, after the previous block's and
-// inside the first limit bytes of the file. The error says what is
-// wrong; the caller names the section and offset.
+// Append adds the next data block: its separator, a key above the
+// previous one (an internal key unless SetPlain), and its handle, after
+// the previous block's and inside the first limit bytes of the file. The
+// error says what is wrong; the caller names the section and offset.
 func (x *Index) Append(sep []byte, h format.BlockHandle, limit uint64) error {
 	i := len(x.handles)
-	if len(sep) < TrailerLen {
+	if len(sep) < x.trailerLen() {
 		return fmt.Errorf("separator %d (%q) is shorter than an internal key's 8-byte trailer", i, sep)
 	}
-	if i > 0 && CompareKeys(x.Key(i-1), sep, x.reverse) >= 0 {
+	if i > 0 && x.Compare(x.Key(i-1), sep) >= 0 {
 		return fmt.Errorf("separator %d (%q) does not sort after separator %d", i, sep, i-1)
 	}
 	if h.Offset < x.next || !Inside(h, limit) {
@@ -79,15 +107,16 @@ func (x *Index) Finish() {
 	if n == 0 {
 		return
 	}
+	tl := x.trailerLen()
 	first, last := x.Key(0), x.Key(n-1)
-	first, last = first[:len(first)-TrailerLen], last[:len(last)-TrailerLen]
+	first, last = first[:len(first)-tl], last[:len(last)-tl]
 	for x.skip < len(first) && x.skip < len(last) && first[x.skip] == last[x.skip] {
 		x.skip++
 	}
 	x.fences = make([]uint64, n)
 	for i := range x.fences {
 		k := x.Key(i)
-		x.fences[i] = x.fence(k[:len(k)-TrailerLen])
+		x.fences[i] = x.fence(k[:len(k)-tl])
 	}
 }
 
@@ -111,14 +140,15 @@ func (x *Index) fence(u []byte) uint64 {
 	return f
 }
 
-// Search returns the first block whose separator is at or above the
-// internal key target: the only block that can hold target's successor;
-// Len() if none. It binary-searches the fences, then the whole
-// separators among those that tie. A target whose user key lacks the
-// separators' common bytes compares whole keys throughout.
+// Search returns the first block whose separator is at or above target,
+// a stored key (an internal key unless the keys are plain): the only
+// block that can hold target's successor; Len() if none. It
+// binary-searches the fences, then the whole separators among those
+// that tie. A target whose user key lacks the separators' common bytes
+// compares whole keys throughout.
 func (x *Index) Search(target []byte) int {
 	lo, hi := 0, len(x.handles)
-	if u := target[:len(target)-TrailerLen]; len(u) >= x.skip && string(u[:x.skip]) == string(x.keys[:x.skip]) {
+	if u := target[:len(target)-x.trailerLen()]; len(u) >= x.skip && string(u[:x.skip]) == string(x.keys[:x.skip]) {
 		f := x.fence(u)
 		lo = lowerBound(x.fences, f)
 		hi = lo
@@ -140,7 +170,7 @@ func (x *Index) Search(target []byte) int {
 	}
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if CompareKeys(x.Key(mid), target, x.reverse) < 0 {
+		if x.Compare(x.Key(mid), target) < 0 {
 			lo = mid + 1
 		} else {
 			hi = mid

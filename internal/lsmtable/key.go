@@ -132,3 +132,13 @@ func AppendSeekKey(dst, user []byte, seq uint64) []byte {
 	dst = append(dst, user...)
 	return binary.LittleEndian.AppendUint64(dst, seq<<8|seekKind)
 }
+
+// appendSeekKey appends the table's seek key for user at or below seq:
+// AppendSeekKey's, or user itself in a table of plain keys, whose every
+// entry is at sequence number 0 and so at or below any seq.
+func (t *Table) appendSeekKey(dst, user []byte, seq uint64) []byte {
+	if t.Index.plain {
+		return append(dst, user...)
+	}
+	return AppendSeekKey(dst, user, seq)
+}

@@ -75,7 +75,8 @@ func (it *TableIterator) Kind() Kind { return it.kind }
 func (it *TableIterator) Value() []byte { return it.blk.Value() }
 
 // InternalKey returns the current entry's whole internal key: the user
-// key and the 8-byte trailer.
+// key and the 8-byte trailer. In a table of plain keys (Index.SetPlain)
+// it is the stored key, the user key itself.
 func (it *TableIterator) InternalKey() []byte { return it.blk.Key() }
 
 // Err returns the error that stopped the iterator, if any: a corruption
@@ -185,7 +186,7 @@ func (it *TableIterator) seekGE(key []byte, seq uint64) (ok bool) {
 		hidden = seq < it.t.GlobalSeq
 		seq = MaxSequence
 	}
-	it.seek = AppendSeekKey(it.seek[:0], key, seq)
+	it.seek = it.t.appendSeekKey(it.seek[:0], key, seq)
 	i := it.t.Index.Search(it.seek)
 	if i >= it.t.Index.Len() {
 		return it.stop()
@@ -211,7 +212,7 @@ func (it *TableIterator) SeekLT(key []byte) (ok bool) {
 	}
 	defer restoreFault(protect())
 	defer it.recover(&ok)
-	it.seek = AppendSeekKey(it.seek[:0], key, MaxSequence)
+	it.seek = it.t.appendSeekKey(it.seek[:0], key, MaxSequence)
 	i := it.t.Index.Search(it.seek)
 	if i >= it.t.Index.Len() {
 		if !it.load(it.t.Index.Len() - 1) {
@@ -232,8 +233,8 @@ func (it *TableIterator) SeekLT(key []byte) (ok bool) {
 }
 
 // seekBlock moves within the current block to the first entry at or
-// above the internal key target: a binary search of the restart points
-// in the internal key order, then a scan of one restart interval.
+// above the stored key target: a binary search of the restart points in
+// the table's key order, then a scan of one restart interval.
 func (it *TableIterator) seekBlock(target []byte) bool {
 	lo, hi := 0, it.blk.NumRestarts()
 	if hi <= 8 {
@@ -244,7 +245,7 @@ func (it *TableIterator) seekBlock(target []byte) bool {
 		if !it.blk.SeekRestart(mid) {
 			return false
 		}
-		if CompareKeys(it.blk.Key(), target, it.t.Index.reverse) < 0 {
+		if it.t.Index.Compare(it.blk.Key(), target) < 0 {
 			lo = mid + 1
 		} else {
 			hi = mid
@@ -254,7 +255,7 @@ func (it *TableIterator) seekBlock(target []byte) bool {
 	if !it.blk.SeekRestart(max(lo-1, 0)) {
 		return false
 	}
-	for CompareKeys(it.blk.Key(), target, it.t.Index.reverse) < 0 {
+	for it.t.Index.Compare(it.blk.Key(), target) < 0 {
 		if !it.blk.Next() {
 			return false
 		}
@@ -374,8 +375,13 @@ func (it *TableIterator) backward(ok bool) bool {
 	return true
 }
 
-// settle decodes the current entry's internal key.
+// settle decodes the current entry's internal key; a plain key is a
+// value at sequence number 0.
 func (it *TableIterator) settle() bool {
+	if it.t.Index.plain {
+		it.user, it.seq, it.kind, it.valid = it.blk.Key(), 0, KindValue, true
+		return true
+	}
 	user, seq, kind, ok := SplitKey(it.blk.Key(), it.t.Kinds)
 	if !ok {
 		h := it.t.Index.handles[it.i]

@@ -6,7 +6,7 @@ import (
 
 // Verify reads the whole table and checks what reads of it rely on:
 // every data block's checksum and entries; keys that are internal keys
-// in strictly increasing order, each block's keys above the separator
+// (or plain keys, Index.SetPlain) in strictly increasing order, each block's keys above the separator
 // before it and at or below its own; and the filter matching every user
 // key of its blocks (a filter that misses a key would make Get miss it).
 // It returns the number of entries checked, and the first error found,
@@ -39,13 +39,13 @@ func (t *Table) Verify() (entries int64, err error) {
 				return entries, it.err
 			}
 			k := it.blk.Key()
-			if prev != nil && CompareKeys(prev, k, t.Index.reverse) >= 0 {
+			if prev != nil && t.Index.Compare(prev, k) >= 0 {
 				return entries, t.Named(format.Corruptf(format.SectionDataBlock, off, "key %q does not sort after the key before it", k))
 			}
-			if prevSep != nil && CompareKeys(k, prevSep, t.Index.reverse) <= 0 {
+			if prevSep != nil && t.Index.Compare(k, prevSep) <= 0 {
 				return entries, t.Named(format.Corruptf(format.SectionDataBlock, off, "key %q does not sort after the separator %q of the block before it", k, prevSep))
 			}
-			if CompareKeys(k, sep, t.Index.reverse) > 0 {
+			if t.Index.Compare(k, sep) > 0 {
 				return entries, t.Named(format.Corruptf(format.SectionDataBlock, off, "key %q sorts after the block's separator %q in the index", k, sep))
 			}
 			if t.Filter != nil && !t.Filter.MayContain(uint64(off), it.user) || t.KeyFilter != nil && !t.KeyFilter(it.user) {

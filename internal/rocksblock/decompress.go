@@ -375,7 +375,7 @@ func Decompress(section string, off int64, typ byte, formatVersion uint32, store
 	case ZSTD, ZSTDNotFinal:
 		return decodeZstd(be, payload, n, dict, dst)
 	case Zlib:
-		return inflate(be, payload, known, n, maxLen, dict.Bytes(), dst)
+		return inflate(be, payload, known, n, maxLen, dict.Bytes(), dst, true)
 	case BZip2:
 		return readStream(be, bzip2.NewReader(bytes.NewReader(payload)), BZip2, known, n, maxLen, len(payload), dst)
 	}
@@ -446,10 +446,10 @@ var flateReaders = sync.Pool{New: func() any {
 }}
 
 // inflate decodes a zlib block: raw deflate as RocksDB writes by default,
-// else, when that fails and payload starts with a zlib header (RFC 1950:
-// method 8, header check a multiple of 31), a zlib-wrapped stream as
-// written with a positive window_bits.
-func inflate(be blockErr, payload []byte, known bool, n, maxLen int, dict, dst []byte) ([]byte, error) {
+// else, when orWrapped and that fails and payload starts with a zlib
+// header (RFC 1950: method 8, header check a multiple of 31), a
+// zlib-wrapped stream as written with a positive window_bits.
+func inflate(be blockErr, payload []byte, known bool, n, maxLen int, dict, dst []byte, orWrapped bool) ([]byte, error) {
 	f := flateReaders.Get().(*flateReader)
 	defer func() {
 		f.src.Reset(nil) // keep no block alive in the pool
@@ -460,7 +460,7 @@ func inflate(be blockErr, payload []byte, known bool, n, maxLen int, dict, dst [
 		return nil, be.corrupt("deflate reader: %v", err)
 	}
 	out, rawErr := readStream(be, f.fr, Zlib, known, n, maxLen, len(payload), dst)
-	if rawErr == nil || len(payload) < 2 {
+	if rawErr == nil || !orWrapped || len(payload) < 2 {
 		return out, rawErr
 	}
 	cmf, flg := payload[0], payload[1]
@@ -476,6 +476,31 @@ func inflate(be blockErr, payload []byte, known bool, n, maxLen int, dict, dst [
 		return nil, rawErr
 	}
 	return out, nil
+}
+
+// Inflate returns the contents of stored, one deflate stream (RFC 1951)
+// when !wrapped, one zlib stream (RFC 1950: a header, deflate, an
+// Adler-32 of the output) when wrapped, with no size recorded: the output
+// grows as decoded, up to maxLen bytes, into dst's capacity or a new
+// buffer. These are the blocks of Mojang's LevelDB (Minecraft Bedrock),
+// types 4 and 2, which, unlike Decompress's zlib blocks, say which of the
+// two they hold. Bad bytes give errors wrapping format.ErrCorrupt naming
+// section and off.
+func Inflate(section string, off int64, stored []byte, wrapped bool, maxLen int, dst []byte) (out []byte, err error) {
+	be := blockErr{section, off, Zlib}
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, be.corrupt("decoder failed: %v", r)
+		}
+	}()
+	if !wrapped {
+		return inflate(be, stored, false, 0, max(maxLen, 0), nil, dst, false)
+	}
+	zr, err := zlib.NewReader(bytes.NewReader(stored))
+	if err != nil {
+		return nil, be.corrupt("bad zlib header (%v)", err)
+	}
+	return readStream(be, zr, Zlib, false, 0, max(maxLen, 0), len(stored), dst)
 }
 
 // readExact reads the decoded stream r, which must hold exactly n bytes
