@@ -25,6 +25,19 @@
 //   hold DIR SECONDS
 //       opens the database, prints "locked", and keeps it open until its
 //       standard input closes or SECONDS pass.
+//   plaintable FILE SEED snappy|none
+//       writes a table of plain keys with leveldb::TableBuilder (no
+//       database: the keys are the user's, with no internal key trailer)
+//       over edge keys: the empty key, keys of 0x00 and 0xff bytes, keys
+//       of 8 bytes and more whose bytes 8 from the end (an internal key's
+//       kind) and last byte are 0x00 or 0x01; SEED 0 mod 5 draws only
+//       keys of 10+ bytes starting with eight 0xff bytes, whose
+//       separators are all 8 bytes or more. Then it reopens the table
+//       with leveldb::Table and prints every entry, "hexkey\thexvalue",
+//       a line "# seeks", then for probe keys (each key, each with 0x00
+//       appended and with its last byte dropped) "hexprobe\thexfound"
+//       where found is the key Iterator::Seek lands on, or "-" past the
+//       end.
 #include <leveldb/cache.h>
 #include <leveldb/db.h>
 #include <leveldb/env.h>
@@ -32,6 +45,7 @@
 #include <leveldb/iterator.h>
 #include <leveldb/options.h>
 #include <leveldb/table.h>
+#include <leveldb/table_builder.h>
 #include <leveldb/write_batch.h>
 
 #include <signal.h>
@@ -379,12 +393,116 @@ int hold(const char* dir, int seconds) {
   return 0;
 }
 
+// plainKeys draws the keys of plaintable.
+std::vector<std::string> plainKeys(Rng& r, uint64_t seed) {
+  std::vector<std::string> keys;
+  bool longOnly = seed % 5 == 0;
+  int n = 300 + r.n(1200);
+  if (!longOnly) {
+    keys = makeKeys(r, n / 2);
+    keys.push_back("");
+    keys.push_back(std::string(1, '\x00'));
+    keys.push_back(std::string(9, '\x00'));
+    keys.push_back(std::string(1, '\xff'));
+    keys.push_back(std::string(12, '\xff'));
+  }
+  while (static_cast<int>(keys.size()) < n) {
+    std::string k = longOnly ? std::string(8, '\xff') : std::string();
+    int extra = r.n(4);
+    for (int i = 0; i < extra; i++) k.push_back(keyByte(r));
+    // The last 8 bytes as an internal key's trailer would read: a kind
+    // of 0 or 1 first, then a sequence number, its top byte often 0 or 1.
+    k.push_back(static_cast<char>(r.n(2)));
+    for (int i = 0; i < 6; i++) k.push_back(r.p(50) ? keyByte(r) : '\x00');
+    k.push_back(static_cast<char>(r.p(70) ? r.n(2) : r.n(256)));
+    keys.push_back(k);
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
+
+int plaintable(const char* path, uint64_t seed, const char* comp) {
+  Rng r{seed * 0x2545f4914f6cdd1dULL + 99};
+  leveldb::Options o;
+  static const int restarts[] = {16, 1, 4};
+  static const size_t blocks[] = {4096, 256, 1024, 64};
+  o.block_restart_interval = restarts[seed % 3];
+  o.block_size = blocks[seed % 4];
+  const leveldb::FilterPolicy* filter = nullptr;
+  if (seed % 2 == 1) filter = leveldb::NewBloomFilterPolicy(10);
+  o.filter_policy = filter;
+  o.compression = strcmp(comp, "snappy") == 0 ? leveldb::kSnappyCompression : leveldb::kNoCompression;
+  std::vector<std::string> keys = plainKeys(r, seed);
+  leveldb::Env* env = leveldb::Env::Default();
+  leveldb::WritableFile* wf;
+  leveldb::Status s = env->NewWritableFile(path, &wf);
+  if (!s.ok()) die(path, s);
+  leveldb::TableBuilder* tb = new leveldb::TableBuilder(o, wf);
+  for (const std::string& k : keys) {
+    std::string v = makeValue(r);
+    if (v.size() > 600) v.resize(600);
+    tb->Add(k, v);
+  }
+  s = tb->Finish();
+  if (!s.ok()) die("finish", s);
+  delete tb;
+  s = wf->Close();
+  if (!s.ok()) die("close", s);
+  delete wf;
+
+  leveldb::RandomAccessFile* file;
+  s = env->NewRandomAccessFile(path, &file);
+  if (!s.ok()) die(path, s);
+  uint64_t size;
+  s = env->GetFileSize(path, &size);
+  if (!s.ok()) die(path, s);
+  leveldb::Table* table;
+  s = leveldb::Table::Open(o, file, size, &table);
+  if (!s.ok()) die(path, s);
+  leveldb::ReadOptions ro;
+  ro.verify_checksums = true;
+  leveldb::Iterator* it = table->NewIterator(ro);
+  std::string out;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    appendHex(&out, it->key());
+    out.push_back('\t');
+    appendHex(&out, it->value());
+    out.push_back('\n');
+  }
+  if (!it->status().ok()) die(path, it->status());
+  out += "# seeks\n";
+  for (const std::string& k : keys) {
+    std::string probes[] = {k, k + std::string(1, '\x00'), k.substr(0, k.empty() ? 0 : k.size() - 1)};
+    for (const std::string& p : probes) {
+      it->Seek(p);
+      appendHex(&out, p);
+      out.push_back('\t');
+      if (it->Valid()) {
+        appendHex(&out, it->key());
+      } else {
+        out.push_back('-');
+      }
+      out.push_back('\n');
+    }
+    if (out.size() > (1 << 20)) flush(&out);
+  }
+  if (!it->status().ok()) die(path, it->status());
+  flush(&out);
+  delete it;
+  delete table;
+  delete file;
+  delete filter;
+  return 0;
+}
+
 int usage() {
   fprintf(stderr,
           "usage: ldboracle gen DIR SEED snappy|none [NOPS]\n"
           "       ldboracle dump DIR\n"
           "       ldboracle dumptable FILE...\n"
-          "       ldboracle hold DIR SECONDS\n");
+          "       ldboracle hold DIR SECONDS\n"
+          "       ldboracle plaintable FILE SEED snappy|none\n");
   return 2;
 }
 
@@ -399,5 +517,6 @@ int main(int argc, char** argv) {
   if (mode == "dump" && argc == 3) return dump(argv[2]);
   if (mode == "dumptable" && argc >= 3) return dumptable(argc - 2, argv + 2);
   if (mode == "hold" && argc == 4) return hold(argv[2], atoi(argv[3]));
+  if (mode == "plaintable" && argc == 5) return plaintable(argv[2], strtoull(argv[3], nullptr, 10), argv[4]);
   return usage();
 }
