@@ -2,6 +2,7 @@ package merge
 
 import (
 	"bytes"
+	"encoding/binary"
 
 	"github.com/sstkit/sstable/internal/codec"
 )
@@ -44,13 +45,26 @@ func (c *child) settle(ok bool) bool {
 // compareKeys is bytes.Compare of two children's keys. Keys that differ
 // in their first 8 bytes (random keys nearly always do) are ordered by
 // the prefixes cached at the moves, in registers, without the call and
-// the loads of a byte comparison; only equal prefixes compare the keys.
+// the loads of a byte comparison. Keys that share them (a common prefix,
+// decimal numbers) are ordered by their next 8 bytes when those differ,
+// still without the call (bytes.Compare took a tenth of a scan's time
+// over 16-byte keys sharing their first 8 bytes); only the rest compare
+// the keys.
 func compareKeys(a, b *child) int {
 	if a.pk != b.pk {
 		if a.pk < b.pk {
 			return -1
 		}
 		return 1
+	}
+	if len(a.key) >= 16 && len(b.key) >= 16 {
+		x, y := binary.BigEndian.Uint64(a.key[8:]), binary.BigEndian.Uint64(b.key[8:])
+		if x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
 	}
 	return bytes.Compare(a.key, b.key)
 }
