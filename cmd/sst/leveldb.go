@@ -225,7 +225,11 @@ func printVersions(it *leveldb.TableIterator, reverse bool, start, end []byte, h
 				continue // versions of end itself
 			}
 		}
-		line = appendVersion(line[:0], it.Key(), it.Seq(), it.Kind(), hexOut)
+		if it.PlainKeys() {
+			line = appendField(line[:0], it.Key(), hexOut) // no version stored
+		} else {
+			line = appendVersion(line[:0], it.Key(), it.Seq(), it.Kind(), hexOut)
+		}
 		if !keysOnly {
 			line = appendField(append(line, '\t'), it.Value(), hexOut)
 		}
@@ -406,11 +410,16 @@ func infoLevelDB(file string, hexOut bool, stdout io.Writer) error {
 	w := bufio.NewWriter(stdout)
 	fmt.Fprintf(w, "file: %s\n", file)
 	fmt.Fprintf(w, "format: LevelDB table (magic %#016x)\n", uint64(leveldb.Magic))
-	stored := func(compressed bool) string {
-		if compressed {
+	stored := func(typ byte) string {
+		switch typ {
+		case leveldb.CompressionNone:
+			return "raw"
+		case leveldb.CompressionSnappy:
 			return "snappy-compressed"
+		case leveldb.CompressionZlib:
+			return "zlib-compressed (Mojang's type 2)"
 		}
-		return "raw"
+		return "raw-deflate-compressed (Mojang's type 4)"
 	}
 	printLayout(w, []layoutRow{
 		{"data and meta blocks", 0, min(in.Metaindex.Offset, in.Index.Offset)},
@@ -420,8 +429,11 @@ func infoLevelDB(file string, hexOut bool, stdout io.Writer) error {
 
 	fmt.Fprintf(w, "\ntable:\n")
 	fmt.Fprintf(w, "  %-20s%d\n", "data blocks:", in.DataBlocks)
-	fmt.Fprintf(w, "  %-20s%s\n", "index block:", stored(in.IndexCompressed))
-	fmt.Fprintf(w, "  %-20s%s\n", "metaindex block:", stored(in.MetaindexCompressed))
+	fmt.Fprintf(w, "  %-20s%s\n", "index block:", stored(in.IndexCompression))
+	fmt.Fprintf(w, "  %-20s%s\n", "metaindex block:", stored(in.MetaindexCompression))
+	if in.PlainKeys {
+		fmt.Fprintf(w, "  %-20s%s\n", "keys:", "plain (written by LevelDB's TableBuilder directly: no sequence numbers or kinds; read as values at 0)")
+	}
 	metas := "none"
 	if len(in.MetaBlocks) > 0 {
 		metas = strings.Join(in.MetaBlocks, ", ")

@@ -79,6 +79,10 @@ func (it *TableIterator) Value() []byte { return it.blk.Value() }
 // it is the stored key, the user key itself.
 func (it *TableIterator) InternalKey() []byte { return it.blk.Key() }
 
+// PlainKeys reports whether the table's keys are plain keys
+// (Index.SetPlain): user keys with no sequence number or kind stored.
+func (it *TableIterator) PlainKeys() bool { return it.t.Index.plain }
+
 // Err returns the error that stopped the iterator, if any: a corruption
 // (wrapping format.ErrCorrupt, naming the table, section and offset) or
 // a read error.
