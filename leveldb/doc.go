@@ -25,7 +25,10 @@
 // and every block read is checked against it. LevelDB 1.23 snappy-
 // compresses any block whose compressed form saves 12.5% (index and
 // metaindex blocks included), goleveldb every block but the filter block;
-// both are read.
+// both are read. Mojang's fork of LevelDB, which stores Minecraft Bedrock
+// Edition's worlds, adds two block types, also read: 2, a zlib stream,
+// and 4, raw deflate (Bedrock's default); its trailers' checksums are
+// LevelDB's (CompressionZlib, CompressionZlibRaw).
 //
 // Keys are internal keys: the user key followed by 8 bytes, little-endian
 // seq<<8 | kind, where seq is the write's sequence number (up to 2^56-1)
@@ -33,6 +36,15 @@
 // ascending (bytes.Compare, LevelDB's leveldb.BytewiseComparator), then by
 // sequence number descending, so that a user key's newest version comes
 // first. A table may hold several versions of one user key.
+//
+// A table written by LevelDB's TableBuilder directly, outside a database
+// (LevelDB's own table tests, golang/leveldb's test tables), holds plain
+// keys instead: the keys it was given, with no trailer. OpenTable detects
+// such a table from its index (KeyForm: a separator shorter than a
+// trailer, or separators in bytewise but not internal key order; a table
+// of internal keys is never taken for one) and reads each key as a value
+// at sequence number 0; TableOptions.Keys chooses instead. OpenDB reads
+// its tables as internal keys.
 //
 // The filter block is consulted by Table.Get when its policy is LevelDB's
 // built-in bloom filter, which LevelDB names
