@@ -134,6 +134,44 @@ type Options struct {
 	// directory of their own (".bulk-runs-*") removed by Finish and Abort.
 	// "" means the output directory.
 	TempDir string
+
+	// The fields below are SortedWriter's; Writer ignores them.
+
+	// TableName names the tables: table n (1 for the first) is written to
+	// dir joined with TableName(n), a base name (no path separator, not
+	// ManifestName, not a temporary file's name: builder.IsTempFile),
+	// such as a store's own file number. nil: "000001.sst",
+	// "000002.sst", ... A name that exists in dir, or in the staging
+	// directory, when its table is begun is an error: the writer
+	// replaces no file.
+	TableName func(n int) string
+	// NoManifest writes no manifest.json, for a caller whose own record
+	// of its tables (a store's manifest, a version edit) is the commit
+	// point: each table goes straight to its name in dir, written by
+	// builder.Create (a temporary file, fsynced, renamed to the name,
+	// the directory fsynced: 2 fsyncs a table, where a manifest's staged
+	// build takes 2 a table and 3 more), with no staging directory, and
+	// dir need not be empty, only free of the tables' names. When
+	// Finish returns, every table is durable under its name. A process
+	// killed midway leaves the tables finished so far, complete, under
+	// their names, and at most one temporary file (builder.IsTempFile):
+	// the caller's record does not list them, and it removes them. A
+	// failed Finish, a failed Add or AddSpan, and Abort remove every
+	// table written, as with a manifest.
+	NoManifest bool
+	// EmptyTable makes Finish write one table with no entry and no span
+	// when nothing was added, rather than no table: for a store that
+	// replaces its inputs with a table whatever it holds. It needs
+	// NoManifest (a manifest lists only tables with entries; one listing
+	// none says the output is empty).
+	EmptyTable bool
+	// UserProperties, when set, is called once for each table, just
+	// before the table is finished, with its TableInfo so far (Path,
+	// Smallest, Largest, Entries, Deletions, Spans; Size is 0) and
+	// returns the user properties to store in it
+	// (builder.Builder.SetUserProperty, whose limits apply: a property
+	// breaking one fails the writer, as a builder error does). nil: none.
+	UserProperties func(t TableInfo) map[string][]byte
 }
 
 // TableInfo describes one table a Writer wrote.
@@ -155,6 +193,11 @@ type TableInfo struct {
 	// table's Smallest (the first table's from the smallest key, the
 	// last table's to the largest).
 	Spans int64 `json:"spans,omitempty"`
+	// Deletions is the number of the table's entries added as deletions
+	// (SortedWriter.AddDeletion: the tombstones a compaction above the
+	// bottom keeps), which a store's compaction trigger may count;
+	// absent from the manifest when 0.
+	Deletions int64 `json:"deletions,omitempty"`
 	// Size is the table's file size in bytes.
 	Size int64 `json:"size"`
 }

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/sstkit/sstable/builder"
 )
@@ -73,6 +77,14 @@ const stageDirPrefix = ".bulk-sorted-"
 // tables already moved into the output directory included, and write no
 // manifest; the output directory itself stays.
 //
+// With Options.NoManifest the caller's own record of the tables is the
+// commit point instead: the tables go straight to their names (no
+// staging directory, no manifest), each durable once finished, and a
+// process killed midway leaves the finished ones for the caller, whose
+// record does not list them, to remove. Options.TableName names the
+// tables; fsyncs: 2 per table with NoManifest, 2 per table and 3 more
+// with a manifest.
+//
 // A SortedWriter is not safe for concurrent use: Add, AddSpan, Finish
 // and Abort must be called from one goroutine at a time.
 type SortedWriter struct {
@@ -124,14 +136,16 @@ func (h *heldFragment) addValue(v []byte) {
 
 // NewSortedWriter returns a SortedWriter that writes its tables and
 // manifest into dir, creating dir (and its parents) if needed. Of opts
-// (nil: the defaults) it uses Builder and TargetTableSize (bytes; 0
-// means a single table); MemoryBudget and TempDir are ignored, since it
-// neither buffers nor spills. It returns an error for an empty dir, a
-// negative TargetTableSize, invalid Builder options
-// (builder.Options.Validate), a dir that exists and is not a directory,
-// or a dir that already holds a manifest.json or a table named like the
-// writer's (NNNNNN.sst), as NewWriter does. It creates no file: the
-// staging directory comes with the first table.
+// (nil: the defaults) it uses Builder, TargetTableSize (bytes; 0 means a
+// single table) and the fields for SortedWriter (TableName, NoManifest,
+// EmptyTable, UserProperties); MemoryBudget and TempDir are ignored,
+// since it neither buffers nor spills. It returns an error for an empty
+// dir, a negative TargetTableSize, invalid Builder options
+// (builder.Options.Validate), EmptyTable without NoManifest, a dir that
+// exists and is not a directory, or, unless NoManifest, a dir that
+// already holds a manifest.json or a table named like the writer's
+// (NNNNNN.sst), as NewWriter does. It creates no file: the staging
+// directory comes with the first table.
 func NewSortedWriter(dir string, opts *Options) (*SortedWriter, error) {
 	var o Options
 	if opts != nil {
@@ -142,14 +156,35 @@ func NewSortedWriter(dir string, opts *Options) (*SortedWriter, error) {
 		return nil, errors.New("bulk: empty output directory")
 	case o.TargetTableSize < 0:
 		return nil, fmt.Errorf("bulk: negative TargetTableSize %d", o.TargetTableSize)
+	case o.EmptyTable && !o.NoManifest:
+		return nil, errors.New("bulk: Options.EmptyTable needs NoManifest: a manifest lists only tables with entries, and one listing none says the output is empty")
 	}
 	if err := o.Builder.Validate(); err != nil {
 		return nil, wrap("", err)
 	}
-	if err := prepareDir(dir); err != nil {
+	if o.NoManifest {
+		// dir may hold other files (a store's tables): only the names
+		// written are checked, as each table is begun.
+		if err := os.MkdirAll(dir, 0o777); err != nil {
+			return nil, fmt.Errorf("bulk: %w", err)
+		}
+	} else if err := prepareDir(dir); err != nil {
 		return nil, err
 	}
 	return &SortedWriter{dir: dir, opts: o, target: o.TargetTableSize}, nil
+}
+
+// AddDeletion adds the entry key = value as Add does, and counts it in
+// its table's TableInfo.Deletions: for tables that keep deletions, such
+// as a compaction's output above the bottom level, whose count a
+// store's compaction trigger reads. The entry is stored as any other;
+// what makes it a deletion is the caller's convention (its value).
+func (w *SortedWriter) AddDeletion(key, value []byte) error {
+	if err := w.Add(key, value); err != nil {
+		return err
+	}
+	w.cur.Deletions++ // Add began the next table first if it had to
+	return nil
 }
 
 // Add adds the entry key = value; the writer copies what it keeps.
@@ -301,36 +336,73 @@ func (w *SortedWriter) emitHeld(limit []byte, clip bool) error {
 	return nil
 }
 
-// stagedPath returns the path of the current table in the staging
-// directory.
+// stagedPath returns the path the current table is written to: in the
+// staging directory, or with NoManifest its final path.
 func (w *SortedWriter) stagedPath() string {
+	if w.opts.NoManifest {
+		return w.cur.Path
+	}
 	return filepath.Join(w.stage, filepath.Base(w.cur.Path))
 }
 
 // startTable starts the next table in the staging directory, creating
-// that directory first if needed.
+// that directory first if needed, or with NoManifest under its name.
 func (w *SortedWriter) startTable() error {
-	if w.stage == "" {
-		d, err := os.MkdirTemp(w.dir, stageDirPrefix+"*")
-		if err != nil {
-			return wrap("staging directory", err)
+	n := len(w.tables) + 1
+	name := fmt.Sprintf("%06d.sst", n)
+	if w.opts.TableName != nil {
+		name = w.opts.TableName(n)
+		if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) || name == ManifestName || builder.IsTempFile(name) || IsTempDir(name) {
+			return wrap(w.dir, fmt.Errorf("Options.TableName(%d) = %q: not a table's base name", n, name))
 		}
-		w.stage = d
 	}
-	name := fmt.Sprintf("%06d.sst", len(w.tables)+1)
-	b, err := builder.Create(filepath.Join(w.stage, name), w.opts.Builder)
+	final := filepath.Join(w.dir, name)
+	path := final
+	if !w.opts.NoManifest {
+		if w.stage == "" {
+			d, err := os.MkdirTemp(w.dir, stageDirPrefix+"*")
+			if err != nil {
+				return wrap("staging directory", err)
+			}
+			w.stage = d
+		}
+		path = filepath.Join(w.stage, name)
+	}
+	// builder.Create would replace a file silently: an input table, or
+	// an earlier table of this build given the same name.
+	for _, p := range []string{final, path} {
+		if _, err := os.Lstat(p); err == nil {
+			return wrap(p, fmt.Errorf("table %d: %w", n, fs.ErrExist))
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return wrap("", err)
+		}
+	}
+	b, err := builder.Create(path, w.opts.Builder)
 	if err != nil {
-		return wrap("", err) // "create STAGE/NAME: ..."
+		return wrap("", err) // "create PATH: ..."
 	}
 	w.b = b
-	w.cur = TableInfo{Path: filepath.Join(w.dir, name)}
+	w.cur = TableInfo{Path: final}
 	return nil
 }
 
-// finishTable finishes the current table into the staging directory.
+// finishTable finishes the current table into the staging directory
+// (with NoManifest, under its name).
 func (w *SortedWriter) finishTable() error {
 	b := w.b
 	w.b = nil
+	if w.cur.Entries > 0 {
+		w.cur.Largest = append([]byte{}, w.lastKey...)
+	}
+	if w.opts.UserProperties != nil {
+		props := w.opts.UserProperties(w.cur)
+		for _, name := range slices.Sorted(maps.Keys(props)) {
+			if err := b.SetUserProperty(name, props[name]); err != nil {
+				b.Abort()
+				return wrap(w.stagedPath(), err)
+			}
+		}
+	}
 	if err := b.Finish(); err != nil { // the builder removes its file
 		return wrap("", err)
 	}
@@ -339,10 +411,10 @@ func (w *SortedWriter) finishTable() error {
 		return wrap("", err)
 	}
 	w.cur.Size = st.Size()
-	if w.cur.Entries > 0 {
-		w.cur.Largest = append([]byte{}, w.lastKey...)
-	}
 	w.tables = append(w.tables, w.cur)
+	if w.opts.NoManifest {
+		w.moved++ // in place: cleanup removes it
+	}
 	w.cur = TableInfo{}
 	return nil
 }
@@ -352,7 +424,10 @@ func (w *SortedWriter) finishTable() error {
 // directory, writes manifest.json (fsynced, as is the directory after
 // it) and returns the tables in key order, with their final paths. With
 // no entries and no spans it writes no table and a manifest listing
-// none. On error (the builder's or the file system's, naming the file)
+// none. With Options.NoManifest the tables are in place already: it
+// finishes the last one and writes nothing else, and with no entries
+// and no spans it writes no table, or one empty table (Entries 0, nil
+// Smallest and Largest) with Options.EmptyTable. On error (the builder's or the file system's, naming the file)
 // it removes every table written, moved ones included, and the staging
 // directory, leaves no manifest, and returns the error. It returns
 // ErrFinished once Finish has been called, or after a failed Add or
@@ -374,10 +449,18 @@ func (w *SortedWriter) finish() ([]TableInfo, error) {
 	if err := w.emitHeld(nil, false); err != nil {
 		return nil, err
 	}
+	if w.b == nil && len(w.tables) == 0 && w.opts.EmptyTable {
+		if err := w.startTable(); err != nil {
+			return nil, err
+		}
+	}
 	if w.b != nil {
 		if err := w.finishTable(); err != nil {
 			return nil, err
 		}
+	}
+	if w.opts.NoManifest {
+		return w.tables, nil // each durable under its name (builder.Create)
 	}
 	for _, t := range w.tables {
 		if err := os.Rename(filepath.Join(w.stage, filepath.Base(t.Path)), t.Path); err != nil {

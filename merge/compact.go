@@ -18,8 +18,41 @@ type CompactOptions struct {
 	Options
 	// Dir is the output directory, new or empty: Compact writes its
 	// tables there as a bulk build does (000001.sst, ... and
-	// manifest.json, through bulk.SortedWriter).
+	// manifest.json, through bulk.SortedWriter). With NoManifest it may
+	// hold other files.
 	Dir string
+	// TableName names the output tables (bulk.Options.TableName): table
+	// n (1 for the first) is Dir joined with TableName(n), a base name
+	// such as a store's next file number's; a name that exists already
+	// is an error. nil: 000001.sst, 000002.sst, ...
+	TableName func(n int) string
+	// NoManifest writes the tables straight to their names in Dir, with
+	// no staging directory and no manifest.json (bulk.Options.NoManifest),
+	// for a store whose own record of its tables is the commit point. Dir
+	// need not be new or empty then (a store's data directory), only free
+	// of the tables' names. It costs what an iterator into builder.Create
+	// does, 2 fsyncs a table (the file, the directory), where the
+	// manifest's all-or-nothing build takes 2 a table and 3 more. When
+	// Compact returns, every table is durable under its name; a process
+	// killed midway leaves the tables finished so far under their names
+	// (complete: a table is renamed to its name once fsynced) and at most
+	// one temporary file (builder.IsTempFile), which the store's record
+	// does not list and the store removes; an error removes them all.
+	NoManifest bool
+	// EmptyTable makes a compaction whose output would be empty (every
+	// key deleted or dropped, and no span left) write one table holding
+	// nothing, rather than none, for a store that replaces its inputs
+	// with a table whatever it holds. It needs NoManifest: a manifest
+	// lists only tables with entries (one listing none says the output
+	// is empty).
+	EmptyTable bool
+	// UserProperties, when set, is called for each output table just
+	// before it is finished, with its TableInfo so far (Size not yet
+	// known; Deletions counts the deletions kept), and returns user
+	// properties to store in the table (builder.Builder.SetUserProperty,
+	// read back in the reader's Properties().User): a store's sequence
+	// numbers, its tombstone count. nil: none.
+	UserProperties func(t bulk.TableInfo) map[string][]byte
 	// TargetTableSize is the size in bytes at which an output table is
 	// finished and the next begun (builder.Builder.EstimatedSize); 0
 	// writes one table.
@@ -68,37 +101,68 @@ func emptyDir(dir string) (created bool, err error) {
 
 // Compact writes the live view of levels (levels[0] the newest) into new
 // non-overlapping tables in o.Dir, and returns them in key order, each
-// described exactly (path, smallest and largest key, entries, spans,
-// size). Shadowed entries and keys under a newer level's range deletion
-// are dropped. Unless o.Bottom, the newest entry of a key that is a
-// deletion is kept (when no newer range deletion hides it), and so are
-// the range deletions, so that the output still hides what the older
-// levels left out of the compaction hold. Spans that delete nothing
-// (range keys) are data: always kept. The output's spans are the union
-// of the levels' fragments, each output fragment listing the values of
-// the levels covering it, newest level first, clipped to each output
-// table.
+// described exactly (path, smallest and largest key, entries, deletions
+// kept, spans, size). Shadowed entries and keys under a newer level's
+// range deletion are dropped. Unless o.Bottom, the newest entry of a key
+// that is a deletion is kept (when no newer range deletion hides it), and
+// so are the range deletions, so that the output still hides what the
+// older levels left out of the compaction hold. Spans that delete nothing
+// (range keys) are data: always kept. The output's spans are the union of
+// the levels' fragments, each output fragment listing the values of the
+// levels covering it, newest level first, clipped to each output table.
 //
-// Memory stays bounded whatever the input size: Compact streams the
-// merged view into bulk.SortedWriter, which holds one table's builder
-// (bounded by TargetTableSize) and one span fragment; the iterator keeps
-// at most a few table iterators open per level.
+// Memory stays bounded whatever the input size: Compact streams the merged
+// view into bulk.SortedWriter, which holds one table's builder (bounded by
+// TargetTableSize) and one span fragment; the iterator keeps at most a few
+// table iterators open per level.
 //
-// It is all or nothing: the tables are staged and the manifest is
-// written last (bulk.SortedWriter), an error removes everything written,
-// and a process killed midway leaves the input tables untouched and no
-// table or manifest in o.Dir. Errors: those of bulk.NewSortedWriter for
-// Dir (not empty, not a directory), a level's (a table's corruption, a
-// Tables level out of order), and the writer's.
+// Unless NoManifest, it is all or nothing: the tables are staged and the
+// manifest is written last (bulk.SortedWriter), an error removes
+// everything written, and a process killed midway leaves the input tables
+// untouched and no table or manifest in o.Dir. Errors: those of
+// bulk.NewSortedWriter for Dir (not empty, not a directory), a level's (a
+// table's corruption, a Tables level out of order), and the writer's.
+//
+// A view with nothing left to write (at the bottom, every key deleted or
+// dropped and no span) gives no table: an empty slice, no error, and a
+// manifest listing none. With EmptyTable and NoManifest it gives one table
+// holding nothing (Entries 0, Smallest and Largest nil).
+//
+// NoManifest and TableName suit a store with file names and a commit
+// record of its own: the tables go straight to the names it gives, with 2
+// fsyncs each, against 2 each and 3 more (the directory after the renames,
+// the manifest, the directory after it) for the default all-or-nothing
+// build; on a small compaction the fsyncs are most of the cost
+// (BenchmarkCompactSmall).
+//
+// Compact reads the levels through their readers, and so through the block
+// cache they were opened with (reader.Options.Cache, by default the
+// process's shared one). Neither the reader nor the cache has a way to
+// read a block without caching it, so there is no "do not fill" option:
+// the cache's S3-FIFO admits a block read once only to its small queue
+// (about a tenth of each shard), so a compaction's single pass churns that
+// queue and leaves the blocks that lookups reuse in the main one. A
+// compaction that must not touch the shared cache at all reads its inputs
+// through readers opened with a cache of its own.
 func Compact(levels []Level, o *CompactOptions) (tables []bulk.TableInfo, err error) {
 	if o == nil {
 		return nil, errors.New("merge: Compact: nil options (Dir is required)")
 	}
-	created, err := emptyDir(o.Dir)
-	if err != nil {
+	var created bool
+	if o.NoManifest {
+		_, err := os.Stat(o.Dir)
+		created = errors.Is(err, os.ErrNotExist)
+	} else if created, err = emptyDir(o.Dir); err != nil {
 		return nil, err
 	}
-	w, err := bulk.NewSortedWriter(o.Dir, &bulk.Options{Builder: o.Builder, TargetTableSize: o.TargetTableSize})
+	w, err := bulk.NewSortedWriter(o.Dir, &bulk.Options{
+		Builder:         o.Builder,
+		TargetTableSize: o.TargetTableSize,
+		TableName:       o.TableName,
+		NoManifest:      o.NoManifest,
+		EmptyTable:      o.EmptyTable,
+		UserProperties:  o.UserProperties,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -125,12 +189,16 @@ func Compact(levels []Level, o *CompactOptions) (tables []bulk.TableInfo, err er
 			}
 		}
 		v := it.Value()
+		var err error
 		if o.IsDeletion != nil && o.IsDeletion(v) {
 			// Only !Bottom shows deletions: the newest, not range-deleted.
+			err = w.AddDeletion(k, v)
 		} else if o.Drop != nil && o.Drop(k, v) {
 			continue
+		} else {
+			err = w.Add(k, v)
 		}
-		if err := w.Add(k, v); err != nil {
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -93,4 +93,12 @@
 // the output still hides the older levels left out of the compaction.
 // CompactOptions.Drop lets it leave out live entries too, such as the
 // versions of a key no reader can ask for any more.
+//
+// A store with file names and a commit record of its own (its manifest,
+// a version edit) sets CompactOptions.NoManifest and TableName: the
+// tables go straight to its names, in its data directory, with the 2
+// fsyncs a table that a builder costs, and no manifest.json to delete.
+// EmptyTable asks for one empty table when nothing is left to write, and
+// UserProperties stores properties of the store's in each table; each
+// TableInfo counts the deletions kept (Deletions).
 package merge
