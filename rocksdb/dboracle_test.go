@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/oracletest"
 	"github.com/sstkit/sstable/merge"
 	"github.com/sstkit/sstable/reader"
 	"github.com/sstkit/sstable/rocksdb"
@@ -54,13 +55,10 @@ type dbOracle struct{ bin string }
 // cannot.
 func newDBOracle(t *testing.T) *dbOracle {
 	t.Helper()
+	oracletest.Gate(t, "SSTABLE_REQUIRE_ROCKSDB", "RocksDB 7.8's databases")
 	missing := func(format string, args ...any) {
 		t.Helper()
-		msg := fmt.Sprintf(format, args...)
-		if os.Getenv("SSTABLE_REQUIRE_ROCKSDB") == "1" {
-			t.Fatalf("SSTABLE_REQUIRE_ROCKSDB=1 but %s", msg)
-		}
-		t.Skipf("skipping the database tests against RocksDB 7.8: %s (install g++ and Debian's librocksdb-dev; SSTABLE_REQUIRE_ROCKSDB=1 makes this a failure)", msg)
+		oracletest.Missing(t, "SSTABLE_REQUIRE_ROCKSDB", "RocksDB 7.8's databases", "install g++ and Debian's librocksdb-dev", format, args...)
 	}
 	gxx, err := exec.LookPath("g++")
 	if err != nil {

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/oracletest"
 	"github.com/sstkit/sstable/merge"
 	"github.com/sstkit/sstable/reader"
 	"github.com/sstkit/sstable/rocksdb"
@@ -80,11 +81,7 @@ type nativeFile struct {
 // nativeRequire skips t, or fails it under SSTABLE_REQUIRE_ROCKSDB=1.
 func nativeRequire(t *testing.T, format string, args ...any) {
 	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("SSTABLE_REQUIRE_ROCKSDB") == "1" {
-		t.Fatalf("SSTABLE_REQUIRE_ROCKSDB=1 but %s", msg)
-	}
-	t.Skipf("skipping the tests against RocksDB 10.5.1: %s (install node and run `npm install --ignore-scripts rocksdb-native@3.18.1` in rocksdb/testdata/native; SSTABLE_REQUIRE_ROCKSDB=1 makes this a failure)", msg)
+	oracletest.Missing(t, "SSTABLE_REQUIRE_ROCKSDB", "RocksDB 10.5.1", "install node and run `npm install --ignore-scripts rocksdb-native@3.18.1` in rocksdb/testdata/native", format, args...)
 }
 
 // nativeModules returns the node_modules directory that holds
@@ -111,6 +108,7 @@ func nativeModules() string {
 // its whole database directory against RocksDB's own view, then damages
 // a log tail.
 func TestNativeRocksDB(t *testing.T) {
+	oracletest.Gate(t, "SSTABLE_REQUIRE_ROCKSDB", "RocksDB 10.5.1")
 	node, err := exec.LookPath("node")
 	if err != nil {
 		nativeRequire(t, "no node: %v", err)

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sstkit/sstable/internal/oracletest"
 	"github.com/sstkit/sstable/rocksdb"
 )
 
@@ -169,12 +170,10 @@ func checkCorpusDumps(t *testing.T, dir string) {
 // SSTABLE_REQUIRE_ROCKSDB=1) when it is not installed.
 func sstDump(t *testing.T) string {
 	t.Helper()
+	oracletest.Gate(t, "SSTABLE_REQUIRE_ROCKSDB", "RocksDB's sst_dump")
 	bin, err := exec.LookPath("sst_dump")
 	if err != nil {
-		if os.Getenv("SSTABLE_REQUIRE_ROCKSDB") == "1" {
-			t.Fatalf("sst_dump (Debian's rocksdb-tools) is not installed, and SSTABLE_REQUIRE_ROCKSDB=1: %v", err)
-		}
-		t.Skipf("sst_dump not installed: %v", err)
+		oracletest.Missing(t, "SSTABLE_REQUIRE_ROCKSDB", "RocksDB's sst_dump", "install Debian's rocksdb-tools", "sst_dump is not installed: %v", err)
 	}
 	return bin
 }
@@ -798,13 +797,10 @@ func TestRocksDBNative(t *testing.T) {
 // under SSTABLE_REQUIRE_ROCKSDB=1) when it cannot.
 func buildRocksOracle(t *testing.T) string {
 	t.Helper()
+	oracletest.Gate(t, "SSTABLE_REQUIRE_ROCKSDB", "RocksDB 7.8")
 	missing := func(format string, args ...any) {
 		t.Helper()
-		msg := fmt.Sprintf(format, args...)
-		if os.Getenv("SSTABLE_REQUIRE_ROCKSDB") == "1" {
-			t.Fatalf("SSTABLE_REQUIRE_ROCKSDB=1 but %s", msg)
-		}
-		t.Skipf("skipping the tests against RocksDB 7.8: %s (install g++ and Debian's librocksdb-dev; SSTABLE_REQUIRE_ROCKSDB=1 makes this a failure)", msg)
+		oracletest.Missing(t, "SSTABLE_REQUIRE_ROCKSDB", "RocksDB 7.8", "install g++ and Debian's librocksdb-dev", format, args...)
 	}
 	gxx, err := exec.LookPath("g++")
 	if err != nil {

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/oracletest"
 	"github.com/sstkit/sstable/internal/rocksblob"
 	"github.com/sstkit/sstable/internal/rocksblock"
 	"github.com/sstkit/sstable/rocksdb"
@@ -40,13 +41,15 @@ var update = flag.Bool("update", false, "rewrite testdata/golden with RocksDB (n
 // SSTABLE_REQUIRE_ROCKSDB=1) when it cannot.
 func buildOracle(t *testing.T) string {
 	t.Helper()
+	if !*update {
+		oracletest.Gate(t, "SSTABLE_REQUIRE_ROCKSDB", "RocksDB 7.8")
+	}
 	missing := func(format string, args ...any) {
 		t.Helper()
-		msg := fmt.Sprintf(format, args...)
-		if os.Getenv("SSTABLE_REQUIRE_ROCKSDB") == "1" || *update {
-			t.Fatalf("SSTABLE_REQUIRE_ROCKSDB=1 or -update but %s", msg)
+		if *update {
+			t.Fatalf("-update but "+format, args...)
 		}
-		t.Skipf("skipping the tests against RocksDB 7.8: %s (install g++ and Debian's librocksdb-dev; SSTABLE_REQUIRE_ROCKSDB=1 makes this a failure)", msg)
+		oracletest.Missing(t, "SSTABLE_REQUIRE_ROCKSDB", "RocksDB 7.8", "install g++ and Debian's librocksdb-dev", format, args...)
 	}
 	gxx, err := exec.LookPath("g++")
 	if err != nil {

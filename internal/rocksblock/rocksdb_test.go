@@ -27,6 +27,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sstkit/sstable/internal/oracletest"
 )
 
 var updateGolden = flag.Bool("update-golden", false, "copy the golden tables from freshly written RocksDB tables into testdata/golden")
@@ -53,16 +55,13 @@ const goldenDir = "testdata/golden"
 // requireRocksDB skips t, or fails it under SSTABLE_REQUIRE_ROCKSDB=1.
 func requireRocksDB(t *testing.T, format string, args ...any) {
 	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("SSTABLE_REQUIRE_ROCKSDB") == "1" {
-		t.Fatalf("SSTABLE_REQUIRE_ROCKSDB=1 but %s", msg)
-	}
-	t.Skipf("skipping the tests against RocksDB: %s (SSTABLE_REQUIRE_ROCKSDB=1 makes this a failure)", msg)
+	oracletest.Missing(t, "SSTABLE_REQUIRE_ROCKSDB", "RocksDB", "install g++, Debian's librocksdb-dev, node and rocksdb-native", format, args...)
 }
 
 // buildRBGen compiles testdata/rbgen.cc into a directory of t's.
 func buildRBGen(t *testing.T) string {
 	t.Helper()
+	oracletest.Gate(t, "SSTABLE_REQUIRE_ROCKSDB", "RocksDB 7.8")
 	gxx, err := exec.LookPath("g++")
 	if err != nil {
 		requireRocksDB(t, "no g++ (%v); install g++ and Debian's librocksdb-dev", err)
@@ -211,6 +210,7 @@ func nativeModules() string {
 // format_version 2 to 7: 6 and 7 with context checksums, the footer's own
 // checksum and the index handle in the metaindex.
 func TestTablesOfRocksDB10(t *testing.T) {
+	oracletest.Gate(t, "SSTABLE_REQUIRE_ROCKSDB", "RocksDB 10.5.1")
 	node, err := exec.LookPath("node")
 	if err != nil {
 		requireRocksDB(t, "no node (%v)", err)

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/sstkit/sstable/internal/codec"
+	"github.com/sstkit/sstable/internal/oracletest"
 )
 
 type oracle struct{ bin string }
@@ -38,6 +39,7 @@ var (
 // (fails it under SSTABLE_REQUIRE_ROCKSDB=1) when it cannot.
 func newOracle(t *testing.T) *oracle {
 	t.Helper()
+	oracletest.Gate(t, "SSTABLE_REQUIRE_ROCKSDB", "RocksDB 7.8")
 	oracleOnce.Do(func() {
 		gxx, err := exec.LookPath("g++")
 		if err != nil {
@@ -69,10 +71,7 @@ func newOracle(t *testing.T) *oracle {
 		fmt.Fprintf(os.Stderr, "rocksfilter: compiled the RocksDB oracle in %v\n", time.Since(start).Round(time.Millisecond))
 	})
 	if oracleBin == "" {
-		if os.Getenv("SSTABLE_REQUIRE_ROCKSDB") == "1" {
-			t.Fatalf("SSTABLE_REQUIRE_ROCKSDB=1 but %s", oracleErr)
-		}
-		t.Skipf("skipping the tests against RocksDB: %s (install g++ and Debian's librocksdb-dev; SSTABLE_REQUIRE_ROCKSDB=1 makes this a failure)", oracleErr)
+		oracletest.Missing(t, "SSTABLE_REQUIRE_ROCKSDB", "RocksDB 7.8", "install g++ and Debian's librocksdb-dev", "%s", oracleErr)
 	}
 	return &oracle{bin: oracleBin}
 }
