@@ -58,17 +58,17 @@ type Memtable struct {
 	// NewCursor returns a new cursor over the entries. It is called for
 	// each iterator (NewIterator, Compact, and Get, which seeks one).
 	NewCursor func() Cursor
-	// Spans returns the spans: range deletions (with Options.
-	// IsRangeDeletion nil, every span) and range keys, each [Start, End)
-	// with its Values, in any order and overlapping or not. A span with
-	// no Values counts as one nil value, so that reader.Span{Start: a,
-	// End: b} is a range deletion. nil (the field or the result): no
-	// spans. It is called for each span iterator, which cuts the spans
-	// into fragments then (spanfrag, as a bulk build does: each fragment
-	// lists the values over it in the order given), in O(n log n) for n
-	// spans: a memtable holds few. A span whose Start is not below its
-	// End makes the span iterator fail with an error naming it. The
-	// spans' bytes must stay unchanged while an iterator is open.
+	// Spans returns the spans: range deletions (with
+	// Options.IsRangeDeletion nil, every span) and range keys, each
+	// [Start, End) with its Values, in any order and overlapping or not.
+	// A span with no Values counts as one nil value, so that
+	// reader.Span{Start: a, End: b} is a range deletion. nil (the field
+	// or the result): no spans. It is called for each span iterator,
+	// which cuts the spans into fragments then, as a bulk build does
+	// (each fragment lists the values over it in the order given), in
+	// O(n log n) for n spans: a memtable holds few. A span whose Start is
+	// not below its End makes the span iterator fail with an error naming
+	// it. The spans' bytes must stay unchanged while an iterator is open.
 	Spans func() []reader.Span
 	// Splitter, when set, is the splitter of the keys' prefixes for the
 	// prefix seeks, as the tables' format.Splitter is: a key has the
