@@ -85,7 +85,9 @@ func (c *Cache) Stats() Stats {
 	return Stats{Capacity: s.Capacity, Size: s.Size, Hits: s.Hits, Misses: s.Misses, Evictions: s.Evictions, Refused: s.Refused, Held: s.Held}
 }
 
-// Close releases the cache's memory. It returns an error wrapping ErrInUse
+// Close gives the cache's memory back at once (its pages and its address
+// range, but for its entries' range, 3% of the capacity, which goes once
+// the Cache is garbage; see the package doc). It returns an error wrapping ErrInUse
 // while readers opened with the cache are open (or their blocks pinned);
 // the cache then stays usable. Closing twice returns nil.
 func (c *Cache) Close() error { return c.c.Close() }

@@ -26,17 +26,28 @@
 // (64 bytes; 0 and negative ones too) is an error wrapping ErrTooSmall,
 // not a cache that holds nothing.
 //
-// Close returns the whole mapping at once. A mapped reader's copy of its
-// version 4 filter counts against the budget (Stats.Held) but lies in a
-// small mapping of its own, which lasts until the reader is garbage: a
-// Get racing the reader's Close may still probe it, and never the
-// cache's memory.
+// A mapped reader's copy of its version 4 filter counts against the
+// budget (Stats.Held) but lies in a small mapping of its own, which lasts
+// until the reader is garbage: a Get racing the reader's Close may still
+// probe it, and never the cache's memory. What is held (that copy, and
+// the readers' state on the Go heap that the cache is charged for) takes
+// none of the budget's memory besides: each shard keeps it in a region
+// at its top that blocks never enter and whose pages are given back, so
+// that at most Capacity less Stats.Held of the budget is resident (and a
+// slack: under 2% of it from 1 MiB up).
 //
-// Besides the budget, a Cache keeps on the Go heap 56 bytes of entry state
-// per 2 KiB of capacity (1.75 MiB for 64 MiB), a bitmap of one bit per
-// 64 bytes (128 KiB for 64 MiB) with an index of its free runs (under 6
-// bytes per 4 KiB: 92 KiB for 64 MiB), and each reader 8 bytes per data
-// block.
+// Close gives the cache's memory back at once: the budget's mapping is
+// unmapped, its pages with it, and so is its metadata but for the
+// entries (3% of the capacity), which lose their pages at once and their
+// address range once the Cache is garbage (a Get racing its reader's
+// Close may still read one). Nothing is kept for a later New.
+//
+// Besides the budget, a Cache's mapping holds 64 bytes of entry state per
+// 2 KiB of capacity (2 MiB for 64 MiB) and a bitmap of one bit per 64
+// bytes (128 KiB for 64 MiB) with an index of its free runs (under 6
+// bytes per 4 KiB: 92 KiB for 64 MiB), whose pages come as they are
+// used; the Go heap holds 16 bytes per entry in use, and each reader 8
+// bytes per data block (charged to the budget, Stats.Held).
 // Finding room for a block costs O(log capacity), however fragmented the
 // cache is.
 // Blocks smaller than 2 KiB on average are limited by entries rather than

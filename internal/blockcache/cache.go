@@ -53,7 +53,7 @@ type Cache struct {
 	capacity int64
 	mem      []byte      // the budget's memory; shard s owns mem[s*shardBytes:][:shardBytes]
 	region   []byte      // the mapping: mem, the entries (see newEntries), then meta
-	meta     []byte      // the shards' bitmaps and run trees: zero in a new cache, so zeroed at Close for reuse
+	meta     []byte      // the shards' bitmaps and run trees, zero in a new mapping
 	offHeap  bool        // region came from mmapAnon and is released by Close (munmap)
 	prefault *prefaulter // faults mem in 2 MiB at a time, on huge pages while they come cheap; nil for a budget on the Go heap or under 4 MiB
 	shards   []shard
@@ -107,7 +107,7 @@ func New(capacity int64) (*Cache, error) {
 	if total > 0 {
 		at := total + entriesBytes(n*perShard)
 		at = (at + pageSize - 1) / pageSize * pageSize
-		region, offHeap, err := mmapAnon(at+n*shardMetaBytes(shardChunks), at)
+		region, offHeap, err := mmapAnon(at + n*shardMetaBytes(shardChunks))
 		if err != nil {
 			return nil, fmt.Errorf("cache: reserving %d bytes of address space: %w", total, err)
 		}
@@ -136,8 +136,7 @@ func entriesBytes(n int) int { return n * int(unsafe.Sizeof(entry{})) }
 // hands its entries out in order as first needed (shard.take), so that a
 // new cache costs the same whatever its capacity (a 256 MiB cache's 8 MiB
 // of entries, zeroed and linked up on the Go heap, cost New 1-3 ms), and
-// takes pages for them only as blocks come. b's memory may hold a closed
-// cache's entries (spare mappings are reused): take sets each entry up
+// takes pages for them only as blocks come; newEntry sets each entry up
 // as it hands it out for the first time. The entries follow whole chunks,
 // so start on a 64-byte line. The race detector neither checks accesses
 // to them nor orders by their atomics (memory outside the Go heap); the
@@ -174,20 +173,16 @@ func (c *Cache) Stats() Stats {
 	return st
 }
 
-// Close releases the cache's memory. Off-heap memory goes back to the
-// kernel lazily (on Linux MADV_FREE: reclaimed under memory pressure), and
-// up to 1 GiB of closed caches' mappings are kept for the next New of
-// the same capacity, which then fills them without a page fault per 4 KiB
-// where the kernel has not taken the pages back, as a malloc reuses freed
-// memory (a first scan of a 1M-entry snappy table through a new 256 MiB
-// cache: 99 to 69-75 ns per entry, bench/cmd/compare). A mapping not kept
-// is given up at once, whatever Hold set aside in the cache (held memory
-// lies in mappings of its own, which last as long as their Tables: see
-// Hold), but for the entries at its end, 3% of the capacity, which a Get
-// racing its Table's Close may still read: they go when the Cache is
-// garbage. It returns an error wrapping ErrInUse
-// while Tables are open (readers still using the cache) or Handles still
-// pin blocks; the cache then stays usable. Closing twice returns nil.
+// Close gives the cache's memory back at once: the budget's mapping and
+// the shards' metadata are unmapped, and the entries (3% of the
+// capacity) lose their pages, their address range unmapped once the
+// Cache is garbage, since a Get racing its Table's Close may still read
+// one. Nothing is kept for a later New: a closed cache leaves neither
+// resident memory nor, once collected, address space. Hold's memory lies
+// in mappings of its own, which last as long as their Tables (see Hold).
+// It returns an error wrapping ErrInUse while Tables are open (readers
+// still using the cache) or Handles still pin blocks; the cache then
+// stays usable. Closing twice returns nil.
 func (c *Cache) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -221,7 +216,7 @@ func (c *Cache) Close() error {
 		// The entries stay readable until c is garbage: a Get that read
 		// its slot before its Table's Close may read one still (and find
 		// it free: every block was released).
-		if tail := releaseRegion(c.region, len(c.mem), len(c.region)-len(c.meta)); tail != nil {
+		if tail := releaseRegion(c.region, len(c.mem), len(c.region)-len(c.meta)); len(tail) > 0 {
 			runtime.AddCleanup(c, unmapTail, tail)
 		}
 		c.unmapped.Store(true)

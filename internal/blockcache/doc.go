@@ -70,8 +70,8 @@
 // the slot a Get reads first and, on a hit, the block's entry.
 //
 // Table.Hold, a reader's copy of its table's whole filter, is counted in
-// the budget (its chunks set aside, never written) but lies in a private
-// mapping of its own, a whole number of pages: a reader probes that copy
+// the budget but lies in a private mapping of its own, a whole number of
+// pages: a reader probes that copy
 // before it pins itself, so a probe may race the reader's Close and the
 // cache's, and read the copy after its Release. The copy's pages go back
 // to the kernel at the Release; its mapping, reading as zeros from then
@@ -82,6 +82,24 @@
 // for ever, and 50 cycles of a 1 GiB cache, a reader and both Closes
 // added 50 GiB of virtual size. Probes pay nothing for it: no atomic, no
 // lock.
+//
+// What Hold and Charge set aside (a reader's filter copy and its state on
+// the Go heap) is thus counted in the budget and lies elsewhere, so the
+// budget's memory must not hold it a second time: each shard sets aside
+// from its top down, one region that blocks never enter, whose pages are
+// given back as it grows (MADV_DONTNEED) and never faulted in, and the
+// 2 MiB range the region starts inside is asked for small pages (see
+// shard.setAside). The budget's memory in use is then at most what its
+// blocks take: over 200 readers sharing a 64 MiB cache (bench/cmd/
+// manytables), 17.4 MiB of Held, the process's anonymous memory came
+// down from 88.8 MiB to 71.1 at the peak.
+//
+// Close gives all of it back at once: the budget and the metadata are
+// unmapped, and the entries, which a Get racing its Table's Close may
+// still read, lose their pages, their address range unmapped once the
+// Cache is garbage. No closed cache's mapping is kept for a later New
+// (until issue 49, up to 1 GiB of them were, their pages freed lazily:
+// two closed caches left 265 MB resident).
 //
 // # Eviction
 //

@@ -17,20 +17,6 @@ import (
 	"unsafe"
 )
 
-// noSpare makes every munmap unmap (no mapping kept for reuse) until the
-// test ends, so that a read of a closed cache's memory faults.
-func noSpare(t *testing.T) {
-	spare.mu.Lock()
-	limit := spare.limit
-	spare.limit = 0
-	spare.mu.Unlock()
-	t.Cleanup(func() {
-		spare.mu.Lock()
-		spare.limit = limit
-		spare.mu.Unlock()
-	})
-}
-
 // heldUser does with its Table and held memory what a reader does with
 // its filter copy: Hold, fill, probe (even racing its own Close), Release
 // and close the Table at its Close.
@@ -77,7 +63,6 @@ func (u *heldUser) close() {
 // zeros, for as long as its Table is reachable, and is unmapped once the
 // Table is garbage.
 func TestHeldMemoryOutlivesClose(t *testing.T) {
-	noSpare(t)
 	c := newCache(8 << 20)
 	if !c.offHeap {
 		t.Skip("no anonymous mapping here")
@@ -132,7 +117,6 @@ func TestHeldMemoryOutlivesClose(t *testing.T) {
 // unmapped memory faults (and fails the test). Repeated, to catch the
 // interleavings.
 func TestHeldProbesRaceClose(t *testing.T) {
-	noSpare(t)
 	rounds := 100
 	if testing.Short() || raceEnabled {
 		rounds = 30
@@ -193,7 +177,6 @@ func TestHeldProbesRaceClose(t *testing.T) {
 // set aside in a cache closed, and unmapped, under it. Without that
 // check, 1 round in about 50 faulted.
 func TestReserveRacesClose(t *testing.T) {
-	noSpare(t)
 	rounds := 300
 	if testing.Short() || raceEnabled {
 		rounds = 50
@@ -289,8 +272,8 @@ func cycleHeld(t testing.TB) bool {
 // TestClosedCachesReturnAddressSpace: 1,000 cycles of a new 1 GiB cache, a
 // reader-like holder probing its filter copy (Hold) there, and Close of
 // both leave the virtual size flat. Each Close unmaps the cache's range
-// (or keeps it, up to 1 GiB in all, for the next New), and each copy's
-// mapping goes once its holder is garbage. When a Hold made Close keep the
+// (its entries once the Cache is garbage), and each copy's mapping goes
+// once its holder is garbage. When a Hold made Close keep the
 // cache's range for ever, readable, each cycle added 1 GiB (50 cycles:
 // VmSize +50 GiB). The Go heap (which held each cache's 34 MiB of
 // entries and bitmaps before they moved into its mapping) grows to its
@@ -306,7 +289,7 @@ func TestClosedCachesReturnAddressSpace(t *testing.T) {
 	if testing.Short() || raceEnabled { // under -race a cycle takes 120 ms, not 9
 		cycles, warm = 100, 20
 	}
-	for range warm { // the first maps anew, later ones reuse it; the heap grows to its peak
+	for range warm { // the heap grows to its peak
 		cycleHeld(t)
 	}
 	var ms runtime.MemStats

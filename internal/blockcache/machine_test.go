@@ -46,6 +46,13 @@ type smTable struct {
 
 type smKey struct{ tab, i int }
 
+// smHold is a Handle from Hold, with the bytes asked for and written.
+type smHold struct {
+	h    Handle
+	n    int
+	fill byte
+}
+
 type cacheMachine struct {
 	c          *Cache
 	shardBytes int
@@ -53,6 +60,7 @@ type cacheMachine struct {
 	tables     []*smTable
 	listed     map[smKey]smBlock
 	pins       []*smPin
+	holds      []smHold
 	ver        uint32
 
 	hits, misses, evictions int64
@@ -119,6 +127,9 @@ func (m *cacheMachine) mustFit(tab, i, n int) bool {
 	}
 	s := m.c.shardOf(tb.t.id, i)
 	held := make([]bool, s.nchunks)
+	for c := s.limit; c < s.nchunks; c++ {
+		held[c] = true // the set-aside region
+	}
 	pinned := map[*entry]bool{}
 	for _, p := range m.pins {
 		if p.h.e.shard != s.index || pinned[p.h.e] {
@@ -129,7 +140,7 @@ func (m *cacheMachine) mustFit(tab, i, n int) bool {
 			held[c] = true
 		}
 	}
-	if len(pinned) >= m.perShard {
+	if len(pinned)+len(m.holds) >= m.perShard {
 		return false
 	}
 	run := 0
@@ -334,6 +345,62 @@ func (m *cacheMachine) CloseTable(t *rapid.T) {
 
 func (m *cacheMachine) NewTable(t *rapid.T) { m.newTable(t) }
 
+// Hold sets bytes aside, as a reader's filter copy: they count in Size
+// and Held, evict the blocks in the set-aside region's way (never a
+// pinned one), and keep what is written to them.
+func (m *cacheMachine) Hold(t *rapid.T) {
+	tab := rapid.IntRange(0, len(m.tables)-1).Draw(t, "table")
+	tb := m.tables[tab]
+	n := rapid.IntRange(1, m.shardBytes/2).Draw(t, "n")
+	aside := 0
+	for _, h := range m.holds {
+		aside += chunksOf(h.n)
+	}
+	// With nothing pinned, the region can always grow as far as the
+	// shard, and an entry be freed.
+	must := !tb.closed && len(m.pins) == 0 && len(m.holds) < m.perShard && (aside+chunksOf(n))*ChunkSize <= m.shardBytes
+	h, ok := tb.t.Hold(n)
+	m.syncEvictions(t)
+	if must && !ok {
+		t.Fatalf("Hold(%d) with %d bytes held and nothing pinned failed", n, aside*ChunkSize)
+	}
+	if !ok {
+		return
+	}
+	if tb.closed {
+		t.Fatalf("Hold on a closed table succeeded")
+	}
+	b := h.Bytes()
+	if len(b) != n {
+		t.Fatalf("Hold(%d): %d bytes", n, len(b))
+	}
+	m.ver++
+	for i := range b {
+		b[i] = byte(m.ver)
+	}
+	m.holds = append(m.holds, smHold{h: h, n: n, fill: byte(m.ver)})
+}
+
+// ReleaseHold releases a Hold; its bytes must have kept their contents.
+func (m *cacheMachine) ReleaseHold(t *rapid.T) {
+	if len(m.holds) == 0 {
+		t.Skip("nothing held")
+	}
+	j := rapid.IntRange(0, len(m.holds)-1).Draw(t, "hold")
+	m.releaseHold(t, j)
+}
+
+func (m *cacheMachine) releaseHold(t *rapid.T, j int) {
+	h := m.holds[j]
+	for i, x := range h.h.Bytes() {
+		if x != h.fill {
+			t.Fatalf("held byte %d is %d, want %d", i, x, h.fill)
+		}
+	}
+	h.h.Release()
+	m.holds = append(m.holds[:j], m.holds[j+1:]...)
+}
+
 // Pressure reserves several large blocks and gives them back unpublished.
 func (m *cacheMachine) Pressure(t *rapid.T) {
 	tab, i := m.drawBlock(t)
@@ -350,17 +417,30 @@ func (m *cacheMachine) Check(t *rapid.T) {
 	for _, p := range m.pins {
 		entries[p.h.e] = p.n
 	}
-	var size int64
+	var size, held int64
 	for _, n := range entries {
 		size += int64(chunksOf(n) * ChunkSize)
 	}
+	for _, h := range m.holds {
+		held += int64(chunksOf(h.n) * ChunkSize)
+	}
 	st := m.c.Stats()
-	want := Stats{Capacity: m.c.Capacity(), Size: size, Hits: m.hits, Misses: m.misses, Evictions: m.evictions}
+	want := Stats{Capacity: m.c.Capacity(), Size: size + held, Hits: m.hits, Misses: m.misses, Evictions: m.evictions, Held: held}
 	if st != want {
 		t.Fatalf("Stats %+v, model %+v", st, want)
 	}
 	if st.Size > st.Capacity {
 		t.Fatalf("Size %d above Capacity %d", st.Size, st.Capacity)
+	}
+	// No block lies in the set-aside region, which holds what is held.
+	s := &m.c.shards[0]
+	if region := s.nchunks - s.limit; int64(region*ChunkSize) < held || s.aside*ChunkSize != int(held) {
+		t.Fatalf("set-aside region of %d chunks from %d, %d chunks aside; %d bytes held", region, s.limit, s.aside, held)
+	}
+	for e, n := range entries {
+		if at := int(e.chunk) - s.base; at+chunksOf(n) > s.limit {
+			t.Fatalf("a block at chunks [%d, %d) lies in the set-aside region from %d", at, at+chunksOf(n), s.limit)
+		}
 	}
 	for tab, tb := range m.tables {
 		for i := range tb.t.slots {
@@ -385,6 +465,17 @@ func (m *cacheMachine) finish(t *rapid.T) {
 	for len(m.pins) > 0 {
 		m.release(t, len(m.pins)-1)
 	}
+	if len(m.holds) > 0 {
+		if err := m.c.Close(); !errors.Is(err, ErrInUse) {
+			t.Fatalf("Close with %d Holds: %v, want ErrInUse", len(m.holds), err)
+		}
+	}
+	for len(m.holds) > 0 {
+		m.releaseHold(t, len(m.holds)-1)
+	}
+	if s := &m.c.shards[0]; s.limit != s.nchunks {
+		t.Fatalf("set-aside region from chunk %d of %d with nothing held", s.limit, s.nchunks)
+	}
 	if st := m.c.Stats(); st.Size != 0 {
 		t.Fatalf("Size %d with every Table closed and nothing pinned", st.Size)
 	}
@@ -401,14 +492,16 @@ func TestStateMachine(t *testing.T) {
 		var m cacheMachine
 		m.init(t)
 		t.Repeat(map[string]func(*rapid.T){
-			"Get":        m.Get,
-			"Reserve":    m.Reserve,
-			"Publish":    m.Publish,
-			"Release":    m.Release,
-			"CloseTable": m.CloseTable,
-			"NewTable":   m.NewTable,
-			"Pressure":   m.Pressure,
-			"":           m.Check,
+			"Get":         m.Get,
+			"Reserve":     m.Reserve,
+			"Publish":     m.Publish,
+			"Release":     m.Release,
+			"CloseTable":  m.CloseTable,
+			"NewTable":    m.NewTable,
+			"Pressure":    m.Pressure,
+			"Hold":        m.Hold,
+			"ReleaseHold": m.ReleaseHold,
+			"":            m.Check,
 		})
 		m.finish(t)
 	})

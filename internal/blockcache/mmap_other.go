@@ -4,14 +4,16 @@ package blockcache
 
 // mmapAnon is unavailable here: the budget is Go heap memory, as are the
 // entries and metadata New carves from it.
-func mmapAnon(n, zeroFrom int) (mem []byte, offHeap bool, err error) {
+func mmapAnon(n int) (mem []byte, offHeap bool, err error) {
 	return make([]byte, n), false, nil
 }
 
 // pageSize aligns a cache's metadata in its memory, as on unix.
 const pageSize = 4096
 
-func releaseRegion(b []byte, memLen, zeroFrom int) (tail []byte) { return nil }
+func releaseRegion(b []byte, memLen, metaFrom int) (tail []byte) { return nil }
+
+func dropPages(b []byte) {}
 
 func unmapTail(b []byte) {}
 

@@ -3,7 +3,6 @@
 package blockcache
 
 import (
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -12,49 +11,71 @@ import (
 
 // mmapAnon maps n bytes of private anonymous memory, reserved lazily
 // (MAP_NORESERVE): a page takes memory only once written, and reads as
-// zeros until then. A mapping of n bytes a closed cache left (spare) is
-// reused first, if it reads as zeros from zeroFrom on (munmapZeroing);
-// before, it holds what it held. It returns the mmap error on failure.
-func mmapAnon(n, zeroFrom int) (mem []byte, offHeap bool, err error) {
-	if b := spare.take(n, zeroFrom); b != nil {
-		return b, true, nil
+// zeros until then. A mapping of a huge page or more starts on a 2 MiB
+// boundary, so that the huge pages the cache asks for line up with its
+// shards (each a whole number of them for a capacity of a power of two
+// from 8 MiB): a shard's set-aside region then shares a huge page with
+// its blocks only where it starts (see shard.setAside). It returns the
+// mmap error on failure.
+func mmapAnon(n int) (mem []byte, offHeap bool, err error) {
+	extra := 0
+	if n >= hugePageBytes {
+		extra = hugePageBytes
 	}
-	// MmapPtr, not Mmap: Close may unmap part of the mapping (releaseRegion),
-	// which unix.Munmap, keyed by the whole mapping, refuses.
-	p, err := unix.MmapPtr(-1, 0, nil, uintptr(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	// MmapPtr, not Mmap: the ends are unmapped here, and Close unmaps the
+	// mapping in parts (releaseRegion), which unix.Munmap, keyed by the
+	// whole mapping, refuses.
+	p, err := unix.MmapPtr(-1, 0, nil, uintptr(n+extra), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
 	if err != nil {
 		return nil, false, err
 	}
-	return unsafe.Slice((*byte)(p), n), true, nil
+	b := unsafe.Slice((*byte)(p), n+extra)
+	if extra > 0 {
+		skip := int((uintptr(p)+hugePageBytes-1)&^(hugePageBytes-1) - uintptr(p))
+		end := (skip + n + pageSize - 1) / pageSize * pageSize
+		if skip > 0 {
+			_ = unix.MunmapPtr(p, uintptr(skip))
+		}
+		if end < len(b) {
+			_ = unix.MunmapPtr(unsafe.Pointer(&b[end]), uintptr(len(b)-end))
+		}
+		b = b[skip : skip+n : skip+n]
+	}
+	return b, true, nil
 }
 
 // pageSize is the size of a page, the unit of mmap and madvise.
 var pageSize = unix.Getpagesize()
 
-// releaseRegion releases a closed cache's mapping b: its pages go back
-// to the kernel lazily (MADV_FREE, which reclaims them only under memory
-// pressure), and the mapping is kept, up to maxSpareBytes in all, for the
-// next cache of the same capacity, which then fills it without a page
-// fault per 4 KiB for the pages the kernel has not taken back (as a
-// malloc reuses freed memory). b[zeroFrom:], the shards' bitmaps and run
-// trees, is emptied at once (MADV_DONTNEED), so that it reads as zeros,
-// as a new cache takes it. Where madvise is refused, or past the bound,
-// the budget's memory, b[:memLen], is unmapped, and the rest (the
-// entries, a few percent of it) is returned, to be unmapped once the
-// Cache is garbage: a Get racing the Close of its Table may still read
-// an entry (and finds it free).
-func releaseRegion(b []byte, memLen, zeroFrom int) (tail []byte) {
-	if unix.Madvise(b[zeroFrom:], unix.MADV_DONTNEED) == nil &&
-		unix.Madvise(b[:zeroFrom], unix.MADV_FREE) == nil && spare.put(b, zeroFrom) {
-		return nil
-	}
+// releaseRegion gives a closed cache's mapping back at once: the
+// budget's memory, b[:memLen], and the shards' bitmaps and run trees,
+// b[metaFrom:], are unmapped; the entries between them lose their pages
+// (MADV_DONTNEED) and are returned, to be unmapped once the Cache is
+// garbage, since a Get racing the Close of its Table may still read an
+// entry (and find it free). The entries are 3% of the capacity.
+func releaseRegion(b []byte, memLen, metaFrom int) (tail []byte) {
 	cut := memLen / pageSize * pageSize
 	if cut > 0 {
 		_ = unix.MunmapPtr(unsafe.Pointer(&b[0]), uintptr(cut))
 	}
-	tail = b[cut:]
-	_ = unix.Madvise(tail, unix.MADV_DONTNEED)
+	if metaFrom < len(b) {
+		_ = unix.MunmapPtr(unsafe.Pointer(&b[metaFrom]), uintptr(len(b)-metaFrom))
+	}
+	tail = b[cut:metaFrom:metaFrom]
+	if len(tail) > 0 {
+		_ = unix.Madvise(tail, unix.MADV_DONTNEED)
+	}
 	return tail
+}
+
+// dropPages gives the pages of b, whole pages of the budget set aside
+// for Hold and Charge, back to the kernel at once (MADV_DONTNEED): they
+// read as zeros from then on, and take memory again only when a block
+// is written there once the region shrinks.
+func dropPages(b []byte) {
+	if len(b) > 0 {
+		_ = unix.Madvise(b, unix.MADV_DONTNEED)
+	}
 }
 
 // unmapTail unmaps what releaseRegion left mapped, once its Cache is
@@ -92,50 +113,4 @@ var heldUnmaps atomic.Int64
 func unmapHeld(b []byte) {
 	_ = unix.Munmap(b)
 	heldUnmaps.Add(1)
-}
-
-// maxSpareBytes bounds the memory of closed caches kept mapped for reuse:
-// 1 GiB of budget, and its entries and metadata (1/32 and 1/256 of it).
-const maxSpareBytes = 1<<30 + 1<<30/16
-
-// spare holds the mappings of closed caches.
-var spare = spareMaps{limit: maxSpareBytes}
-
-type spareMaps struct {
-	mu    sync.Mutex
-	maps  []spareMap
-	bytes int
-	limit int // bytes kept at most
-}
-
-// spareMap is a kept mapping, which reads as zeros from zeroFrom on.
-type spareMap struct {
-	b        []byte
-	zeroFrom int
-}
-
-func (s *spareMaps) put(b []byte, zeroFrom int) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.bytes+len(b) > s.limit {
-		return false
-	}
-	s.maps = append(s.maps, spareMap{b, zeroFrom})
-	s.bytes += len(b)
-	return true
-}
-
-// take returns a kept mapping of exactly n bytes that reads as zeros
-// from zeroFrom on, or nil.
-func (s *spareMaps) take(n, zeroFrom int) []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i, m := range s.maps {
-		if b := m.b; len(b) == n && m.zeroFrom <= zeroFrom {
-			s.maps = append(s.maps[:i], s.maps[i+1:]...)
-			s.bytes -= n
-			return b
-		}
-	}
-	return nil
 }

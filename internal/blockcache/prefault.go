@@ -55,17 +55,32 @@ const slowHugeFault = 20 * time.Millisecond
 // the mapping (MADV_NOHUGEPAGE on all of it: one flag change, never a
 // split of the mapping into many); the ranges touched so far keep their
 // pages, and later ones are faulted in as small pages.
+//
+// A shard's set-aside region (shard.setAside) takes no memory: its pages
+// are dropped, and never faulted in here, since each fault is clipped to
+// the blocks' part of the shard. A 2 MiB range the region starts inside
+// is asked for small pages (MADV_NOHUGEPAGE) before anything is faulted
+// in there, as a huge page would bring the region's part of the range
+// back with the blocks' part.
 type prefaulter struct {
 	mem        []byte
-	first      int           // offset in mem of the first 2 MiB boundary of the address space
-	on         atomic.Bool   // still asking for huge pages
-	populating atomic.Bool   // faulting ranges in; off once a fault fails (a kernel before Linux 5.14)
-	touched    []atomic.Bool // per 2 MiB range (from first - hugePageBytes): faulted in by Reserve
+	first      int             // offset in mem of the first 2 MiB boundary of the address space
+	asked      bool            // huge pages were asked for at the start
+	on         atomic.Bool     // still asking for huge pages
+	populating atomic.Bool     // faulting ranges in; off once a fault fails (a kernel before Linux 5.14)
+	state      []atomic.Uint32 // per 2 MiB range (from first - hugePageBytes): rangeTouched, rangeHuge, rangeSmall
 
 	fault  func(b []byte) error                        // faults b in for writing: populate, but for tests
 	advise func(b []byte, on bool) bool                // hugemem.Advise, but for tests
 	cost   func(f func() error) (time.Duration, error) // faultCost, but for tests
 }
+
+// A range's state bits.
+const (
+	rangeTouched = 1 << iota // faulted in by Reserve, or being faulted in
+	rangeHuge                // faulted in while asking for huge pages: it may lie on one
+	rangeSmall               // asked for small pages: a set-aside region starts inside it
+)
 
 // newPrefaulter returns the tracker of mem, having asked for huge pages
 // where the kernel may give them; nil where mem is smaller than two huge
@@ -82,33 +97,53 @@ func newPrefaulter(mem []byte) *prefaulter {
 func trackPrefaults(mem []byte, huge bool, fault func([]byte) error, advise func([]byte, bool) bool, cost func(func() error) (time.Duration, error)) *prefaulter {
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
 	first := int((base+hugePageBytes-1)/hugePageBytes*hugePageBytes - base)
-	pf := &prefaulter{mem: mem, first: first, touched: make([]atomic.Bool, (len(mem)-first)/hugePageBytes+2), fault: fault, advise: advise, cost: cost}
+	pf := &prefaulter{mem: mem, first: first, state: make([]atomic.Uint32, (len(mem)-first)/hugePageBytes+2), fault: fault, advise: advise, cost: cost}
 	pf.populating.Store(true)
-	pf.on.Store(huge && advise(mem, true))
+	pf.asked = huge && advise(mem, true)
+	pf.on.Store(pf.asked)
 	return pf
 }
 
+// rangeOf returns the range holding mem[off]. Range r covers
+// mem[first+(r-1)*hugePageBytes:][:hugePageBytes], clipped to mem: range
+// 0 is the part before the first boundary.
+func (pf *prefaulter) rangeOf(off int) int { return (off - pf.first + hugePageBytes) / hugePageBytes }
+
+// bounds returns range r's offsets in mem.
+func (pf *prefaulter) bounds(r int) (lo, hi int) {
+	lo = pf.first + (r-1)*hugePageBytes
+	return max(lo, 0), min(lo+hugePageBytes, len(pf.mem))
+}
+
 // reserved faults in the 2 MiB ranges of mem[off:off+n] not yet touched,
+// each clipped to mem[lo:hi] (the blocks' part of the block's shard),
 // before the caller writes the block, and turns huge pages off on the
 // first slow one.
-func (pf *prefaulter) reserved(off, n int) {
+func (pf *prefaulter) reserved(off, n, lo, hi int) {
 	if !pf.populating.Load() {
 		return
 	}
-	// Range r covers mem[first+(r-1)*hugePageBytes:][:hugePageBytes],
-	// clipped to mem: range 0 is the part before the first boundary.
-	for r := (off - pf.first + hugePageBytes) / hugePageBytes; r < len(pf.touched); r++ {
-		lo := pf.first + (r-1)*hugePageBytes
-		if lo >= off+n {
+	for r := pf.rangeOf(off); r < len(pf.state); r++ {
+		rlo, rhi := pf.bounds(r)
+		if rlo >= off+n {
 			break
 		}
-		if pf.touched[r].Load() || !pf.touched[r].CompareAndSwap(false, true) {
+		st := pf.state[r].Load()
+		for st&rangeTouched == 0 && !pf.state[r].CompareAndSwap(st, st|rangeTouched) {
+			st = pf.state[r].Load() // rangeSmall came meanwhile
+		}
+		if st&rangeTouched != 0 {
 			continue
 		}
-		hi := min(lo+hugePageBytes, len(pf.mem))
-		lo = max(lo, 0)
-		huge := pf.on.Load()
-		took, err := pf.cost(func() error { return pf.fault(pf.mem[lo:hi:hi]) })
+		rlo, rhi = max(rlo, lo), min(rhi, hi)
+		if rlo >= rhi {
+			continue
+		}
+		huge := pf.on.Load() && st&rangeSmall == 0
+		if huge {
+			pf.state[r].Or(rangeHuge)
+		}
+		took, err := pf.cost(func() error { return pf.fault(pf.mem[rlo:rhi:rhi]) })
 		if err != nil {
 			pf.populating.Store(false)
 			pf.off()
@@ -118,6 +153,73 @@ func (pf *prefaulter) reserved(off, n int) {
 			pf.off()
 		}
 	}
+}
+
+// setAside readies mem[from:to], newly set aside in the shard that owns
+// mem[floor:ceil] (the region then runs from from to ceil), for its pages
+// to be dropped, and returns where dropping may start: from, or lower.
+// Ranges wholly in the region become untouched, to be faulted in again
+// should the region shrink. The range the region starts inside is asked
+// for small pages, once; if it was faulted in on a huge page, that page
+// would stay whole with the region's part of it: so where the range lies
+// in the shard and evictBelow(at) can evict every block of mem[at:from]
+// (none pinned), the whole range is dropped, and its blocks' part
+// faulted in again as small pages by the next Reserve there. Where it
+// cannot, dropping the region's part splits the huge page. Called with
+// the shard's lock held.
+func (pf *prefaulter) setAside(from, to, floor, ceil int, evictBelow func(at int) bool) (dropFrom int) {
+	dropFrom = from
+	for r := pf.rangeOf(from); r < len(pf.state); r++ {
+		rlo, rhi := pf.bounds(r)
+		if rlo >= to {
+			break
+		}
+		if rlo >= from {
+			if rhi <= ceil {
+				pf.state[r].And(rangeSmall)
+			}
+			continue
+		}
+		st := pf.state[r].Load()
+		if st&rangeSmall != 0 {
+			continue
+		}
+		pf.small(r)
+		if st&rangeHuge != 0 && rlo >= floor && rhi <= ceil && evictBelow(rlo) {
+			pf.state[r].And(rangeSmall)
+			dropFrom = rlo
+		}
+	}
+	return dropFrom
+}
+
+// unsetAside readies mem[from:to], no longer set aside in the shard
+// that owns mem[floor:ceil] (the region now starts at to), for blocks:
+// its ranges become untouched, so that the next Reserve there faults
+// them in (pages already in stay), and the range the region now starts
+// inside is asked for small pages. Called with the shard's lock held.
+func (pf *prefaulter) unsetAside(from, to, floor, ceil int) {
+	for r := pf.rangeOf(from); r < len(pf.state); r++ {
+		rlo, rhi := pf.bounds(r)
+		if rlo >= to {
+			break
+		}
+		if rlo >= floor && rhi <= ceil {
+			pf.state[r].And(^uint32(rangeTouched))
+		}
+		if rlo < to && to < min(rhi, ceil) && pf.state[r].Load()&rangeSmall == 0 {
+			pf.small(r)
+		}
+	}
+}
+
+// small asks range r for small pages.
+func (pf *prefaulter) small(r int) {
+	if pf.asked {
+		lo, hi := pf.bounds(r)
+		pf.advise(pf.mem[lo:hi:hi], false)
+	}
+	pf.state[r].Or(rangeSmall)
 }
 
 // off stops asking for huge pages; the ranges touched keep theirs.

@@ -13,8 +13,9 @@ import (
 // gives, with the fault of range slowAt (counting from 0) taking slowFor
 // and that of range failAt failing.
 type fakeFaults struct {
-	faults  [][2]int // offsets in mem
-	advice  []bool
+	faults  [][2]int      // offsets in mem
+	advice  []bool        // for the whole memory
+	small   [][2]int      // small pages asked for these ranges (offsets in mem)
 	took    time.Duration // the cost of the last fault
 	slowAt  int
 	slowFor time.Duration
@@ -36,7 +37,12 @@ func (f *fakeFaults) track(t *testing.T, mem []byte) *prefaulter {
 		return nil
 	}, func(b []byte, on bool) bool {
 		if len(b) != len(mem) {
-			t.Errorf("advice for %d bytes, want all %d", len(b), len(mem))
+			lo := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(mem))))
+			if on {
+				t.Errorf("huge pages asked for [%d, %d), not the whole memory", lo, lo+len(b))
+			}
+			f.small = append(f.small, [2]int{lo, lo + len(b)})
+			return true
 		}
 		f.advice = append(f.advice, on)
 		return true
@@ -70,7 +76,7 @@ func TestHugePagesFaultEachRangeOnce(t *testing.T) {
 		pf := f.track(t, mem)
 		for off := 0; off < len(mem); {
 			n := min(4000+off%300, len(mem)-off)
-			pf.reserved(off, n)
+			pf.reserved(off, n, 0, len(mem))
 			if last := f.faults[len(f.faults)-1]; last[1] < off+n {
 				t.Fatalf("align %d: block [%d, %d) reserved, faulted in only up to %d", align, off, off+n, last[1])
 			}
@@ -91,7 +97,7 @@ func TestHugePagesFaultEachRangeOnce(t *testing.T) {
 		}
 		// Reusing the memory faults nothing more.
 		n := len(f.faults)
-		pf.reserved(0, len(mem))
+		pf.reserved(0, len(mem), 0, len(mem))
 		if len(f.faults) != n {
 			t.Fatalf("align %d: %d faults after reuse, want %d", align, len(f.faults), n)
 		}
@@ -110,7 +116,7 @@ func TestHugePagesSlowFaultTurnsThemOff(t *testing.T) {
 		mem := testMem(8*hugePageBytes, 0)
 		pf := f.track(t, mem)
 		for off := 0; off < len(mem); off += 4096 {
-			pf.reserved(off, 4096)
+			pf.reserved(off, 4096, 0, len(mem))
 		}
 		want := 8
 		if f.failAt >= 0 {
@@ -134,7 +140,7 @@ func TestPrefaultWithoutHugePages(t *testing.T) {
 		t.Error("advice given")
 		return true
 	}, func(fault func() error) (time.Duration, error) { return 0, fault() })
-	pf.reserved(0, len(mem))
+	pf.reserved(0, len(mem), 0, len(mem))
 	// 4 KiB past a boundary: the 2 MiB less 4 KiB before the next, three
 	// whole ranges and the last 4196 bytes.
 	if len(f.faults) != 5 || pf.on.Load() {
@@ -176,8 +182,8 @@ func TestNewAsksForHugePages(t *testing.T) {
 	tb.Publish(0, h, 0)
 	h.Release()
 	touched := 0
-	for i := range c.prefault.touched {
-		if c.prefault.touched[i].Load() {
+	for i := range c.prefault.state {
+		if c.prefault.state[i].Load()&rangeTouched != 0 {
 			touched++
 		}
 	}
@@ -194,4 +200,74 @@ func TestNewAsksForHugePages(t *testing.T) {
 		}
 	}
 	g.Release()
+}
+
+// TestPrefaultSetAside follows a shard's set-aside region through the
+// prefaulter: the range the region starts inside is asked for small
+// pages; when it was faulted in on a huge page, its blocks are evicted
+// (evictBelow) so that the whole huge page can be dropped, and it is
+// faulted in again, clipped to the blocks' part; where its blocks cannot
+// be evicted, only the region's part is dropped; ranges wholly in the
+// region are untouched again; and a region that shrinks leaves its
+// ranges to be faulted in again.
+func TestPrefaultSetAside(t *testing.T) {
+	const h = hugePageBytes
+	mem := testMem(4*h, 0)
+	f := &fakeFaults{slowAt: -1, failAt: -1}
+	pf := f.track(t, mem)
+	pf.reserved(0, len(mem), 0, len(mem)) // every range on a huge page
+	if len(f.faults) != 4 {
+		t.Fatalf("%d faults, want 4", len(f.faults))
+	}
+	var evicted []int
+	evict := func(ok bool) func(int) bool {
+		return func(at int) bool { evicted = append(evicted, at); return ok }
+	}
+	// The region grows from the top into the middle of range 2 (ranges
+	// counted from 0 here; pf.state from 1 for an aligned memory).
+	from := 2*h + h/2
+	if got := pf.setAside(from, len(mem), 0, len(mem), evict(true)); got != 2*h {
+		t.Fatalf("setAside dropping from %d, want the whole huge page from %d", got, 2*h)
+	}
+	if len(evicted) != 1 || evicted[0] != 2*h || len(f.small) != 1 || f.small[0] != [2]int{2 * h, 3 * h} {
+		t.Fatalf("evicted below %v, small pages for %v; want [%d] and [[%d %d]]", evicted, f.small, 2*h, 2*h, 3*h)
+	}
+	if st2, st3 := pf.state[pf.rangeOf(2*h)].Load(), pf.state[pf.rangeOf(3*h)].Load(); st2 != rangeSmall || st3 != 0 {
+		t.Fatalf("range states %b and %b, want %b (small, untouched) and 0", st2, st3, rangeSmall)
+	}
+	// The next block there faults in the blocks' part alone.
+	pf.reserved(2*h, 4096, 0, from)
+	if last := f.faults[len(f.faults)-1]; len(f.faults) != 5 || last != [2]int{2 * h, from} {
+		t.Fatalf("faults %v, want a fifth of [%d, %d)", f.faults, 2*h, from)
+	}
+	// Growing further inside the same range asks nothing more.
+	if got := pf.setAside(2*h+h/4, from, 0, len(mem), evict(true)); got != 2*h+h/4 || len(evicted) != 1 || len(f.small) != 1 {
+		t.Fatalf("growing inside a small range: dropping from %d, evicted %v, small %v", got, evicted, f.small)
+	}
+	// Into range 1, on a huge page whose blocks cannot all be evicted:
+	// only the region's part is dropped.
+	if got := pf.setAside(h+h/2, 2*h+h/4, 0, len(mem), evict(false)); got != h+h/2 || len(evicted) != 2 || len(f.small) != 2 {
+		t.Fatalf("with blocks pinned below: dropping from %d, evicted %v, small %v", got, evicted, f.small)
+	}
+	if st := pf.state[pf.rangeOf(h)].Load(); st != rangeTouched|rangeHuge|rangeSmall {
+		t.Fatalf("range 1's state %b, want touched, huge and small", st)
+	}
+	// A range the region starts inside that lies partly in another shard
+	// (floor above it) is not emptied.
+	if got := pf.setAside(h/2, h+h/2, h/4, len(mem), evict(true)); got != h/2 || len(evicted) != 2 {
+		t.Fatalf("range shared with another shard: dropping from %d, evicted %v", got, evicted)
+	}
+	// The region shrinks back to 3h: ranges 0 to 2 are to be faulted in
+	// again (their pages in place stay), range 3 stays whole region.
+	pf.unsetAside(h/2, 3*h, 0, len(mem))
+	for r := range 3 {
+		if st := pf.state[pf.rangeOf(r*h)].Load(); st&rangeTouched != 0 {
+			t.Fatalf("range %d still touched (%b) once blocks may use it again", r, st)
+		}
+	}
+	// Shrinking to the middle of range 3 asks it for small pages.
+	pf.unsetAside(3*h, 3*h+h/2, 0, len(mem))
+	if n := len(f.small); n != 4 || f.small[n-1] != [2]int{3 * h, 4 * h} {
+		t.Fatalf("small pages asked for %v, want range 3 last", f.small)
+	}
 }

@@ -21,7 +21,9 @@ type shard struct {
 	runs     runTree  // the free runs of bits, up to date but for words dirtyLo to dirtyHi
 	dirtyLo  int      // words changed since runs was last brought up to date; dirtyLo > dirtyHi when none
 	dirtyHi  int
-	used     int     // chunks held
+	used     int     // chunks held: by blocks, and set aside (aside)
+	limit    int     // blocks lie in chunks [0, limit); [limit, nchunks) is the set-aside region (see setAside), its bits set
+	aside    int     // chunks of the region Hold and Charge have set aside; the rest of it is slack
 	cursor   int     // where the next search for free chunks starts
 	free     int32   // released entries, linked through next; -1 when none
 	first    int32   // the shard's first entry
@@ -57,6 +59,7 @@ func (s *shard) init(c *Cache, index, base, nchunks int, firstEntry int32, entri
 	}
 	s.runs = newRunTree(s.bits, meta)
 	s.dirtyLo, s.dirtyHi = 0, -1
+	s.limit = nchunks
 	s.small = fifo{head: -1, tail: -1}
 	s.main = fifo{head: -1, tail: -1}
 	// The entries are handed out in index order as first needed (take),
@@ -115,6 +118,14 @@ func (s *shard) take(at, k int) *entry {
 	s.setBits(at, k, true)
 	s.used += k
 	s.cursor = at + k
+	e := s.newEntry()
+	e.chunk = uint32(s.base + at)
+	return e
+}
+
+// newEntry hands out a free entry, a released one first, else the next
+// never used (hasEntry), unlinked. Called with mu held.
+func (s *shard) newEntry() *entry {
 	var e *entry
 	if s.free >= 0 {
 		e = &s.c.entries[s.free]
@@ -132,7 +143,6 @@ func (s *shard) take(at, k int) *entry {
 		s.owners = append(s.owners, owner{})
 		s.fresh++
 	}
-	e.chunk = uint32(s.base + at)
 	e.prev, e.next = -1, -1
 	return e
 }
@@ -261,6 +271,14 @@ func (s *shard) release(e *entry) (at, n int) {
 			o.held = nil
 			dropHeld(hm.mem)
 		}
+		// Its chunks are the region's, not a place in mem.
+		s.aside -= n
+		s.used -= n
+		s.shrinkAside()
+		o.table, e.queue = nil, qNone
+		e.next = s.free
+		s.free = e.idx
+		return 0, 0
 	}
 	if poison {
 		mem := s.c.mem[int(e.chunk)*ChunkSize : (int(e.chunk)+n)*ChunkSize]

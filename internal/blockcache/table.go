@@ -178,10 +178,12 @@ func (t *Table) reserve(i, n int, doorkeeper bool) (Handle, bool) {
 	s.owner(e).table = t
 	e.freq.Store(0)
 	e.refs.Store(1) // the caller's pin
+	limit := s.limit
 	s.mu.Unlock()
 	off := uintptr(e.chunk) * ChunkSize
 	if pf := t.c.prefault; pf != nil {
-		pf.reserved(int(off), n)
+		// Never the set-aside region's pages: they are to take no memory.
+		pf.reserved(int(off), n, s.base*ChunkSize, (s.base+limit)*ChunkSize)
 	}
 	return Handle{e: e, b: t.c.mem[off : off+uintptr(n) : off+uintptr(n)]}, true
 }
