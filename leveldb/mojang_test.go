@@ -19,6 +19,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/internal/ldbtest"
 	"github.com/sstkit/sstable/leveldb"
@@ -232,5 +233,56 @@ func TestMojangBadBlocks(t *testing.T) {
 				t.Fatalf("got %v; want an error wrapping format.ErrCorrupt saying %q", err, c.msg)
 			}
 		})
+	}
+}
+
+// countingReader counts the ReadAt calls that reach the file.
+type countingReader struct {
+	r     *bytes.Reader
+	reads int
+}
+
+func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	c.reads++
+	return c.r.ReadAt(p, off)
+}
+
+// TestMojangBlocksCached: a zlib block, whose decoded size only decoding
+// tells, is cached once read, as a snappy block is: a second Get in it
+// reads nothing from the file.
+func TestMojangBlocksCached(t *testing.T) {
+	c, err := cache.New(8 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var es []ldbtest.Entry
+	for i := range 200 {
+		es = append(es, ldbtest.Entry{Key: []byte(fmt.Sprintf("key%04d", i)), Seq: uint64(i + 1), Kind: 1, Value: bytes.Repeat([]byte{byte(i)}, 50)})
+	}
+	for _, typ := range []byte{leveldb.CompressionSnappy, leveldb.CompressionZlib, leveldb.CompressionZlibRaw} {
+		o := ldbtest.Options{Snappy: true, BlockSize: 1024}
+		if typ != leveldb.CompressionSnappy {
+			o.Zlib = typ
+		}
+		data := ldbtest.WriteTable(es, o)
+		cr := &countingReader{r: bytes.NewReader(data)}
+		tb, err := leveldb.NewTable(cr, int64(len(data)), &leveldb.TableOptions{Cache: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reads []int
+		for _, k := range []string{"key0100", "key0100"} {
+			before := cr.reads
+			e, err := tb.Get([]byte(k), leveldb.MaxSequence)
+			if err != nil || !bytes.Equal(e.Value, bytes.Repeat([]byte{100}, 50)) {
+				t.Fatalf("type %d: Get(%s) = %+v, %v", typ, k, e, err)
+			}
+			reads = append(reads, cr.reads-before)
+		}
+		if reads[0] == 0 || reads[1] != 0 {
+			t.Errorf("type %d: two Gets in one block read the file %v times; want the block cached after the first", typ, reads)
+		}
+		tb.Close()
 	}
 }

@@ -60,11 +60,7 @@ func (t *Table) dataBlock(i int, b *blockBuf, fill bool) ([]byte, bool, error) {
 	var p blockcache.Handle
 	ok := false
 	if n > 0 && fill {
-		if t.mapped != nil {
-			p, ok = t.cache.ReserveAdmitted(i, n) // a miss costs a decode, not a read
-		} else {
-			p, ok = t.cache.Reserve(i, n)
-		}
+		p, ok = t.reserve(i, n)
 	}
 	if !ok {
 		contents, err := t.Codec.Decode(format.SectionDataBlock, int64(h.Offset), stored, typ, b.dec)
@@ -73,6 +69,20 @@ func (t *Table) dataBlock(i int, b *blockBuf, fill bool) ([]byte, bool, error) {
 		}
 		if typ != format.BlockTypeRaw {
 			b.dec = contents
+			if n == 0 && fill && len(contents) > 0 {
+				// A block whose size only decoding tells (Mojang's zlib
+				// blocks, RocksDB's zlib and bzip2 before format_version
+				// 2) goes to the cache once decoded, at the cost of a
+				// copy: decoding it on every Get cost Bedrock tables of
+				// 160 KiB blocks 0.7-1.3 ms a Get.
+				if p, ok := t.reserve(i, len(contents)); ok {
+					dst := p.Bytes()[:len(contents)]
+					copy(dst, contents)
+					t.cache.Publish(i, p, 0)
+					b.pin = p
+					return dst, false, nil
+				}
+			}
 		}
 		return contents, false, nil
 	}
@@ -90,6 +100,14 @@ func (t *Table) dataBlock(i int, b *blockBuf, fill bool) ([]byte, bool, error) {
 	t.cache.Publish(i, p, 0)
 	b.pin = p
 	return contents, false, nil
+}
+
+// reserve reserves n bytes of cache for data block i.
+func (t *Table) reserve(i, n int) (blockcache.Handle, bool) {
+	if t.mapped != nil {
+		return t.cache.ReserveAdmitted(i, n) // a miss costs a decode, not a read
+	}
+	return t.cache.Reserve(i, n)
 }
 
 // MaxBlockLen bounds a decoded block, in bytes: writers cut blocks near
