@@ -50,8 +50,8 @@ type TableOptions struct {
 	NoMmap bool
 	// ReadAhead lets a forward scan decode the table's next data blocks
 	// on a second goroutine (the package doc's Scans): less wall time
-	// per entry for more CPU time in all, and none with GOMAXPROCS 1.
-	// Off by default.
+	// per entry for more CPU time in all. Off by default; with
+	// GOMAXPROCS 1 it stays off.
 	ReadAhead bool
 	// Name names the table in errors; OpenTable uses the path.
 	Name string
@@ -337,6 +337,9 @@ func (t *Table) readIndex(core *lsmtable.Table) error {
 		}
 	}
 	core.Index.SetPlain(t.keys == KeysPlain)
+	// With LevelDB's restart interval of 1 the block holds each
+	// separator whole, one per restart point.
+	core.Index.Grow(it.NumRestarts(), len(contents))
 	limit := uint64(core.Size() - FooterLen)
 	for ok := it.First(); ok; ok = it.Next() {
 		// Any trailer will do: LevelDB tags a shortened separator with

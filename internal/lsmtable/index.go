@@ -3,6 +3,7 @@ package lsmtable
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/sstkit/sstable/format"
 )
@@ -78,6 +79,20 @@ func (x *Index) Key(i int) []byte {
 
 // Handle returns data block i's handle.
 func (x *Index) Handle(i int) format.BlockHandle { return x.handles[i] }
+
+// Grow makes room for blocks more data blocks whose separators take
+// keyBytes bytes in all, so that Append fills arrays of their final size:
+// a LevelDB index block (one restart point per entry) gives both, and
+// the arrays grown by doubling instead were half the allocation of
+// opening a table. It is a hint: Append grows the arrays past it.
+func (x *Index) Grow(blocks, keyBytes int) {
+	if blocks <= 0 || keyBytes < 0 {
+		return
+	}
+	x.keys = slices.Grow(x.keys, keyBytes)
+	x.ends = slices.Grow(x.ends, blocks)
+	x.handles = slices.Grow(x.handles, blocks)
+}
 
 // Append adds the next data block: its separator, a key above the
 // previous one (an internal key unless SetPlain), and its handle, after
