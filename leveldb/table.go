@@ -330,55 +330,56 @@ func (t *Table) readIndex(core *lsmtable.Table) error {
 		}
 		return err
 	}
-	if t.keys == KeysDetect {
+	detect := t.keys == KeysDetect
+	if detect {
 		t.keys = KeysInternal
-		if !internalSeparators(&it) {
-			t.keys = KeysPlain
-		}
 	}
 	core.Index.SetPlain(t.keys == KeysPlain)
 	// With LevelDB's restart interval of 1 the block holds each
 	// separator whole, one per restart point.
 	core.Index.Grow(it.NumRestarts(), len(contents))
 	limit := uint64(core.Size() - FooterLen)
-	for ok := it.First(); ok; ok = it.Next() {
-		// Any trailer will do: LevelDB tags a shortened separator with
-		// its largest sequence number and kind 1, Pebble with kind 17.
-		h, n := codec.DecodeHandle(it.Value())
-		if n <= 0 || n != len(it.Value()) {
-			return format.Corruptf(format.SectionIndex, off, "entry %d: bad block handle", core.Index.Len())
-		}
-		if err := core.Index.Append(it.Key(), h, limit); err != nil {
-			return format.Corruptf(format.SectionIndex, off, "%v", err)
-		}
+	plain, err := appendIndex(&core.Index, &it, off, limit, detect)
+	if plain {
+		// A separator only plain keys explain: read the index again as
+		// plain keys.
+		t.keys = KeysPlain
+		core.Index = lsmtable.Index{}
+		core.Index.SetPlain(true)
+		_, err = appendIndex(&core.Index, &it, off, limit, false)
 	}
-	if err := it.Err(); err != nil {
+	if err != nil {
 		return err
 	}
 	core.Index.Finish()
 	return nil
 }
 
-// internalSeparators reports whether the index block it holds can be the
-// index of a table of internal keys (KeysDetect): every separator at
-// least 8 bytes long, and each above the one before it in the internal
-// key order or, failing that, not in the bytewise order either (a
-// damaged index, reported as such by the reading of internal keys). A
-// block that fails to decode counts as internal, so that its error is
-// reported by that reading too.
-func internalSeparators(it *codec.BlockIter) bool {
-	var prev []byte
+// appendIndex appends the index block's separators and handles to x.
+// With detect, a separator that a table of internal keys cannot have but
+// one of plain keys can (KeysDetect: shorter than a trailer, or not above
+// the separator before it in the internal key order but above it in the
+// bytewise order) stops it with plain true; any other error is the
+// index's corruption.
+func appendIndex(x *lsmtable.Index, it *codec.BlockIter, off int64, limit uint64, detect bool) (plain bool, err error) {
 	for ok := it.First(); ok; ok = it.Next() {
+		// Any trailer will do: LevelDB tags a shortened separator with
+		// its largest sequence number and kind 1, Pebble with kind 17.
+		h, n := codec.DecodeHandle(it.Value())
+		if n <= 0 || n != len(it.Value()) {
+			return false, format.Corruptf(format.SectionIndex, off, "entry %d: bad block handle", x.Len())
+		}
 		k := it.Key()
-		if len(k) < trailerLen {
-			return false
+		if err := x.Append(k, h, limit); err != nil {
+			if detect {
+				if i := x.Len(); len(k) < trailerLen || i > 0 && compareKeys(x.Key(i-1), k) >= 0 && bytes.Compare(x.Key(i-1), k) < 0 {
+					return true, nil
+				}
+			}
+			return false, format.Corruptf(format.SectionIndex, off, "%v", err)
 		}
-		if prev != nil && compareKeys(prev, k) >= 0 && bytes.Compare(prev, k) < 0 {
-			return false
-		}
-		prev = append(prev[:0], k...)
 	}
-	return true
+	return false, it.Err()
 }
 
 // blockCodec is LevelDB's block trailer and compression: a masked CRC-32C,
