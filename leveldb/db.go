@@ -46,7 +46,7 @@ type DB struct {
 	tables  []*lsmtable.LazyTable
 	levels  []merge.Level
 	lastSeq uint64
-	mem     int // entries replayed from the logs
+	mem     *memLevel // the writes replayed from the logs; in levels unless empty
 }
 
 // OpenDB opens the LevelDB database in directory dir read-only: it reads
@@ -56,9 +56,10 @@ type DB struct {
 // returns an error wrapping ErrLocked for a database another process has
 // open, ErrComparator for a comparator other than BytewiseComparator,
 // format.ErrCorrupt (naming the file and offset) for damage in CURRENT,
-// the MANIFEST or a log, and os.ErrNotExist when dir holds no database;
-// a live table missing from dir gives an error wrapping both
-// os.ErrNotExist and format.ErrCorrupt.
+// the MANIFEST or a log, and os.ErrNotExist alone when dir holds no
+// database (no CURRENT file). A file the database names and dir lacks,
+// the MANIFEST that CURRENT names or a live table the MANIFEST names, is
+// damage too: the error wraps both os.ErrNotExist and format.ErrCorrupt.
 func OpenDB(dir string, o *Options) (*DB, error) {
 	var opts Options
 	if o != nil {
@@ -68,7 +69,7 @@ func OpenDB(dir string, o *Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{dir: dir, lock: lock}
+	db := &DB{dir: dir, lock: lock, mem: &memLevel{dir: dir}}
 	if err := db.recover(&opts); err != nil {
 		db.Close()
 		return nil, err
@@ -88,6 +89,12 @@ func (db *DB) recover(opts *Options) error {
 	}
 	manifest := filepath.Join(db.dir, name)
 	data, err := os.ReadFile(manifest)
+	if errors.Is(err, os.ErrNotExist) {
+		// CURRENT names it: the database is damaged, as when a table the
+		// MANIFEST names is missing (LevelDB: "CURRENT points to a
+		// non-existent file").
+		return fmt.Errorf("leveldb: open %s: %s, named by CURRENT, is missing: %w (%w)", db.dir, name, err, format.ErrCorrupt)
+	}
 	if err != nil {
 		return fmt.Errorf("leveldb: open %s: %w", db.dir, err)
 	}
@@ -171,9 +178,8 @@ func (db *DB) recover(opts *Options) error {
 	}
 	db.lastSeq = rp.lastSeq
 	if len(rp.ops) > 0 {
-		mem := rp.level()
-		db.levels = append(db.levels, mem)
-		db.mem = len(mem.entries)
+		db.mem.entries = rp.level()
+		db.levels = append(db.levels, db.mem)
 	}
 
 	// The tables, opened on first use.
@@ -250,21 +256,32 @@ func (db *DB) Levels() []merge.Level { return append([]merge.Level(nil), db.leve
 func (db *DB) MergeOptions() *merge.Options { return &merge.Options{IsDeletion: IsDeletion} }
 
 // NewIterator returns an iterator over the live view, within o's bounds
-// (nil: every key): each live user key once, with its newest value, in
-// bytes.Compare order. Close it before the DB.
+// (nil: every key), which it copies as merge.NewIterator does: each live
+// user key once, with its newest value, in bytes.Compare order. Close it
+// before the DB; once the DB is closed its moves return false and Err an
+// error wrapping ErrClosed.
 func (db *DB) NewIterator(o *IterOptions) *merge.Iterator {
 	mo := db.MergeOptions()
 	if o != nil {
 		mo.LowerBound, mo.UpperBound = o.LowerBound, o.UpperBound
 	}
-	return merge.NewIterator(db.levels, mo)
+	levels := db.levels
+	if len(levels) == 0 {
+		// An empty database: the empty log level, so that a move after
+		// Close reports it rather than an empty view.
+		levels = []merge.Level{db.mem}
+	}
+	return merge.NewIterator(levels, mo)
 }
 
 // Get returns key's newest value, a slice the caller owns, or
 // reader.ErrNotFound when key is absent or deleted. It consults each
 // table's filter, newest level first, and stops at the first level that
-// holds the key.
+// holds the key. After Close it returns an error wrapping ErrClosed.
 func (db *DB) Get(key []byte) ([]byte, error) {
+	if db.mem.closed.Load() {
+		return nil, closedError{db.dir}
+	}
 	return merge.Get(db.levels, key, db.MergeOptions())
 }
 
@@ -277,12 +294,15 @@ func (db *DB) LastSequence() uint64 { return db.lastSeq }
 func (db *DB) Files() []FileInfo { return append([]FileInfo(nil), db.files...) }
 
 // LogEntries returns the number of user keys replayed from the logs.
-func (db *DB) LogEntries() int { return db.mem }
+func (db *DB) LogEntries() int { return len(db.mem.entries) }
 
 // Verify checks every live table (Table.Verify) and that each holds only
 // keys within the range the MANIFEST gives it. It returns the number of
 // table entries checked and the first error.
 func (db *DB) Verify() (entries int64, err error) {
+	if db.mem.closed.Load() {
+		return 0, closedError{db.dir}
+	}
 	for i, lt := range db.tables {
 		t, err := lt.Get()
 		if err != nil {
@@ -312,8 +332,13 @@ func (db *DB) Verify() (entries int64, err error) {
 }
 
 // Close closes the tables opened and releases the LOCK file. Iterators
-// must be closed first.
+// must be closed first: afterwards every read of the DB (Get, Verify,
+// NewIterator), of its iterators and of its Levels returns an error
+// wrapping ErrClosed, as a second Close does.
 func (db *DB) Close() error {
+	if db.mem.closed.Swap(true) {
+		return closedError{db.dir}
+	}
 	var err error
 	for _, lt := range db.tables {
 		if t := lt.Closing(); t != nil {

@@ -111,6 +111,7 @@
 // torn by a crash, ends that file, and the view is the one before the
 // torn write; a MANIFEST whose edits lack the log number, the next file
 // number or the last sequence number is corrupt, and so is one that
-// names a table missing from the directory (the error also wraps
-// os.ErrNotExist).
+// names a table missing from the directory, as is a directory lacking
+// the MANIFEST that CURRENT names (both errors also wrap os.ErrNotExist,
+// which alone means a directory holding no database).
 package leveldb

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"slices"
 	"sort"
+	"sync/atomic"
 
 	"github.com/sstkit/sstable/format"
 	"github.com/sstkit/sstable/internal/lsmdb"
@@ -27,7 +28,17 @@ type memEntry struct {
 // user key, sorted: the newest merge.Level of a DB.
 type memLevel struct {
 	entries []memEntry
+	dir     string      // the database's, for closedError
+	closed  atomic.Bool // the DB was closed: every read fails
 }
+
+// closedError is the error of a closed DB's reads, and of its memLevel's.
+type closedError struct{ dir string }
+
+func (e closedError) Error() string { return "leveldb: database " + e.dir + " is closed" }
+
+// Unwrap returns ErrClosed.
+func (e closedError) Unwrap() error { return ErrClosed }
 
 // replay builds a memLevel from write batches, applied in log order.
 type replay struct {
@@ -69,9 +80,9 @@ func (r *replay) apply(rec []byte, off int64) error {
 	return nil
 }
 
-// level returns the writes as a memLevel: sorted by key, the last write
-// of each key kept.
-func (r *replay) level() *memLevel {
+// level returns the writes as a memLevel's entries: sorted by key, the
+// last write of each key kept.
+func (r *replay) level() []memEntry {
 	// Sort positions with an 8-byte fence of each key (after the bytes
 	// every key shares): swaps move 16 bytes, not a 56-byte entry, and
 	// most comparisons are of two integers. Ties sort by position, so a
@@ -112,13 +123,15 @@ func (r *replay) level() *memLevel {
 		}
 		out = append(out, r.ops[p.i])
 	}
-	return &memLevel{entries: out}
+	return out
 }
 
+// NewIter returns an iterator over the level within o's bounds, which it
+// copies, as reader.Reader.NewIter does.
 func (m *memLevel) NewIter(o *reader.IterOptions) merge.LevelIterator {
 	it := &memIter{m: m, i: -1}
 	if o != nil {
-		it.lower, it.upper = o.LowerBound, o.UpperBound
+		it.SetBounds(o.LowerBound, o.UpperBound)
 	}
 	return it
 }
@@ -126,6 +139,9 @@ func (m *memLevel) NewIter(o *reader.IterOptions) merge.LevelIterator {
 func (m *memLevel) NewSpanIter() merge.SpanIterator { return nil }
 
 func (m *memLevel) Get(key []byte) ([]byte, error) {
+	if m.closed.Load() {
+		return nil, closedError{m.dir}
+	}
 	i := sort.Search(len(m.entries), func(i int) bool { return bytes.Compare(m.entries[i].key, key) >= 0 })
 	if i == len(m.entries) || !bytes.Equal(m.entries[i].key, key) {
 		return nil, reader.ErrNotFound
@@ -137,20 +153,30 @@ func (m *memLevel) Get(key []byte) ([]byte, error) {
 }
 
 func (m *memLevel) SpanAt(key []byte) (reader.Span, error) {
+	if m.closed.Load() {
+		return reader.Span{}, closedError{m.dir}
+	}
 	return reader.Span{}, reader.ErrNotFound
 }
 
 // memIter is a memLevel's iterator: an index into its sorted entries.
 type memIter struct {
-	m            *memLevel
-	lower, upper []byte
-	prefix       []byte
-	inPrefix     bool
-	i            int
+	m                  *memLevel
+	lower, upper       []byte // copies in the bufs; nil: unbounded
+	lowerBuf, upperBuf []byte
+	prefix             []byte
+	inPrefix           bool
+	i                  int
+	err                error
 }
 
+// at moves to entry i, if it lies within the bounds (and the prefix).
 func (it *memIter) at(i int) bool {
 	it.i = i
+	if it.m.closed.Load() {
+		it.err, it.i = closedError{it.m.dir}, -1
+		return false
+	}
 	if i < 0 || i >= len(it.m.entries) {
 		it.i = -1
 		return false
@@ -192,6 +218,11 @@ func (it *memIter) First() bool {
 
 func (it *memIter) Last() bool {
 	it.inPrefix = false
+	return it.last()
+}
+
+// last moves to the last entry below the upper bound.
+func (it *memIter) last() bool {
 	if it.upper != nil {
 		return it.seekLT(it.upper)
 	}
@@ -215,13 +246,25 @@ func (it *memIter) Prev() bool {
 func (it *memIter) SeekGE(key []byte) bool { it.inPrefix = false; return it.seekGE(key) }
 func (it *memIter) SeekLT(key []byte) bool { it.inPrefix = false; return it.seekLT(key) }
 
+// SeekPrefixGE moves as reader.Iterator's does: a key below the prefix
+// seeks from the prefix.
 func (it *memIter) SeekPrefixGE(prefix, key []byte) bool {
 	it.prefix, it.inPrefix = append(it.prefix[:0], prefix...), true
+	if bytes.Compare(key, prefix) < 0 {
+		key = prefix
+	}
 	return it.seekGE(key)
 }
 
+// SeekPrefixLT moves as reader.Iterator's does: a key above the prefix's
+// keys finds the last of them; one at or below the prefix finds none.
 func (it *memIter) SeekPrefixLT(prefix, key []byte) bool {
 	it.prefix, it.inPrefix = append(it.prefix[:0], prefix...), true
+	if !bytes.HasPrefix(key, prefix) && bytes.Compare(key, prefix) > 0 {
+		if key = lsmtable.PrefixSuccessor(prefix); key == nil {
+			return it.last() // no key lies above them all
+		}
+	}
 	return it.seekLT(key)
 }
 
@@ -242,9 +285,12 @@ func (it *memIter) Value() []byte {
 	return lsmtable.DeletionMark()
 }
 
+// SetBounds copies the bounds, as reader.Iterator's does.
 func (it *memIter) SetBounds(lower, upper []byte) {
-	it.lower, it.upper, it.inPrefix, it.i = lower, upper, false, -1
+	it.lower = lsmtable.CopyBound(&it.lowerBuf, lower)
+	it.upper = lsmtable.CopyBound(&it.upperBuf, upper)
+	it.inPrefix, it.i = false, -1
 }
 
-func (it *memIter) Err() error   { return nil }
-func (it *memIter) Close() error { it.i = -1; return nil }
+func (it *memIter) Err() error   { return it.err }
+func (it *memIter) Close() error { it.i = -1; return it.err }

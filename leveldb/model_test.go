@@ -3,15 +3,18 @@ package leveldb_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
 
 	"github.com/sstkit/sstable/internal/ldbtest"
 	"github.com/sstkit/sstable/leveldb"
+	"github.com/sstkit/sstable/merge"
 	"github.com/sstkit/sstable/reader"
 )
 
@@ -199,6 +202,31 @@ func TestTableModel(t *testing.T) {
 	})
 }
 
+// genPrefix draws a prefix for the prefix seeks: empty, a byte, or two.
+func genPrefix(t *rapid.T) []byte {
+	return rapid.SliceOfN(rapid.SampledFrom(keyBytes), 0, 2).Draw(t, "prefix")
+}
+
+// checkPrefixMoves checks a prefix seek that returned ok against keys[j]
+// (none unless 0 <= j < len(keys) and keys[j] has prefix p), then the
+// moves (move, in direction dir) through the prefix's keys after it.
+func checkPrefixMoves(t *rapid.T, it *merge.Iterator, what string, ok bool, move func() bool, keys []string, j int, p []byte, dir int) {
+	has := func(j int) bool { return j >= 0 && j < len(keys) && strings.HasPrefix(keys[j], string(p)) }
+	for n := 0; ; n++ {
+		if ok != has(j) || ok && string(it.Key()) != keys[j] || it.Err() != nil {
+			want := "none"
+			if has(j) {
+				want = fmt.Sprintf("%q", keys[j])
+			}
+			t.Fatalf("%s, then %d moves = %v %q, %v; want %s (keys %q)", what, n, ok, it.Key(), it.Err(), want, keys)
+		}
+		if !ok || n == 3 {
+			return
+		}
+		ok, j = move(), j+dir
+	}
+}
+
 // liveView returns the newest version of every user key across levels
 // (each newest first, sorted), deletions dropped.
 func liveView(levels [][]ldbtest.Entry) map[string][]byte {
@@ -221,7 +249,8 @@ func liveView(levels [][]ldbtest.Entry) map[string][]byte {
 // TestDBModel writes databases (a log, level 0 tables that overlap,
 // levels 1 and up whose tables split user keys' versions between them)
 // and checks the live view OpenDB gives against a model: scans both
-// ways, seeks, Gets.
+// ways, seeks, prefix seeks and the moves in their prefix, within bounds
+// (IterOptions, then SetBounds) or none, and Gets.
 func TestDBModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		dir, err := os.MkdirTemp("", "ldbmodel")
@@ -318,18 +347,37 @@ func TestDBModel(t *testing.T) {
 			t.Fatal(err)
 		}
 		model := liveView(append([][]ldbtest.Entry{mem}, byAge...))
-		keys := make([]string, 0, len(model))
+		live := make([]string, 0, len(model))
 		for k := range model {
-			keys = append(keys, k)
+			live = append(live, k)
 		}
-		sort.Strings(keys)
+		sort.Strings(live)
+		// keys are the model's within the bounds.
+		var keys []string
+		var lower, upper []byte
+		drawBounds := func() {
+			lower, upper = nil, nil
+			if rapid.Bool().Draw(t, "lowerBound") {
+				lower = genKey(t, "lower")
+			}
+			if rapid.Bool().Draw(t, "upperBound") {
+				upper = genKey(t, "upper")
+			}
+			keys = keys[:0]
+			for _, k := range live {
+				if (lower == nil || k >= string(lower)) && (upper == nil || k < string(upper)) {
+					keys = append(keys, k)
+				}
+			}
+		}
+		drawBounds()
 
 		db, err := leveldb.OpenDB(dir, &leveldb.Options{NoMmap: rapid.Bool().Draw(t, "nommap")})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		it := db.NewIterator(nil)
+		it := db.NewIterator(&leveldb.IterOptions{LowerBound: lower, UpperBound: upper})
 		defer it.Close()
 		i := 0
 		for ok := it.First(); ok; ok = it.Next() {
@@ -354,7 +402,7 @@ func TestDBModel(t *testing.T) {
 		for range 20 {
 			k := genKey(t, "probe")
 			ge := sort.SearchStrings(keys, string(k))
-			switch rapid.IntRange(0, 3).Draw(t, "op") {
+			switch rapid.IntRange(0, 6).Draw(t, "op") {
 			case 0:
 				if ok := it.SeekGE(k); ok != (ge < len(keys)) || ok && string(it.Key()) != keys[ge] {
 					t.Fatalf("SeekGE(%q) = %v %q", k, ok, it.Key())
@@ -373,6 +421,40 @@ func TestDBModel(t *testing.T) {
 					if ok := it.Next(); ok != (ge < len(keys)) || ok && string(it.Key()) != keys[ge] {
 						t.Fatalf("SeekLT(%q) then Next = %v %q", k, ok, it.Key())
 					}
+				}
+			case 2:
+				// SeekPrefixGE: the first key >= k with the prefix, then Next
+				// within the prefix. A key below the prefix seeks from it.
+				p := genPrefix(t)
+				j := ge
+				for j < len(keys) && !strings.HasPrefix(keys[j], string(p)) && keys[j] < string(p) {
+					j++
+				}
+				checkPrefixMoves(t, it, fmt.Sprintf("SeekPrefixGE(%q, %q)", p, k), it.SeekPrefixGE(p, k), it.Next, keys, j, p, 1)
+			case 3:
+				// SeekPrefixLT: the last key < k with the prefix, then Prev
+				// within the prefix. A key above the prefix's keys finds
+				// their last.
+				p := genPrefix(t)
+				j := ge - 1
+				for j >= 0 && !strings.HasPrefix(keys[j], string(p)) && keys[j] > string(p) {
+					j--
+				}
+				checkPrefixMoves(t, it, fmt.Sprintf("SeekPrefixLT(%q, %q)", p, k), it.SeekPrefixLT(p, k), it.Prev, keys, j, p, -1)
+			case 4:
+				// New bounds, copied: the caller's slices are changed after.
+				drawBounds()
+				it.SetBounds(lower, upper)
+				for _, b := range [][]byte{lower, upper} {
+					for i := range b {
+						b[i] ^= 0x5a
+					}
+				}
+				if ok := it.First(); ok != (len(keys) > 0) || ok && string(it.Key()) != keys[0] {
+					t.Fatalf("SetBounds then First = %v %q; want %q", ok, it.Key(), keys)
+				}
+				if ok := it.Last(); ok != (len(keys) > 0) || ok && string(it.Key()) != keys[len(keys)-1] {
+					t.Fatalf("SetBounds then Last = %v %q; want %q", ok, it.Key(), keys)
 				}
 			default:
 				v, err := db.Get(k)

@@ -127,8 +127,8 @@ type Entry = lsmtable.Entry
 type TableIterator = lsmtable.TableIterator
 
 // IterOptions bound an iterator by user key: LowerBound inclusive,
-// UpperBound exclusive, nil unbounded. The slices are kept, not copied,
-// and must not change while the iterator uses them.
+// UpperBound exclusive, nil unbounded. Table.NewIter, DB.NewIterator and
+// SetBounds copy them, as package merge's and reader's iterators do.
 type IterOptions = lsmtable.IterOptions
 
 type tableFooter struct {
@@ -272,7 +272,7 @@ func (t *Table) readFooter(core *lsmtable.Table) error {
 const (
 	CompressionNone    byte = 0 // stored raw
 	CompressionSnappy  byte = 1 // snappy's block format
-	CompressionZlib    byte = 2 // Mojang's kZlibCompression: a zlib stream (RFC 1950)
+	CompressionZlib    byte = 2 // Mojang's kZlibCompression: a zlib stream (RFC 1950); or zstd, LevelDB's own type 2 since 1.23, read too
 	CompressionZlibRaw byte = 4 // Mojang's kZlibRawCompression: raw deflate (RFC 1951), Bedrock's default
 )
 
@@ -306,8 +306,13 @@ const maxBlockLen = 1 << 30
 // zlib blocks record no decoded size: the output grows as inflated, up to
 // maxBlockLen.
 func decode(section string, off int64, stored []byte, typ byte, dst []byte) ([]byte, error) {
-	switch typ {
-	case CompressionZlib, CompressionZlibRaw:
+	switch {
+	case typ == CompressionZlib && zstdFrame(stored):
+		// LevelDB after 1.23 numbers zstd 2 too (kZstdCompression, one
+		// frame with its content size), codec's own zstd type. A zlib
+		// stream never starts with zstd's magic (its header check fails).
+		return codec.DecodeBlock(section, off, stored, format.BlockTypeZstd, maxBlockLen, dst[:0])
+	case typ == CompressionZlib || typ == CompressionZlibRaw:
 		return rocksblock.Inflate(section, off, stored, typ == CompressionZlib, maxBlockLen, dst[:0])
 	}
 	return codec.DecodeBlock(section, off, stored, typ, maxBlockLen, dst[:0])
@@ -380,6 +385,12 @@ func appendIndex(x *lsmtable.Index, it *codec.BlockIter, off int64, limit uint64
 		}
 	}
 	return false, it.Err()
+}
+
+// zstdFrame reports whether stored starts with a zstd frame's magic
+// number (RFC 8878), 0xFD2FB528 little-endian.
+func zstdFrame(stored []byte) bool {
+	return len(stored) >= 4 && binary.LittleEndian.Uint32(stored) == 0xFD2FB528
 }
 
 // blockCodec is LevelDB's block trailer and compression: a masked CRC-32C,

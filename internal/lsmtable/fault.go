@@ -23,19 +23,28 @@ func restoreFault(old bool) { debug.SetPanicOnFault(old) }
 // mapping.
 func (t *Table) recoverFault(err *error) {
 	if v := recover(); v != nil {
-		*err = t.faultError(v)
+		*err = t.Named(t.faultError(v))
 	}
 }
 
 // faultError returns the error for a recovered panic value v that is a
-// memory fault inside t's mapping, and re-panics with any other.
+// memory fault inside t's mapping, or ErrClosed for one inside the
+// mapping Close released (an iterator used after Close), and re-panics
+// with any other.
 func (t *Table) faultError(v any) error {
 	f, ok := v.(interface{ Addr() uintptr })
-	if ok && len(t.mapped) > 0 {
+	if !ok {
+		panic(v)
+	}
+	a := f.Addr()
+	if len(t.mapped) > 0 {
 		base := uintptr(unsafe.Pointer(unsafe.SliceData(t.mapped)))
-		if a := f.Addr(); a >= base && a < base+uintptr(len(t.mapped)) {
+		if a >= base && a < base+uintptr(len(t.mapped)) {
 			return t.Named(format.Corruptf(format.SectionFile, int64(a-base), "memory fault reading the mapped file (was it truncated while open?)"))
 		}
+	}
+	if t.closed.Load() && a-t.unmapped[0] < t.unmapped[1] {
+		return ErrClosed
 	}
 	panic(v)
 }

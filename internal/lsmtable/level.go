@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/sstkit/sstable/merge"
@@ -29,9 +30,10 @@ type LazyTable struct {
 	Smallest, Largest []byte // user keys
 	Open              func() (*Table, error)
 
-	once sync.Once
-	t    *Table
-	err  error
+	once   sync.Once
+	t      *Table
+	err    error
+	closed atomic.Bool // Closing was called
 }
 
 // Get opens the table, once.
@@ -41,8 +43,10 @@ func (l *LazyTable) Get() (*Table, error) {
 }
 
 // Closing returns the table if it was opened, and makes later Gets fail
-// with ErrClosed if it was not.
+// with ErrClosed if it was not. A Level whose first table is closing
+// reports ErrClosed from every method that would otherwise open no table.
 func (l *LazyTable) Closing() *Table {
+	l.closed.Store(true)
 	l.once.Do(func() { l.err = fmt.Errorf("%s: %w", l.Path, ErrClosed) })
 	return l.t
 }
@@ -75,13 +79,40 @@ type Level struct {
 
 var _ merge.PointGetter = (*Level)(nil)
 
-// NewIter returns an iterator over the level within o's bounds.
+// closedErr returns an error wrapping ErrClosed once the level's tables
+// are closing (their owner, a DB, was closed), else nil: the answer of
+// the moves and lookups that open no table, which would otherwise end
+// silently.
+func (l *Level) closedErr() error {
+	if len(l.Tables) > 0 && l.Tables[0].closed.Load() {
+		return fmt.Errorf("%s: %w", l.Tables[0].Path, ErrClosed)
+	}
+	return nil
+}
+
+// NewIter returns an iterator over the level within o's bounds, which it
+// copies.
 func (l *Level) NewIter(o *reader.IterOptions) merge.LevelIterator {
 	it := &levelIter{l: l, ti: -1}
 	if o != nil {
-		it.lower, it.upper = o.LowerBound, o.UpperBound
+		it.lower = CopyBound(&it.lowerBuf, o.LowerBound)
+		it.upper = CopyBound(&it.upperBuf, o.UpperBound)
 	}
 	return it
+}
+
+// CopyBound copies bound b into *buf, reused, and returns the copy: nil
+// for nil (no bound), non-nil for an empty bound (one that is a bound).
+// Iterators copy their bounds with it, as package reader's do.
+func CopyBound(buf *[]byte, b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	*buf = append((*buf)[:0], b...)
+	if *buf == nil {
+		*buf = []byte{}
+	}
+	return *buf
 }
 
 // NewSpanIter returns an iterator over the tables' range deletions, or
@@ -109,6 +140,9 @@ func (l *Level) NewSpanIter() merge.SpanIterator {
 // SpanAt returns the range deletion fragment covering key, or
 // reader.ErrNotFound.
 func (l *Level) SpanAt(key []byte) (reader.Span, error) {
+	if err := l.closedErr(); err != nil {
+		return reader.Span{}, err
+	}
 	if !l.Spans {
 		return reader.Span{}, reader.ErrNotFound
 	}
@@ -130,6 +164,9 @@ func (l *Level) SpanAt(key []byte) (reader.Span, error) {
 // Get returns key's newest version in the level: its value, or the
 // deletion mark.
 func (l *Level) Get(key []byte) ([]byte, error) {
+	if err := l.closedErr(); err != nil {
+		return nil, err
+	}
 	i := sort.Search(len(l.Tables), func(i int) bool { return bytes.Compare(l.Tables[i].Largest, key) >= 0 })
 	for ; i < len(l.Tables) && bytes.Compare(l.Tables[i].Smallest, key) <= 0; i++ {
 		t, err := l.Tables[i].Get()
@@ -165,8 +202,8 @@ func (l *Level) show(t *Table, user []byte, seq uint64, kind Kind, value []byte)
 // key.
 type levelIter struct {
 	l            *Level
-	lower, upper []byte
-	ti           int // current table; -1 none
+	lower, upper []byte // copies in the bufs; nil: unbounded
+	ti           int    // current table; -1 none
 	it           TableIterator
 	open         bool // it is on table ti
 	prefix       []byte
@@ -175,6 +212,8 @@ type levelIter struct {
 	value        []byte // what the level shows for the current key
 	valid        bool
 	err          error
+
+	lowerBuf, upperBuf []byte
 }
 
 // table makes table i current, unpositioned.
@@ -359,6 +398,9 @@ func (li *levelIter) settle(ok bool) bool {
 	if ok && li.inPrefix && !bytes.HasPrefix(li.it.user, li.prefix) {
 		ok = false
 	}
+	if !ok && li.err == nil {
+		li.err = li.l.closedErr() // a move that opened no table, after Close
+	}
 	if ok {
 		v, err := li.l.show(li.it.t, li.it.user, li.it.seq, li.it.kind, li.it.Value())
 		if err != nil {
@@ -412,7 +454,7 @@ func (li *levelIter) SeekPrefixGE(prefix, key []byte) bool {
 func (li *levelIter) SeekPrefixLT(prefix, key []byte) bool {
 	li.prefix, li.inPrefix = append(li.prefix[:0], prefix...), true
 	if !bytes.HasPrefix(key, prefix) && bytes.Compare(key, prefix) > 0 {
-		end := prefixSuccessor(prefix)
+		end := PrefixSuccessor(prefix)
 		if end == nil {
 			return li.settle(li.newest(li.catLast()))
 		}
@@ -421,9 +463,9 @@ func (li *levelIter) SeekPrefixLT(prefix, key []byte) bool {
 	return li.settle(li.newest(li.catSeekLT(key)))
 }
 
-// prefixSuccessor returns the least key above every key with prefix p,
+// PrefixSuccessor returns the least key above every key with prefix p,
 // or nil when there is none (p is empty or all 0xff bytes).
-func prefixSuccessor(p []byte) []byte {
+func PrefixSuccessor(p []byte) []byte {
 	for i := len(p) - 1; i >= 0; i-- {
 		if p[i] != 0xff {
 			s := append([]byte(nil), p[:i+1]...)
@@ -439,8 +481,9 @@ func (li *levelIter) Key() []byte { return li.it.user }
 func (li *levelIter) Value() []byte { return li.value }
 
 func (li *levelIter) SetBounds(lower, upper []byte) {
-	li.lower, li.upper = lower, upper
-	li.it.SetBounds(lower, upper)
+	li.lower = CopyBound(&li.lowerBuf, lower)
+	li.upper = CopyBound(&li.upperBuf, upper)
+	li.it.lower, li.it.upper, li.it.valid = li.lower, li.upper, false
 	li.valid, li.inPrefix = false, false
 }
 

@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
@@ -100,6 +101,10 @@ type Table struct {
 	cache     *blockcache.Table // decoded data blocks, slot i for block i
 	verified  []atomic.Bool     // per data block: a mapped raw block's checksum passed
 	closed    atomic.Bool
+	// unmapped is the address and length of the mapping Close released,
+	// so that a fault reading it (an iterator used after Close) is told
+	// from a bug.
+	unmapped [2]uintptr
 }
 
 // Open opens the table file at path, mapping it unless o.NoMmap, and
@@ -272,6 +277,7 @@ func (t *Table) release() error {
 		t.cache.Close()
 	}
 	if t.mapped != nil {
+		t.unmapped = [2]uintptr{uintptr(unsafe.Pointer(unsafe.SliceData(t.mapped))), uintptr(len(t.mapped))}
 		err = munmap(t.mapped)
 		t.mapped = nil
 	}

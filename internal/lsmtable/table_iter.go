@@ -8,8 +8,8 @@ import (
 )
 
 // IterOptions bound an iterator by user key: LowerBound inclusive,
-// UpperBound exclusive, nil unbounded. The slices are kept, not copied,
-// and must not change while the iterator uses them.
+// UpperBound exclusive, nil unbounded. NewIter and SetBounds copy them,
+// as package reader's and merge's iterators do.
 type IterOptions struct {
 	LowerBound, UpperBound []byte
 }
@@ -37,14 +37,21 @@ type TableIterator struct {
 	// they start (readahead.go); nil until a scan.
 	moves int
 	ahead *readAhead
+
+	// The bounds' copies, when NewIter or SetBounds set them (a level's
+	// iterator gives its table iterators its own copies).
+	lowerBuf, upperBuf []byte
 }
 
 // NewIter returns an unpositioned iterator over the table, within o's
-// bounds (nil: unbounded). Close it before the table.
+// bounds (nil: unbounded), which it copies. Close it before the table:
+// after the table's Close, its moves return false with an error wrapping
+// ErrClosed.
 func (t *Table) NewIter(o *IterOptions) *TableIterator {
 	it := &TableIterator{t: t, i: -1}
 	if o != nil {
-		it.lower, it.upper = o.LowerBound, o.UpperBound
+		it.lower = CopyBound(&it.lowerBuf, o.LowerBound)
+		it.upper = CopyBound(&it.upperBuf, o.UpperBound)
 	}
 	if t.closed.Load() {
 		it.err = t.Named(ErrClosed)
@@ -52,10 +59,11 @@ func (t *Table) NewIter(o *IterOptions) *TableIterator {
 	return it
 }
 
-// SetBounds changes the bounds, as IterOptions gives them, and leaves the
-// iterator unpositioned.
+// SetBounds changes the bounds, as IterOptions gives them (copied), and
+// leaves the iterator unpositioned.
 func (it *TableIterator) SetBounds(lower, upper []byte) {
-	it.lower, it.upper = lower, upper
+	it.lower = CopyBound(&it.lowerBuf, lower)
+	it.upper = CopyBound(&it.upperBuf, upper)
 	it.valid = false
 }
 
@@ -129,8 +137,9 @@ func (it *TableIterator) Next() bool {
 		return false
 	}
 	// Within a block held in memory (the cache, a buffer), the move reads
-	// no mapping and needs no fault guard.
-	if !it.inMapping && it.blk.Next() {
+	// no mapping and needs no fault guard. A closed table's pinned block
+	// would still read: nextGuarded reports the Close instead.
+	if !it.inMapping && !it.t.closed.Load() && it.blk.Next() {
 		return it.forward(true)
 	}
 	return it.nextGuarded(it.inMapping)
@@ -139,6 +148,9 @@ func (it *TableIterator) Next() bool {
 // nextGuarded is Next under the fault guard: the move itself when the
 // block lies in the mapping (move), and the loading of later blocks.
 func (it *TableIterator) nextGuarded(move bool) (ok bool) {
+	if it.t.closed.Load() {
+		return it.fail(ErrClosed) // the mapping may be gone
+	}
 	defer restoreFault(protect())
 	defer it.recover(&ok)
 	if move {
@@ -153,6 +165,9 @@ func (it *TableIterator) nextGuarded(move bool) (ok bool) {
 func (it *TableIterator) Prev() (ok bool) {
 	if !it.valid {
 		return false
+	}
+	if it.t.closed.Load() {
+		return it.fail(ErrClosed)
 	}
 	defer restoreFault(protect())
 	defer it.recover(&ok)
@@ -402,7 +417,12 @@ func (it *TableIterator) settle() bool {
 	return true
 }
 
+// stop ends a move that found no entry; after the table's Close, with
+// ErrClosed rather than as the end of the data.
 func (it *TableIterator) stop() bool {
+	if it.t.closed.Load() {
+		return it.fail(ErrClosed)
+	}
 	it.valid = false
 	return false
 }
