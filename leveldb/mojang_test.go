@@ -21,6 +21,7 @@ import (
 
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 	"github.com/sstkit/sstable/internal/ldbtest"
 	"github.com/sstkit/sstable/leveldb"
 	"github.com/sstkit/sstable/reader"
@@ -181,9 +182,9 @@ func TestMojangTableModel(t *testing.T) {
 
 // TestMojangBadBlocks: a zlib block must hold what its type says. A type
 // 2 block holding raw deflate, a type 4 block holding a zlib stream, bad
-// deflate data and a zlib stream whose Adler-32 is wrong are each an
-// error wrapping format.ErrCorrupt, with the block's checksum right; so
-// is a type this package does not read (3, this module's MinLZ).
+// deflate data, a zlib stream whose Adler-32 is wrong and a type 3 block
+// that is no zstd frame are each an error wrapping format.ErrCorrupt,
+// with the block's checksum right; so is a type no LevelDB writes (5).
 func TestMojangBadBlocks(t *testing.T) {
 	es := []ldbtest.Entry{{Key: []byte("k1"), Seq: 2, Kind: 1, Value: bytes.Repeat([]byte("v"), 100)}}
 	good := ldbtest.WriteTable(es, ldbtest.Options{NoFilter: true})
@@ -209,7 +210,8 @@ func TestMojangBadBlocks(t *testing.T) {
 		{"zlib stream as type 4", zl, 4, ""},
 		{"bad deflate", []byte{0xff, 0xff, 0xff, 0xff}, 4, ""},
 		{"bad adler", badAdler, 2, "checksum"},
-		{"type 3", raw, 3, "compression type 3"},
+		{"type 3 not zstd", raw, 3, "zstd"},
+		{"type 5", raw, 5, "compression type 5"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			data, err := rebuildTable(good, func(block int, contents []byte) ([]byte, byte) {
@@ -282,6 +284,40 @@ func TestMojangBlocksCached(t *testing.T) {
 		}
 		if reads[0] == 0 || reads[1] != 0 {
 			t.Errorf("type %d: two Gets in one block read the file %v times; want the block cached after the first", typ, reads)
+		}
+		tb.Close()
+	}
+}
+
+// TestZstdBlocks: a zstd frame, under Mojang's type 3 or LevelDB's type 2
+// (LevelDB after 1.23), reads as its contents.
+func TestZstdBlocks(t *testing.T) {
+	var es []ldbtest.Entry
+	for i := range 40 {
+		es = append(es, ldbtest.Entry{Key: []byte(fmt.Sprintf("key%02d", i)), Seq: uint64(i + 1), Kind: 1, Value: bytes.Repeat([]byte{'a' + byte(i%26)}, 30)})
+	}
+	good := ldbtest.WriteTable(es, ldbtest.Options{BlockSize: 256, ShortSeparators: true})
+	for _, typ := range []byte{leveldb.CompressionZstd, leveldb.CompressionZlib} {
+		data, err := rebuildTable(good, func(block int, contents []byte) ([]byte, byte) {
+			return codec.AppendZstd(nil, contents, format.LevelDefault), typ
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb, err := leveldb.NewTable(bytes.NewReader(data), int64(len(data)), nil)
+		if err != nil {
+			t.Fatalf("type %d: %v", typ, err)
+		}
+		if info := tb.Info(); info.IndexCompression != typ || info.DataBlocks < 4 {
+			t.Fatalf("type %d: index type %d, %d data blocks", typ, info.IndexCompression, info.DataBlocks)
+		}
+		if n, err := tb.Verify(); err != nil || n != int64(len(es)) {
+			t.Fatalf("type %d: Verify = %d, %v", typ, n, err)
+		}
+		for _, e := range es {
+			if got, err := tb.Get(e.Key, leveldb.MaxSequence); err != nil || !bytes.Equal(got.Value, e.Value) {
+				t.Fatalf("type %d: Get(%s) = %+v, %v", typ, e.Key, got, err)
+			}
 		}
 		tb.Close()
 	}

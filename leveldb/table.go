@@ -266,23 +266,27 @@ func (t *Table) readFooter(core *lsmtable.Table) error {
 
 // Block compression types, the trailer's first byte. LevelDB 1.23 writes
 // 0 and 1; Mojang's fork of LevelDB (Minecraft Bedrock Edition's worlds,
-// github.com/Mojang/leveldb-mcpe, include/leveldb/options.h) adds 2 and
-// 4, computing the trailer's masked CRC-32C the same way, over the
-// compressed bytes and the type byte.
+// github.com/Mojang/leveldb-mcpe, its compressors' SERIALIZE_IDs) adds
+// 2, 3 and 4, computing the trailer's masked CRC-32C the same way, over
+// the compressed bytes and the type byte. LevelDB after 1.23 numbers
+// zstd 2 (kZstdCompression): a type 2 block that starts with zstd's
+// frame magic is read as zstd, which a zlib stream cannot start with
+// (its header check fails).
 const (
 	CompressionNone    byte = 0 // stored raw
 	CompressionSnappy  byte = 1 // snappy's block format
-	CompressionZlib    byte = 2 // Mojang's kZlibCompression: a zlib stream (RFC 1950); or zstd, LevelDB's own type 2 since 1.23, read too
-	CompressionZlibRaw byte = 4 // Mojang's kZlibRawCompression: raw deflate (RFC 1951), Bedrock's default
+	CompressionZlib    byte = 2 // Mojang's ZlibCompressor: a zlib stream (RFC 1950); or LevelDB's zstd frame
+	CompressionZstd    byte = 3 // Mojang's ZstdCompressor: one zstd frame (RFC 8878) with its content size
+	CompressionZlibRaw byte = 4 // Mojang's ZlibCompressorRaw: raw deflate (RFC 1951), Bedrock's default
 )
 
 // checkBlock is codec.CheckBlock for LevelDB's and Mojang's block types.
 func checkBlock(section string, off int64, buf []byte) ([]byte, byte, error) {
 	if len(buf) >= format.BlockTrailerLen {
 		switch typ := buf[len(buf)-format.BlockTrailerLen]; typ {
-		case CompressionNone, CompressionSnappy, CompressionZlib, CompressionZlibRaw:
+		case CompressionNone, CompressionSnappy, CompressionZlib, CompressionZstd, CompressionZlibRaw:
 			// codec.CheckBlock checks the checksum and passes these types
-			// on (its 2 and 4 are this module's zstd types: decode tells
+			// on (its 2 to 4 are this module's own types: decode tells
 			// them apart).
 		default:
 			// Checked first so that an unknown type reads as such, not as a
@@ -290,7 +294,7 @@ func checkBlock(section string, off int64, buf []byte) ([]byte, byte, error) {
 			if _, _, err := codec.CheckBlock(section, off, buf); err != nil {
 				return nil, 0, err
 			}
-			return nil, 0, format.Corruptf(section, off+int64(len(buf)-format.BlockTrailerLen), "block compression type %d: LevelDB tables use 0 (none) or 1 (snappy), Mojang's 2 (zlib) or 4 (raw deflate)", typ)
+			return nil, 0, format.Corruptf(section, off+int64(len(buf)-format.BlockTrailerLen), "block compression type %d: LevelDB tables use 0 (none) or 1 (snappy), Mojang's 2 (zlib), 3 (zstd) or 4 (raw deflate)", typ)
 		}
 	}
 	return codec.CheckBlock(section, off, buf)
@@ -307,10 +311,8 @@ const maxBlockLen = 1 << 30
 // maxBlockLen.
 func decode(section string, off int64, stored []byte, typ byte, dst []byte) ([]byte, error) {
 	switch {
-	case typ == CompressionZlib && zstdFrame(stored):
-		// LevelDB after 1.23 numbers zstd 2 too (kZstdCompression, one
-		// frame with its content size), codec's own zstd type. A zlib
-		// stream never starts with zstd's magic (its header check fails).
+	case typ == CompressionZstd || typ == CompressionZlib && zstdFrame(stored):
+		// One frame with its content size, as codec's own zstd type.
 		return codec.DecodeBlock(section, off, stored, format.BlockTypeZstd, maxBlockLen, dst[:0])
 	case typ == CompressionZlib || typ == CompressionZlibRaw:
 		return rocksblock.Inflate(section, off, stored, typ == CompressionZlib, maxBlockLen, dst[:0])

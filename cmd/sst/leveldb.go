@@ -417,7 +417,9 @@ func infoLevelDB(file string, hexOut bool, stdout io.Writer) error {
 		case leveldb.CompressionSnappy:
 			return "snappy-compressed"
 		case leveldb.CompressionZlib:
-			return "zlib-compressed (Mojang's type 2)"
+			return "zlib-compressed (Mojang's type 2; or LevelDB's zstd)"
+		case leveldb.CompressionZstd:
+			return "zstd-compressed (Mojang's type 3)"
 		}
 		return "raw-deflate-compressed (Mojang's type 4)"
 	}
