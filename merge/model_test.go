@@ -97,6 +97,60 @@ func (s shape) prefix(k string) string {
 	return k
 }
 
+// hasPrefix says whether k has prefix p as the levels see it: the
+// splitter's prefix for mvcc keys, bytes.HasPrefix for plain keys (a
+// level without a splitter, as LevelIterator says).
+func (s shape) hasPrefix(k, p string) bool {
+	if s.mvcc {
+		return s.prefix(k) == p
+	}
+	return strings.HasPrefix(k, p)
+}
+
+// drawPrefix draws the prefix of a prefix seek at k: most often k's own
+// (the documented use), else another key's. A plain key's prefix is any
+// of its heads, the empty one included.
+func (s shape) drawPrefix(t *rapid.T, kg *rapid.Generator[string], k string) string {
+	from := k
+	if !rapid.Bool().Draw(t, "ownprefix") {
+		from = kg.Draw(t, "p")
+	}
+	if s.mvcc {
+		return s.prefix(from)
+	}
+	return from[:rapid.IntRange(0, len(from)).Draw(t, "plen")]
+}
+
+// fragAt is the model of the level's SpanAt: the fragment covering k as
+// the level's tables hold it, cut at the tables' bounds (a memLevel's
+// whole).
+func (l modelLevel) fragAt(k string) (frag, bool) {
+	for _, f := range l.frags {
+		if f.start > k || k >= f.end {
+			continue
+		}
+		if l.mem {
+			return f, true
+		}
+		// The table holding k: [lo, hi), the last one unbounded.
+		lo, hi, last := "", "", true
+		for _, c := range l.cuts {
+			if c <= k {
+				lo = c
+			} else {
+				hi, last = c, false
+				break
+			}
+		}
+		f.start = max(f.start, lo)
+		if !last {
+			f.end = min(f.end, hi)
+		}
+		return f, true
+	}
+	return frag{}, false
+}
+
 func drawLevel(t *rapid.T, s shape, li int, allowMem bool) modelLevel {
 	kg := s.key()
 	l := modelLevel{vals: map[string]string{}}
@@ -291,7 +345,7 @@ func (m *modelIter) setBounds(lo, hi *string) {
 
 func (m *modelIter) at(i int) bool {
 	m.pos = i
-	m.ok = i >= 0 && i < len(m.keys) && (!m.inPrefix || m.s.prefix(m.keys[i]) == m.prefix)
+	m.ok = i >= 0 && i < len(m.keys) && (!m.inPrefix || m.s.hasPrefix(m.keys[i], m.prefix))
 	if !m.ok {
 		m.inPrefix = false
 	}
@@ -324,16 +378,46 @@ func checkModel(t *rapid.T, dir string) {
 	keys, vals := view(mls)
 	kg := s.key()
 
-	// Get of every key drawn, and a few others.
+	// Get of every key drawn, every fragment's bounds and table cut (a
+	// span ending where the next table's begins), and a few others.
 	probe := append([]string{"", "a", "zz"}, keys...)
 	for _, l := range mls {
 		probe = append(probe, l.keys...)
+		probe = append(probe, l.cuts...)
+		for _, f := range l.frags {
+			probe = append(probe, f.start, f.end)
+		}
 	}
 	for _, k := range probe {
 		want, wok := lookup(mls, k)
 		got, err := merge.Get(levels, []byte(k), modelOpts)
 		if wok != (err == nil) || err != nil && !errors.Is(err, reader.ErrNotFound) || string(got) != want {
 			t.Fatalf("Get(%q) = %q, %v; model %q, %v", k, got, err, want, wok)
+		}
+	}
+	// Each level's own lookups, which Get uses: the level's entry
+	// (deletions too), and the fragment covering the key.
+	for li, l := range levels {
+		g, ok := l.(merge.PointGetter)
+		if !ok {
+			continue
+		}
+		for _, k := range probe {
+			got, err := g.Get([]byte(k))
+			want, wok := mls[li].vals[k]
+			if wok != (err == nil) || err != nil && !errors.Is(err, reader.ErrNotFound) || string(got) != want {
+				t.Fatalf("level %d: Get(%q) = %q, %v; model %q, %v", li, k, got, err, want, wok)
+			}
+			sp, err := g.SpanAt([]byte(k))
+			wf, wok := mls[li].fragAt(k)
+			gotVals := make([]string, len(sp.Values))
+			for i, v := range sp.Values {
+				gotVals[i] = string(v)
+			}
+			if wok != (err == nil) || err != nil && !errors.Is(err, reader.ErrNotFound) ||
+				wok && (string(sp.Start) != wf.start || string(sp.End) != wf.end || !slices.Equal(gotVals, wf.vals)) {
+				t.Fatalf("level %d: SpanAt(%q) = [%q, %q) %q, %v; model [%q, %q) %q, %v", li, k, sp.Start, sp.End, gotVals, err, wf.start, wf.end, wf.vals, wok)
+			}
 		}
 	}
 
@@ -390,17 +474,10 @@ func checkModel(t *rapid.T, dir string) {
 			ok, m.inPrefix = it.SeekLT([]byte(k)), false
 			wok = m.at(m.ge(k) - 1)
 		case 8:
-			if !s.mvcc {
-				lo, hi := optKey.Draw(t, "lo"), optKey.Draw(t, "hi")
-				it.SetBounds(bptr(lo), bptr(hi))
-				m.setBounds(lo, hi)
-				continue
-			}
+			// Prefix seeks: a key below the prefix seeks from it; one
+			// above the prefix's keys finds SeekPrefixLT their last.
 			k := kg.Draw(t, "k")
-			p := s.prefix(kg.Draw(t, "p"))
-			if rapid.Bool().Draw(t, "ownprefix") {
-				p = s.prefix(k)
-			}
+			p := s.drawPrefix(t, kg, k)
 			if rapid.Bool().Draw(t, "ge") {
 				ok = it.SeekPrefixGE([]byte(p), []byte(k))
 				m.inPrefix, m.prefix = true, p
@@ -409,7 +486,7 @@ func checkModel(t *rapid.T, dir string) {
 				ok = it.SeekPrefixLT([]byte(p), []byte(k))
 				m.inPrefix, m.prefix = true, p
 				i := m.ge(k) - 1
-				for i >= 0 && m.keys[i] > p && s.prefix(m.keys[i]) != p {
+				for i >= 0 && m.keys[i] > p && !s.hasPrefix(m.keys[i], p) {
 					i--
 				}
 				wok = m.at(i)
@@ -420,14 +497,32 @@ func checkModel(t *rapid.T, dir string) {
 			m.setBounds(lo, hi)
 			continue
 		}
-		if err := it.Err(); err != nil {
-			t.Fatalf("step %d op %d: %v", step, op, err)
+		check := func(what string, ok, wok bool) {
+			if err := it.Err(); err != nil {
+				t.Fatalf("step %d op %d%s: %v", step, op, what, err)
+			}
+			if ok != wok {
+				t.Fatalf("step %d op %d%s: ok %v, model %v (model at %d of %q)", step, op, what, ok, wok, m.pos, m.keys)
+			}
+			if ok && (string(it.Key()) != m.keys[m.pos] || string(it.Value()) != m.vals[m.pos]) {
+				t.Fatalf("step %d op %d%s: at %q=%q, model %q=%q", step, op, what, it.Key(), it.Value(), m.keys[m.pos], m.vals[m.pos])
+			}
 		}
-		if ok != wok {
-			t.Fatalf("step %d op %d: ok %v, model %v (model at %d of %q)", step, op, ok, wok, m.pos, m.keys)
-		}
-		if ok && (string(it.Key()) != m.keys[m.pos] || string(it.Value()) != m.vals[m.pos]) {
-			t.Fatalf("step %d op %d: at %q=%q, model %q=%q", step, op, it.Key(), it.Value(), m.keys[m.pos], m.vals[m.pos])
+		check("", ok, wok)
+		if op == 8 && ok && rapid.Bool().Draw(t, "walk") {
+			// Walk the prefix's keys to their end, one way: prefix
+			// iteration mode goes on across tables, and stops at the
+			// first key without the prefix, in the next table or the
+			// previous one.
+			fwd := rapid.Bool().Draw(t, "walkforward")
+			for n := 1; ok; n++ {
+				if fwd {
+					ok, wok = it.Next(), m.at(m.pos+1)
+				} else {
+					ok, wok = it.Prev(), m.at(m.pos-1)
+				}
+				check(fmt.Sprintf(", walk %d forward %v", n, fwd), ok, wok)
+			}
 		}
 	}
 	if err := it.Close(); err != nil {
