@@ -13,9 +13,9 @@ import (
 // keys: a 64-bit hash has no 1-e^(-n/2^32) floor, which costs 32-bit-hash
 // filters 2.4% at 64M keys. Keys are big-endian uint64 of 2i, probed at
 // 2i+1 (neighbours). Small sizes average several independent filters so
-// that 2M probes are made at every size. Sizes above 16M keys (about 15 s
-// and 600 MB) run only with SSTABLE_LONG_TESTS=1, as CI sets; -short stops
-// at 4M keys.
+// that 2M probes are made at every size. Sizes above 4M keys (16M and
+// 64M: about 15 s and 600 MB) run only with SSTABLE_LONG_TESTS=1, as CI
+// sets.
 func TestBloomNoDriftWithSize(t *testing.T) {
 	const probes = 2 << 20
 	p := filterblock.Bloom(10)
@@ -23,7 +23,7 @@ func TestBloomNoDriftWithSize(t *testing.T) {
 	theory := filterblock.CacheLocalFPR(10, k)
 	var key [8]byte
 	for n := 1 << 10; n <= 64<<20; n <<= 2 {
-		if testing.Short() && n > 4<<20 || n > 16<<20 && os.Getenv("SSTABLE_LONG_TESTS") == "" {
+		if n > 4<<20 && os.Getenv("SSTABLE_LONG_TESTS") == "" {
 			t.Logf("stopping before %d keys (set SSTABLE_LONG_TESTS=1 for up to 64M)", n)
 			break
 		}

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/oracletest"
 	"github.com/sstkit/sstable/leveldb"
 	"github.com/sstkit/sstable/reader"
 )
@@ -38,13 +39,10 @@ type oracle struct{ bin string }
 // or skips t (fails it under SSTABLE_REQUIRE_LEVELDB=1) when it cannot.
 func newOracle(t *testing.T) *oracle {
 	t.Helper()
+	oracletest.Gate(t, "SSTABLE_REQUIRE_LEVELDB", "LevelDB 1.23")
 	missing := func(format string, args ...any) {
 		t.Helper()
-		msg := fmt.Sprintf(format, args...)
-		if os.Getenv("SSTABLE_REQUIRE_LEVELDB") == "1" {
-			t.Fatalf("SSTABLE_REQUIRE_LEVELDB=1 but %s", msg)
-		}
-		t.Skipf("skipping the tests against the real LevelDB: %s (install g++ and Debian's libleveldb-dev; SSTABLE_REQUIRE_LEVELDB=1 makes this a failure)", msg)
+		oracletest.Missing(t, "SSTABLE_REQUIRE_LEVELDB", "LevelDB 1.23", "install g++ and Debian's libleveldb-dev", format, args...)
 	}
 	gxx, err := exec.LookPath("g++")
 	if err != nil {

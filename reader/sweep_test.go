@@ -375,8 +375,9 @@ func (p *problems) report(t *testing.T) {
 }
 
 // sweepStride returns 1 (every flip) with SSTABLE_LONG_TESTS=1, as CI
-// sets, where the full sweep takes 8-17 s; otherwise a sampling stride,
-// larger under the race detector, which slows the reads about thirtyfold.
+// sets, where the full sweep takes 8-17 s; otherwise a sampling stride
+// that keeps a plain go test ./... short, larger under the race detector,
+// which slows the reads about thirtyfold.
 // Strides are odd, so the sampled flips (every stride-th) still cover
 // every bit position.
 func sweepStride() int {
@@ -384,7 +385,7 @@ func sweepStride() int {
 	case raceEnabled:
 		return 89
 	case testing.Short() || os.Getenv("SSTABLE_LONG_TESTS") == "":
-		return 7
+		return 29
 	}
 	return 1
 }
