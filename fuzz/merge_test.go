@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"bytes"
+	"errors"
 	"slices"
 	"sort"
 	"testing"
@@ -69,7 +70,9 @@ type mergeLevel struct {
 // FuzzMerge builds one to four levels from the input (keys, point
 // deletions, range deletions and range keys, each level one or two
 // tables with a splitter), then moves a merge.Iterator as the rest of
-// the input says and checks every position against a brute-force view.
+// the input says and checks every position against a brute-force view;
+// before the moves, merge.Get and each level's Get and SpanAt
+// (checkMergeGets).
 func FuzzMerge(f *testing.F) {
 	f.Add([]byte("\x02\x05abcde\x02aXcz\x01b\x00\x01\x02\x03\x04\x05\x06\x07\x07\x15\x02\x04\x07\x2a\x03\x02"))
 	f.Add([]byte("\x03\x08\x11\x22\x33\x44\x55\x66\x77\x88\x03\x10\x20\x30\x40\x00\x09\x19\x29\x39\x49\x59\x69\x79\x89\x99"))
@@ -82,6 +85,11 @@ func FuzzMerge(f *testing.F) {
 	f.Add([]byte("\x01\x03\xc0\x01\xcc\x01\x10\x01\x00\x00" +
 		"\x03\xc0\x00\xc9\x01\xd3\x01\x02\xc0\x05\x00\x00\x01\xc0" +
 		"\x00\x02\x02\x02\x02\x02\x01\x04\x04\x04\x04\x04\x05\xc0\x06\xc9\x07\xc0\x07\xd3"))
+	// One level of two tables cut at "ba0", a range deletion [aa0,
+	// \xffb1) split between them: the fragment covering the cut is the
+	// second table's, [ba0, \xffb1), which deletes nothing older here but
+	// which SpanAt must find (a span's end is exclusive).
+	f.Add([]byte("\x00\x01\x1a\x01\x02\x05\x1b\x00\x00\x01\x06"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := &mergeInput{b: data}
 		n := 1 + int(in.next()%4)
@@ -138,6 +146,7 @@ func FuzzMerge(f *testing.F) {
 			IsDeletion:      func(v []byte) bool { return string(v) == "D" },
 			IsRangeDeletion: func(v []byte) bool { return string(v) == "RD" },
 		}
+		checkMergeGets(t, mls, levels, opts)
 		it := merge.NewIterator(levels, opts)
 		defer it.Close()
 		pos, ok := -1, false
@@ -196,6 +205,72 @@ func FuzzMerge(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkMergeGets looks up every key of the levels, every fragment's
+// bounds and every cut (where one table's span may end and the next
+// one's begin) with merge.Get against the brute-force view, and in each
+// level with its own Get and SpanAt (merge.PointGetter, which merge.Get
+// uses) against the level: its entry, a deletion's too, and the fragment
+// covering the key as the level's tables hold it.
+func checkMergeGets(t *testing.T, mls []mergeLevel, levels []merge.Level, opts *merge.Options) {
+	probes := []string{""}
+	for _, ml := range mls {
+		probes = append(probes, ml.keys...)
+		for _, f := range ml.frags {
+			probes = append(probes, f.start, f.end)
+		}
+		if ml.hasCut {
+			probes = append(probes, ml.cut)
+		}
+	}
+	for _, k := range probes {
+		want, wok := mergeLookup(mls, k)
+		got, err := merge.Get(levels, []byte(k), opts)
+		if wok != (err == nil) || err != nil && !errors.Is(err, reader.ErrNotFound) || string(got) != want {
+			t.Fatalf("Get(%q) = %q, %v; view %q, %v", k, got, err, want, wok)
+		}
+		for li, l := range levels {
+			g, ok := l.(merge.PointGetter)
+			if !ok {
+				t.Fatalf("level %d is not a merge.PointGetter", li)
+			}
+			got, err := g.Get([]byte(k))
+			want, wok := mls[li].vals[k]
+			if wok != (err == nil) || err != nil && !errors.Is(err, reader.ErrNotFound) || string(got) != want {
+				t.Fatalf("level %d: Get(%q) = %q, %v; level holds %q, %v", li, k, got, err, want, wok)
+			}
+			sp, err := g.SpanAt([]byte(k))
+			wf, wok := mls[li].fragAt(k)
+			var gotVals []string
+			for _, v := range sp.Values {
+				gotVals = append(gotVals, string(v))
+			}
+			if wok != (err == nil) || err != nil && !errors.Is(err, reader.ErrNotFound) ||
+				wok && (string(sp.Start) != wf.start || string(sp.End) != wf.end || !slices.Equal(gotVals, wf.vals)) {
+				t.Fatalf("level %d: SpanAt(%q) = [%q, %q) %q, %v; level holds [%q, %q) %q, %v", li, k, sp.Start, sp.End, gotVals, err, wf.start, wf.end, wf.vals, wok)
+			}
+		}
+	}
+}
+
+// fragAt returns the fragment covering k as the level's tables hold it:
+// cut at ml.cut when the level has two tables.
+func (ml *mergeLevel) fragAt(k string) (mergeFrag, bool) {
+	for _, f := range ml.frags {
+		if f.start > k || k >= f.end {
+			continue
+		}
+		if ml.hasCut {
+			if k < ml.cut {
+				f.end = min(f.end, ml.cut)
+			} else {
+				f.start = max(f.start, ml.cut)
+			}
+		}
+		return f, true
+	}
+	return mergeFrag{}, false
 }
 
 // splitValues splits a comma-separated list of span values.
