@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/sstkit/sstable/builder"
@@ -906,7 +907,10 @@ func testClose(t *testing.T, tv tableVersion) {
 // TestConcurrentClose runs lookups and scans from 16 goroutines on a mapped
 // reader while another goroutine closes it. Every call must either succeed
 // with the right result or report ErrClosed; a read of an unmapped page
-// would crash the test.
+// would crash the test. The closer waits for the workers' closeAt-th
+// operation, and every wait has a deadline: a worker that never sees
+// ErrClosed, workers that end before closeAt operations, or a call that
+// never returns fail the test with a message rather than hang it.
 func TestConcurrentClose(t *testing.T) {
 	for round := range 3 {
 		for _, v := range tableVersions {
@@ -923,17 +927,25 @@ func concurrentClose(t *testing.T, round int, tv tableVersion) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const guard = time.Minute // a failing test's bound, not a measurement
 	var (
 		ops       atomic.Int64
-		wg        sync.WaitGroup
+		wg        sync.WaitGroup // the workers
 		successes atomic.Int64
 		closeAt   = int64(500 + 700*round)
+		reached   = make(chan struct{}) // closed at the closeAt-th operation
+		workers   = make(chan struct{}) // closed when the workers have ended
+		closed    = make(chan struct{}) // closed when the closer has ended
+		deadline  = time.Now().Add(guard)
 	)
-	wg.Add(1)
 	go func() { // the closer
-		defer wg.Done()
-		for ops.Load() < closeAt {
-			runtime.Gosched()
+		defer close(closed)
+		select {
+		case <-reached:
+		case <-workers:
+			t.Errorf("the workers ended after %d operations, before the %d-th", ops.Load(), closeAt)
+		case <-time.After(guard):
+			t.Errorf("%d operations in %v, %d wanted before Close", ops.Load(), guard, closeAt)
 		}
 		if err := r.Close(); err != nil {
 			t.Errorf("Close: %v", err)
@@ -946,11 +958,13 @@ func concurrentClose(t *testing.T, round int, tv tableVersion) {
 			rng := rand.New(rand.NewPCG(uint64(g), uint64(round)))
 			sawClosed := 0
 			for n := 0; sawClosed < 3; n++ {
-				if n > 1_000_000 {
-					t.Errorf("goroutine %d: reader never reported ErrClosed", g)
+				if time.Now().After(deadline) {
+					t.Errorf("goroutine %d: reader reported ErrClosed %d times in %v, want 3", g, sawClosed, guard)
 					return
 				}
-				ops.Add(1)
+				if ops.Add(1) == closeAt {
+					close(reached)
+				}
 				i := rng.IntN(len(es))
 				e := es[i]
 				switch n % 4 {
@@ -1008,7 +1022,20 @@ func concurrentClose(t *testing.T, round int, tv tableVersion) {
 			}
 		}()
 	}
-	wg.Wait()
+	go func() {
+		wg.Wait()
+		close(workers)
+	}()
+	for _, c := range []struct {
+		done <-chan struct{}
+		what string
+	}{{workers, "the workers"}, {closed, "the closer"}} {
+		select {
+		case <-c.done:
+		case <-time.After(time.Until(deadline) + 10*time.Second):
+			t.Fatalf("%s still running %v after the start: a call that never returns", c.what, guard+10*time.Second)
+		}
+	}
 	if successes.Load() == 0 {
 		t.Error("no Get succeeded before Close")
 	}
@@ -1023,7 +1050,8 @@ func concurrentClose(t *testing.T, round int, tv tableVersion) {
 }
 
 // TestConcurrentReads checks that concurrent readers sharing the lazily
-// loaded index and filter and the pooled buffers see correct results.
+// loaded index and filter and the pooled buffers see correct results,
+// within a deadline.
 func TestConcurrentReads(t *testing.T) {
 	for _, v := range tableVersions {
 		t.Run(v.name, func(t *testing.T) { testConcurrentReads(t, v) })
@@ -1056,7 +1084,19 @@ func testConcurrentReads(t *testing.T, tv tableVersion) {
 				}
 			}()
 		}
-		wg.Wait()
+		// A deadline, not a wait without end: a call that never returns
+		// fails the test with a message.
+		done := make(chan struct{})
+		go func() {
+			wg.Wait()
+			close(done)
+		}()
+		const guard = 2 * time.Minute // a failing test's bound, not a measurement
+		select {
+		case <-done:
+		case <-time.After(guard):
+			t.Fatalf("concurrent reads still running after %v: a call that never returns", guard)
+		}
 	})
 }
 
