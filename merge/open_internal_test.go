@@ -23,7 +23,9 @@ func TestOpenTablesBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range 10 {
-			b.Add(fmt.Appendf(nil, "k%02d-%02d", ti, i), []byte("v"))
+			if err := b.Add(fmt.Appendf(nil, "k%02d-%02d", ti, i), []byte("v")); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := b.Finish(); err != nil {
 			t.Fatal(err)

@@ -107,14 +107,22 @@ func TestCorruptTable(t *testing.T) {
 	}
 	good := table(t, dir, keys[:1000])
 	path := filepath.Join(dir, "bad.sst")
-	b, _ := builder.Create(path, &builder.Options{Compression: format.NoCompression})
+	b, err := builder.Create(path, &builder.Options{Compression: format.NoCompression})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, k := range keys {
-		b.Add([]byte(k), bytes.Repeat([]byte("x"), 50))
+		if err := b.Add([]byte(k), bytes.Repeat([]byte("x"), 50)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := b.Finish(); err != nil {
 		t.Fatal(err)
 	}
-	data, _ := os.ReadFile(path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	data[len(data)*3/4] ^= 0x40 // inside a data block of keys only this table holds
 	bad, err := reader.New(bytes.NewReader(data), int64(len(data)), &reader.Options{Name: path})
 	if err != nil {

@@ -139,10 +139,14 @@ func TestSpanIteratorTruncatedNamesTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 2000 {
-		b.Add(fmt.Appendf(nil, "key%06d", i), make([]byte, 50))
+		if err := b.Add(fmt.Appendf(nil, "key%06d", i), make([]byte, 50)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for i := range 200 {
-		b.AddSpan(fmt.Appendf(nil, "key%06d", i*10), fmt.Appendf(nil, "key%06d", i*10+5), []byte("del"))
+		if err := b.AddSpan(fmt.Appendf(nil, "key%06d", i*10), fmt.Appendf(nil, "key%06d", i*10+5), []byte("del")); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := b.Finish(); err != nil {
 		t.Fatal(err)
