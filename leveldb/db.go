@@ -35,7 +35,25 @@ type Options struct {
 	// on a second goroutine (TableOptions.ReadAhead, the package doc's
 	// Scans). Off by default.
 	ReadAhead bool
+	// SkipLogDamage replays the write-ahead logs as LevelDB 1.23 does
+	// with paranoid_checks off, its default: a damaged log record (a
+	// checksum mismatch, a length past its block, an unknown type,
+	// fragments out of order, a write batch that does not decode) is
+	// skipped, with what LevelDB's log reader drops around it (see
+	// lsmdb's LogReader.Dropped: at a checksum mismatch, the rest of the
+	// record's 32 KiB block), and the replay goes on; DB.LogDamage says
+	// what was skipped. By default such damage fails OpenDB with an error
+	// wrapping format.ErrCorrupt, as with LevelDB's paranoid_checks: the
+	// view never silently lacks a write that reached the log. Either way
+	// a record torn by a crash at a log's end is dropped silently, and
+	// the MANIFEST is read strictly, as LevelDB reads it. A batch that
+	// fails part way keeps its records before the bad one, as LevelDB's
+	// keeps them.
+	SkipLogDamage bool
 }
+
+// maxLogDamage bounds the errors DB.LogDamage keeps.
+const maxLogDamage = 100
 
 // DB is a LevelDB database opened read-only: a consistent view of it as
 // of OpenDB. It is safe for concurrent use.
@@ -47,6 +65,9 @@ type DB struct {
 	levels  []merge.Level
 	lastSeq uint64
 	mem     *memLevel // the writes replayed from the logs; in levels unless empty
+
+	logDamage  []error // the first maxLogDamage places SkipLogDamage skipped
+	logDamageN int     // all of them
 }
 
 // OpenDB opens the LevelDB database in directory dir read-only: it reads
@@ -163,10 +184,20 @@ func (db *DB) recover(opts *Options) error {
 			return fmt.Errorf("leveldb: open %s: %w", db.dir, err)
 		}
 		r := lsmdb.LogReader{Data: data}
+		if opts.SkipLogDamage {
+			r.Dropped = func(err error) { db.noteLogDamage(inFile(path, err)) }
+		}
 		for {
 			rec, off, ok, err := r.Next()
 			if err == nil && ok {
-				err = rp.apply(rec, off)
+				if err = rp.apply(rec, off); err != nil && opts.SkipLogDamage {
+					// LevelDB's recovery ignores the batch's error, its
+					// records before the error applied, and takes its
+					// sequence numbers as used.
+					db.noteLogDamage(inFile(path, err))
+					rp.noteSeq(rec)
+					err = nil
+				}
 			}
 			if err != nil {
 				return inFile(path, err)
@@ -292,6 +323,20 @@ func (db *DB) LastSequence() uint64 { return db.lastSeq }
 // Files returns the live tables, as the MANIFEST lists them: level 0
 // newest first, then levels 1 to 6 by key.
 func (db *DB) Files() []FileInfo { return append([]FileInfo(nil), db.files...) }
+
+// LogDamage returns what Options.SkipLogDamage skipped while replaying
+// the write-ahead logs: the number of places, and the errors of the
+// first 100, each wrapping format.ErrCorrupt and naming the log file and
+// offset. Without SkipLogDamage it returns 0, nil: damage failed OpenDB.
+func (db *DB) LogDamage() (n int, errs []error) {
+	return db.logDamageN, append([]error(nil), db.logDamage...)
+}
+
+func (db *DB) noteLogDamage(err error) {
+	if db.logDamageN++; len(db.logDamage) < maxLogDamage {
+		db.logDamage = append(db.logDamage, err)
+	}
+}
 
 // LogEntries returns the number of user keys replayed from the logs.
 func (db *DB) LogEntries() int { return len(db.mem.entries) }

@@ -47,10 +47,11 @@ type replay struct {
 }
 
 // apply decodes one write batch, a log record at off, with
-// lsmdb.DecodeBatch: LevelDB's batches (db/write_batch.cc) are RocksDB's
-// without column families, holding puts (kind 1) and deletions (kind 0)
-// only; any other record is refused. The entries alias rec, which must
-// stay unchanged.
+// lsmdb.DecodeBatchInOrder: LevelDB's batches (db/write_batch.cc) are
+// RocksDB's without column families, holding puts (kind 1) and deletions
+// (kind 0) only; any other record is refused. On an error, the records
+// before the bad one are applied, as LevelDB's recovery applies them.
+// The entries alias rec, which must stay unchanged.
 func (r *replay) apply(rec []byte, off int64) error {
 	if len(rec) < 12 {
 		return format.Corruptf(SectionBatch, off, "batch of %d bytes is shorter than its 12-byte header", len(rec))
@@ -62,7 +63,7 @@ func (r *replay) apply(rec []byte, off int64) error {
 	}
 	r.ops = slices.Grow(r.ops, int(min(count, uint32((len(rec)-12)/2))))
 	n := 0
-	_, _, err := lsmdb.DecodeBatch(rec, off, func(op lsmdb.BatchOp) error {
+	err := lsmdb.DecodeBatchInOrder(rec, off, func(op lsmdb.BatchOp) error {
 		if op.Tag != uint8(KindValue) && op.Tag != uint8(KindDeletion) {
 			return format.Corruptf(SectionBatch, off, "record %d: unknown kind %d", n, op.Tag)
 		}
@@ -78,6 +79,20 @@ func (r *replay) apply(rec []byte, off int64) error {
 		r.lastSeq = max(r.lastSeq, seq+uint64(count)-1)
 	}
 	return nil
+}
+
+// noteSeq takes the sequence numbers of a batch that failed to apply
+// as used, as LevelDB's recovery does with paranoid_checks off, when its
+// header gives them.
+func (r *replay) noteSeq(rec []byte) {
+	if len(rec) < 12 {
+		return
+	}
+	seq := binary.LittleEndian.Uint64(rec)
+	count := binary.LittleEndian.Uint32(rec[8:])
+	if count > 0 && seq <= MaxSequence && uint64(count) <= MaxSequence-seq {
+		r.lastSeq = max(r.lastSeq, seq+uint64(count)-1)
+	}
 }
 
 // level returns the writes as a memLevel's entries: sorted by key, the

@@ -195,6 +195,42 @@ func DecodeBatch(rec []byte, off int64, fn func(op BatchOp) error) (first, next 
 	return first, seq, nil
 }
 
+// DecodeBatchInOrder decodes a write batch as LevelDB's
+// WriteBatch::Iterate does (db/write_batch.cc), for LevelDB's logs: each
+// record goes to fn as soon as it decodes, numbered from the batch's
+// first sequence number up, so that a record that does not decode, or
+// that fn refuses, fails the batch after fn has seen the records before
+// it (which LevelDB's recovery keeps with paranoid_checks off), and a
+// count other than the header's fails it after every record. Every
+// record counts and takes a number, as in LevelDB, whose batches hold
+// puts and deletions only. Errors are DecodeBatch's, fn's returned as
+// is.
+func DecodeBatchInOrder(rec []byte, off int64, fn func(op BatchOp) error) error {
+	if len(rec) < BatchHeaderLen {
+		return noBatch(format.Corruptf(SectionBatch, off, "batch of %d bytes is shorter than its 12-byte header", len(rec)))
+	}
+	seq := binary.LittleEndian.Uint64(rec)
+	count := binary.LittleEndian.Uint32(rec[8:])
+	found := uint32(0)
+	for body := rec[BatchHeaderLen:]; len(body) > 0; {
+		pos := len(rec) - len(body)
+		op, rest, msg := decodeRecord(body)
+		if msg != "" {
+			return format.Corruptf(SectionBatch, off, "record %d at byte %d of the batch: %s", found, pos, msg)
+		}
+		op.Seq = seq + uint64(found)
+		if err := fn(op); err != nil {
+			return err
+		}
+		found++
+		body = rest
+	}
+	if found != count {
+		return format.Corruptf(SectionBatch, off, "batch holds %d records where its header says %d", found, count)
+	}
+	return nil
+}
+
 // keyedKind reports whether a record of kind k writes a key, and so
 // counts in its batch's header.
 func keyedKind(k lsmtable.Kind) bool {

@@ -12,8 +12,10 @@ import (
 
 // FuzzLogReader reads arbitrary bytes as a log in every mode: no panic,
 // no endless loop, records in file order, errors that wrap
-// format.ErrCorrupt (or ErrUnsupportedLog), and RocksDB's two modes
-// reading the same records (they differ only in what ends the log).
+// format.ErrCorrupt (or ErrUnsupportedLog), RocksDB's two modes reading
+// the same records (they differ only in what ends the log), and
+// LevelDB's mode skipping damage (Dropped) reading a log the strict mode
+// reads to its end the same.
 func FuzzLogReader(f *testing.F) {
 	// Small logs: the fuzzer slows down by orders of magnitude on inputs
 	// of tens of KiB. The tests above cover fragments over blocks.
@@ -58,6 +60,29 @@ func FuzzLogReader(f *testing.F) {
 				rocks[mode-RocksDBManifest] = recs
 			}
 		}
+		// LevelDB's mode skipping damage: where the strict mode reads the
+		// log to its end, the same records, nothing dropped.
+		strict, _, strictErr := readAll(&LogReader{Data: data})
+		dropped := 0
+		lenient, _, err := readAll(&LogReader{Data: data, Dropped: func(err error) {
+			if !errors.Is(err, format.ErrCorrupt) {
+				t.Fatalf("dropped: %v does not wrap ErrCorrupt", err)
+			}
+			if dropped++; dropped > len(data) {
+				t.Fatalf("more damage dropped than the log has bytes")
+			}
+		}})
+		if err != nil || len(lenient) > len(data)/logHeaderSize+1 {
+			t.Fatalf("skipping damage: %d records, %v", len(lenient), err)
+		}
+		if strictErr == nil && (dropped > 0 || len(strict) != len(lenient)) {
+			t.Fatalf("strict mode reads %d records, skipping %d, dropping %d", len(strict), len(lenient), dropped)
+		}
+		for i := range strict {
+			if strictErr == nil && string(strict[i]) != string(lenient[i]) {
+				t.Fatalf("record %d differs between the strict and skipping modes", i)
+			}
+		}
 		if len(rocks[0]) != len(rocks[1]) {
 			t.Fatalf("RocksDB modes read %d and %d records", len(rocks[0]), len(rocks[1]))
 		}
@@ -73,7 +98,8 @@ func FuzzLogReader(f *testing.F) {
 // sequence numbers from the first, rising by at most one a record, the
 // header's count of records writing a key when it decodes, errors that
 // wrap format.ErrCorrupt; with every record skipped, each record writing
-// a key takes a number.
+// a key takes a number. DecodeBatchInOrder must read a batch of puts and
+// deletions as DecodeBatch does.
 func FuzzDecodeBatch(f *testing.F) {
 	b := newTestBatch(5)
 	b.key(0, lsmtable.KindValue, "k", "v").key(3, lsmtable.KindRangeDeletion, "a", "a").key(1, lsmtable.KindMerge, "m", "+")
@@ -83,6 +109,27 @@ func FuzzDecodeBatch(f *testing.F) {
 	f.Add(newTestBatch(MaxSequence).key(0, lsmtable.KindDeletion, "d", "").bytes())
 	f.Add([]byte("short"))
 	f.Fuzz(func(t *testing.T, rec []byte) {
+		// LevelDB's order of decoding: the same records and numbers where
+		// every record is a put or a deletion (a LevelDB batch's).
+		var all, inOrder []BatchOp
+		_, _, errAll := DecodeBatch(rec, 7, func(op BatchOp) error { all = append(all, op); return nil })
+		errInOrder := DecodeBatchInOrder(rec, 7, func(op BatchOp) error { inOrder = append(inOrder, op); return nil })
+		if errInOrder != nil && !errors.Is(errInOrder, format.ErrCorrupt) {
+			t.Fatalf("DecodeBatchInOrder: %v does not wrap ErrCorrupt", errInOrder)
+		}
+		leveldb := true
+		for _, op := range all {
+			leveldb = leveldb && op.Tag <= uint8(lsmtable.KindValue)
+		}
+		if errAll == nil && leveldb && (errInOrder != nil || len(inOrder) != len(all)) {
+			t.Fatalf("DecodeBatch decodes %d records, DecodeBatchInOrder %d, %v", len(all), len(inOrder), errInOrder)
+		}
+		for i := range min(len(all), len(inOrder)) {
+			a, b := all[i], inOrder[i]
+			if errAll == nil && leveldb && (a.Kind != b.Kind || string(a.Key) != string(b.Key) || string(a.Value) != string(b.Value) || a.Seq != b.Seq) {
+				t.Fatalf("record %d: DecodeBatch %+v, DecodeBatchInOrder %+v", i, a, b)
+			}
+		}
 		for _, skip := range []bool{false, true} {
 			var seqs []uint64
 			keyed := uint32(0)

@@ -47,6 +47,13 @@ const (
 	recordPredecessorWAL    = 130 // the previous log's number, size and last sequence number (RocksDB 9.11+)
 	recordRecyclablePredWAL = 131
 	recordSafeToIgnore      = 0x80 // RocksDB 9.11+ skips an unknown type with this bit
+
+	// LevelDB 1.23's reader returns its own codes kEof (5) and kBadRecord
+	// (6) beside the record types, and so takes a checksummed record of
+	// type 5 for the log's end and one of type 6 for a bad record
+	// (db/log_reader.h).
+	levelDBEOF       = 5
+	levelDBBadRecord = 6
 )
 
 // LogMode says whose log a LogReader reads and how its recovery treats a
@@ -56,8 +63,12 @@ type LogMode uint8
 const (
 	// LevelDBLog reads LevelDB's logs, record types 1 to 4, as LevelDB's
 	// recovery does: a record cut short by the end of the file (a write
-	// torn by a crash) ends the log; a checksum mismatch, an impossible
-	// length, an unknown type or fragments out of order is an error.
+	// torn by a crash, fragmented or not) ends the log, dropped whole; a
+	// checksum mismatch, an impossible length, an unknown type, zeroed
+	// space or fragments out of order is an error, as it is for LevelDB
+	// with paranoid_checks (and for the MANIFEST always). With Dropped
+	// set, such damage is skipped instead, as LevelDB 1.23 skips it in
+	// its write-ahead logs with paranoid_checks off, its default.
 	LevelDBLog LogMode = iota
 
 	// RocksDBManifest reads a RocksDB MANIFEST as RocksDB's VersionSet
@@ -113,6 +124,21 @@ type LogReader struct {
 	// Mode is LevelDBLog (the zero value), RocksDBManifest or RocksDBWAL.
 	Mode LogMode
 
+	// Dropped, when set in LevelDBLog mode, makes damage no error: the
+	// reader drops what LevelDB 1.23's log::Reader drops (db/log_reader.cc,
+	// ReadRecord), calls Dropped with an error wrapping format.ErrCorrupt
+	// where LevelDB's reader reports a corruption, and reads on. A
+	// checksum mismatch or a length overrunning a block before the
+	// file's last partial one drops the rest of its 32 KiB block (the
+	// length may be the damaged byte); a record begun and not ended
+	// before such damage, before a new whole or first fragment, or
+	// before zeroed space, is dropped; middle and last fragments without
+	// a first, and records of unknown types, are dropped. As in LevelDB's
+	// reader, whose codes for the end of the log and a bad record are 5
+	// and 6, a record of type 5 ends the log and one of type 6 is
+	// dropped silently (with the record in fragments, if any).
+	Dropped func(err error)
+
 	off int    // next physical record's offset
 	rec []byte // the record being assembled from fragments
 
@@ -149,7 +175,19 @@ func (r *LogReader) Next() (rec []byte, recOff int64, ok bool, err error) {
 	r.rec = nil
 	inFragments := false
 	start := 0
+	lenient := r.Dropped != nil
+	// drop reports damage at off, and drops the record in fragments, if
+	// any, as LevelDB's reader does when ReadPhysicalRecord returns
+	// kBadRecord in the middle of a record.
+	drop := func(off int, msg string, args ...any) {
+		r.Dropped(format.Corruptf(SectionLog, int64(off), msg, args...))
+		if inFragments {
+			r.Dropped(format.Corruptf(SectionLog, int64(start), "record of %d bytes dropped: damage in its fragments at offset %d", len(r.rec), off))
+			inFragments, r.rec = false, r.rec[:0]
+		}
+	}
 	for {
+		blockStart := r.off - r.off%logBlockSize
 		blockLeft := logBlockSize - r.off%logBlockSize
 		if blockLeft < logHeaderSize {
 			r.off += blockLeft // trailer padding
@@ -161,8 +199,29 @@ func (r *LogReader) Next() (rec []byte, recOff int64, ok bool, err error) {
 		h := r.Data[r.off : r.off+logHeaderSize]
 		n := int(binary.LittleEndian.Uint16(h[4:]))
 		typ := h[6]
-		if typ == recordZero && n == 0 && binary.LittleEndian.Uint32(h) == 0 {
-			r.off += blockLeft // zeroed, preallocated space
+		// LevelDB's reader reads 32 KiB at a time: a length overrunning
+		// what it read is a torn write in the file's last, partial block,
+		// damage in any other.
+		left := min(blockLeft, len(r.Data)-r.off)
+		if lenient && logHeaderSize+n > left {
+			if len(r.Data)-blockStart < logBlockSize {
+				return nil, 0, false, nil
+			}
+			drop(r.off, "record of %d bytes overruns its 32 KiB block: the block's last %d bytes dropped", n, left)
+			r.off += left
+			continue
+		}
+		if typ == recordZero && n == 0 && (lenient || binary.LittleEndian.Uint32(h) == 0) {
+			// Zeroed, preallocated space (LevelDB skips it whatever the
+			// checksum bytes hold): the block's rest.
+			if inFragments && !lenient {
+				return nil, 0, false, format.Corruptf(SectionLog, int64(r.off), "zeroed space inside a record begun at offset %d", start)
+			}
+			if inFragments {
+				r.Dropped(format.Corruptf(SectionLog, int64(start), "record of %d bytes dropped: zeroed space in its fragments at offset %d", len(r.rec), r.off))
+				inFragments, r.rec = false, r.rec[:0]
+			}
+			r.off += blockLeft
 			if r.off >= len(r.Data) {
 				return nil, 0, false, nil
 			}
@@ -177,32 +236,72 @@ func (r *LogReader) Next() (rec []byte, recOff int64, ok bool, err error) {
 		payload := r.Data[r.off+logHeaderSize : r.off+logHeaderSize+n]
 		crc := crc32.Update(crc32.Checksum(h[6:7], castagnoli), castagnoli, payload)
 		if codec.MaskCRC(crc) != binary.LittleEndian.Uint32(h) {
-			return nil, 0, false, format.Corruptf(SectionLog, int64(r.off), "checksum mismatch in a record of %d bytes", n)
+			if !lenient {
+				return nil, 0, false, format.Corruptf(SectionLog, int64(r.off), "checksum mismatch in a record of %d bytes", n)
+			}
+			// The length may be what is damaged: the block's rest goes.
+			drop(r.off, "checksum mismatch in a record of %d bytes: the block's last %d bytes dropped", n, left)
+			r.off += left
+			continue
 		}
 		off := r.off
 		r.off += logHeaderSize + n
 		switch typ {
 		case recordFull:
 			if inFragments {
-				return nil, 0, false, format.Corruptf(SectionLog, int64(off), "whole record inside a fragmented one begun at offset %d", start)
+				if !lenient {
+					return nil, 0, false, format.Corruptf(SectionLog, int64(off), "whole record inside a fragmented one begun at offset %d", start)
+				}
+				if len(r.rec) > 0 { // LevelDB's writers once left an empty first fragment
+					r.Dropped(format.Corruptf(SectionLog, int64(start), "record of %d bytes dropped: a whole record at offset %d before its last fragment", len(r.rec), off))
+				}
 			}
 			return payload, int64(off), true, nil
 		case recordFirst:
 			if inFragments {
-				return nil, 0, false, format.Corruptf(SectionLog, int64(off), "first fragment inside a record begun at offset %d", start)
+				if !lenient {
+					return nil, 0, false, format.Corruptf(SectionLog, int64(off), "first fragment inside a record begun at offset %d", start)
+				}
+				if len(r.rec) > 0 {
+					r.Dropped(format.Corruptf(SectionLog, int64(start), "record of %d bytes dropped: a first fragment at offset %d before its last fragment", len(r.rec), off))
+				}
 			}
 			inFragments, start = true, off
-			r.rec = append(r.rec, payload...)
+			r.rec = append(r.rec[:0], payload...)
 		case recordMiddle, recordLast:
 			if !inFragments {
-				return nil, 0, false, format.Corruptf(SectionLog, int64(off), "fragment of type %d without a first fragment", typ)
+				if !lenient {
+					return nil, 0, false, format.Corruptf(SectionLog, int64(off), "fragment of type %d without a first fragment", typ)
+				}
+				r.Dropped(format.Corruptf(SectionLog, int64(off), "fragment of type %d (%d bytes) without a first fragment dropped", typ, n))
+				continue
 			}
 			r.rec = append(r.rec, payload...)
 			if typ == recordLast {
 				return r.rec, int64(start), true, nil
 			}
+		case levelDBEOF:
+			if !lenient {
+				return nil, 0, false, format.Corruptf(SectionLog, int64(off), "unknown record type %d", typ)
+			}
+			return nil, 0, false, nil
+		case levelDBBadRecord:
+			if !lenient {
+				return nil, 0, false, format.Corruptf(SectionLog, int64(off), "unknown record type %d", typ)
+			}
+			if inFragments {
+				r.Dropped(format.Corruptf(SectionLog, int64(start), "record of %d bytes dropped: a record of type %d in its fragments at offset %d", len(r.rec), typ, off))
+				inFragments, r.rec = false, r.rec[:0]
+			}
 		default:
-			return nil, 0, false, format.Corruptf(SectionLog, int64(off), "unknown record type %d", typ)
+			if !lenient {
+				return nil, 0, false, format.Corruptf(SectionLog, int64(off), "unknown record type %d", typ)
+			}
+			r.Dropped(format.Corruptf(SectionLog, int64(off), "record of unknown type %d (%d bytes) dropped", typ, n))
+			if inFragments {
+				r.Dropped(format.Corruptf(SectionLog, int64(start), "record of %d bytes dropped: a record of unknown type in its fragments at offset %d", len(r.rec), off))
+				inFragments, r.rec = false, r.rec[:0]
+			}
 		}
 	}
 }

@@ -2,12 +2,15 @@ package lsmdb
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/sstkit/sstable/format"
+	"github.com/sstkit/sstable/internal/codec"
 )
 
 // readAll reads r to its end or its first error.
@@ -352,5 +355,209 @@ func TestLogRocksRecordTypes(t *testing.T) {
 	w.add([]byte("recyclable"))
 	if got, _, err := readAll(&LogReader{Data: w.data, Number: 5, Mode: RocksDBWAL}); len(got) != 1 || !errors.Is(err, format.ErrCorrupt) {
 		t.Errorf("recyclable after plain: %q, %v; want one record and a corruption", got, err)
+	}
+}
+
+// A record fragmented across blocks whose file ends before its last
+// fragment (a write torn by a crash) is dropped whole, as LevelDB 1.23's
+// reader drops it (kEof in a fragmented record): the records before it
+// read, no error in LevelDB's modes (strict or skipping damage) nor in
+// RocksDB's MANIFEST mode, a torn tail in RocksDB's WAL mode. The cuts:
+// at the first fragment's end (its block's), inside the next header,
+// inside a middle fragment, at its end, inside the last fragment, a byte
+// short of the end; the first fragment begins mid-block, or at a block's
+// start after the padding of the block before.
+func TestLogTornFragmentedRecord(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		before int // bytes of the whole record before the fragmented one
+	}{
+		{"first fragment mid-block", 100},
+		{"first fragment after padding", logBlockSize - logHeaderSize - 3},
+	} {
+		w := &testLog{}
+		w.add(bytes.Repeat([]byte{'a'}, tc.before))
+		big := make([]byte, 2*logBlockSize+500)
+		for i := range big {
+			big[i] = byte(i * 7)
+		}
+		start := w.add(big)
+		end := len(w.data)
+		b1 := start - start%logBlockSize + logBlockSize // the first fragment's end
+		b2 := b1 + logBlockSize                         // the middle fragment's
+		if end <= b2 {
+			t.Fatalf("%s: the record [%d, %d) has no last fragment after %d", tc.name, start, end, b2)
+		}
+		for _, cut := range []int{b1, b1 + 3, b1 + logHeaderSize, b1 + 1000, b2, b2 + 5, b2 + logHeaderSize + 10, end - 1} {
+			for _, mode := range []LogMode{LevelDBLog, RocksDBManifest, RocksDBWAL} {
+				for _, skip := range []bool{false, true} {
+					if skip && mode != LevelDBLog {
+						continue
+					}
+					what := fmt.Sprintf("%s: cut at %d, mode %d, skip %v", tc.name, cut, mode, skip)
+					r := &LogReader{Data: w.data[:cut], Mode: mode}
+					var dropped []error
+					if skip {
+						r.Dropped = func(err error) { dropped = append(dropped, err) }
+					}
+					got, offs, err := readAll(r)
+					checkRecords(t, what, got, offs, [][]byte{w.data[logHeaderSize : logHeaderSize+tc.before]}, &testLog{starts: []int{0}})
+					if mode == RocksDBWAL {
+						if !errors.Is(err, ErrTornTail) {
+							t.Errorf("%s: %v, want a torn tail", what, err)
+						}
+					} else if err != nil || len(dropped) > 0 {
+						t.Errorf("%s: error %v, dropped %v; want a silent end", what, err, dropped)
+					}
+				}
+			}
+		}
+	}
+}
+
+// With Dropped set, LevelDB's mode skips damage as LevelDB 1.23's
+// log::Reader does (db/log_reader.cc) for a database opened with
+// paranoid_checks off: each case's records are those LevelDB's
+// ReadRecord returns, and damage it reports is reported. Without
+// Dropped, the same damage is an error, after the records before it.
+func TestLogDropped(t *testing.T) {
+	pad := func(w *testLog) { // to the next block
+		w.data = append(w.data, make([]byte, logBlockSize-len(w.data)%logBlockSize)...)
+	}
+	big := bytes.Repeat([]byte("fragmented "), 4000) // 44,000 bytes: first and last fragments
+	// plain appends a physical record with a 7-byte header whatever its
+	// type (testLog.physical gives types 5 to 8 RocksDB's 11 bytes).
+	plain := func(w *testLog, typ byte, payload []byte) {
+		h := []byte{0, 0, 0, 0, byte(len(payload)), byte(len(payload) >> 8), typ}
+		crc := crc32.Update(crc32.Checksum(h[6:], castagnoli), castagnoli, payload)
+		binary.LittleEndian.PutUint32(h, codec.MaskCRC(crc))
+		w.data = append(append(w.data, h...), payload...)
+	}
+	for _, tc := range []struct {
+		name    string
+		build   func(w *testLog)
+		want    []string // what the skipping reader returns
+		dropped bool     // whether it reports damage
+		strict  int      // records the strict reader returns before its error; -1: no error
+	}{
+		{"checksum mismatch drops the block's rest", func(w *testLog) {
+			w.add([]byte("one"))
+			at := len(w.data)
+			w.add([]byte("two"))
+			w.add([]byte("three"))
+			w.data[at+logHeaderSize] ^= 1
+			pad(w)
+			w.add([]byte("four"))
+		}, []string{"one", "four"}, true, 1},
+		{"damaged length drops the block's rest", func(w *testLog) {
+			w.add([]byte("one"))
+			at := len(w.data)
+			w.add([]byte("two"))
+			w.add([]byte("three"))
+			w.data[at+5] = 0x90 // 36,866 bytes: past the block
+			pad(w)
+			w.add([]byte("four"))
+		}, []string{"one", "four"}, true, 1},
+		{"damaged length in the last partial block ends the log", func(w *testLog) {
+			w.add([]byte("one"))
+			at := len(w.data)
+			w.add([]byte("two"))
+			w.data[at+5] = 0x90
+		}, []string{"one"}, false, 1},
+		{"damage in a first fragment drops the record and its last fragment", func(w *testLog) {
+			w.add([]byte("one"))
+			at := len(w.data)
+			w.add(big)
+			w.add([]byte("after"))
+			w.data[at+logHeaderSize+10] ^= 1
+		}, []string{"one", "after"}, true, 1},
+		{"damage in a last fragment drops the record", func(w *testLog) {
+			w.add([]byte("one"))
+			w.add(big)
+			w.data[logBlockSize+logHeaderSize+10] ^= 1
+			pad(w)
+			w.add([]byte("next block"))
+		}, []string{"one", "next block"}, true, 1},
+		{"zero type and length skip the block's rest, whatever the checksum", func(w *testLog) {
+			w.add([]byte("one"))
+			w.data = append(w.data, 9, 9, 9, 9, 0, 0, 0)
+			w.add([]byte("lost"))
+			pad(w)
+			w.add([]byte("two"))
+		}, []string{"one", "two"}, false, 1},
+		{"zeroed space inside a fragmented record", func(w *testLog) {
+			w.add([]byte("one"))
+			w.physical(recordFirst, []byte("half"))
+			w.data = append(w.data, make([]byte, 7)...)
+			pad(w)
+			w.physical(recordLast, []byte("rest"))
+			w.add([]byte("two"))
+		}, []string{"one", "two"}, true, 1},
+		{"unknown type", func(w *testLog) {
+			w.add([]byte("one"))
+			w.physical(9, []byte("nine"))
+			w.add([]byte("two"))
+		}, []string{"one", "two"}, true, 1},
+		{"type 5, LevelDB's code for the end, ends the log", func(w *testLog) {
+			w.add([]byte("one"))
+			plain(w, levelDBEOF, []byte("five"))
+			w.add([]byte("two"))
+		}, []string{"one"}, false, 1},
+		{"type 6, LevelDB's code for a bad record, is dropped silently", func(w *testLog) {
+			w.add([]byte("one"))
+			plain(w, levelDBBadRecord, []byte("six"))
+			w.add([]byte("two"))
+		}, []string{"one", "two"}, false, 1},
+		{"type 6 inside a fragmented record", func(w *testLog) {
+			w.physical(recordFirst, []byte("half"))
+			plain(w, levelDBBadRecord, []byte("six"))
+			w.physical(recordLast, []byte("rest"))
+			w.add([]byte("two"))
+		}, []string{"two"}, true, 0},
+		{"zero type with a length", func(w *testLog) {
+			w.add([]byte("one"))
+			w.physical(recordZero, []byte("zero"))
+			w.add([]byte("two"))
+		}, []string{"one", "two"}, true, 1},
+		{"a whole record ends a fragmented one", func(w *testLog) {
+			w.physical(recordFirst, []byte("half"))
+			w.add([]byte("whole"))
+		}, []string{"whole"}, true, 0},
+		{"a first fragment ends a fragmented one", func(w *testLog) {
+			w.physical(recordFirst, []byte("half"))
+			w.physical(recordFirst, []byte("new "))
+			w.physical(recordLast, []byte("record"))
+		}, []string{"new record"}, true, 0},
+		{"an empty first fragment before a whole record", func(w *testLog) {
+			w.physical(recordFirst, nil)
+			w.add([]byte("whole"))
+		}, []string{"whole"}, false, 0},
+		{"fragments without a first", func(w *testLog) {
+			w.physical(recordMiddle, []byte("mid"))
+			w.physical(recordLast, []byte("last"))
+			w.add([]byte("whole"))
+		}, []string{"whole"}, true, 0},
+	} {
+		w := &testLog{}
+		tc.build(w)
+		var dropped []error
+		r := &LogReader{Data: w.data, Dropped: func(err error) {
+			if !errors.Is(err, format.ErrCorrupt) {
+				t.Errorf("%s: dropped %v, not a corruption", tc.name, err)
+			}
+			dropped = append(dropped, err)
+		}}
+		got, _, err := readAll(r)
+		var gotS []string
+		for _, g := range got {
+			gotS = append(gotS, string(g))
+		}
+		if err != nil || fmt.Sprint(gotS) != fmt.Sprint(tc.want) || (len(dropped) > 0) != tc.dropped {
+			t.Errorf("%s: skipping: %q, %v, dropped %v; want %q, dropped %v", tc.name, gotS, err, dropped, tc.want, tc.dropped)
+		}
+		got, _, err = readAll(&LogReader{Data: w.data})
+		if tc.strict < 0 && err != nil || tc.strict >= 0 && (!errors.Is(err, format.ErrCorrupt) || len(got) != tc.strict) {
+			t.Errorf("%s: strict: %d records, %v; want %d and a corruption", tc.name, len(got), err, tc.strict)
+		}
 	}
 }
