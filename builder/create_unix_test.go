@@ -20,8 +20,9 @@ func TestCreateModeUmask(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "t.sst")
 		b, err := builder.Create(path, nil)
 		if err == nil {
-			b.Add([]byte("k"), []byte("v"))
-			err = b.Finish()
+			if err = b.Add([]byte("k"), []byte("v")); err == nil {
+				err = b.Finish()
+			}
 		}
 		syscall.Umask(old)
 		if err != nil {

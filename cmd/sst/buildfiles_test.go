@@ -45,7 +45,10 @@ func TestSplitRebuildKeepsBuild(t *testing.T) {
 	dir := t.TempDir()
 	in, want := bulkInput(t, dir, "in.txt", 20000, 1)
 	dup := filepath.Join(dir, "dup.txt")
-	data, _ := os.ReadFile(in)
+	data, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
 	writeFile(t, dup, append(data, data[:strings.IndexByte(string(data), '\n')+1]...))
 	out := filepath.Join(dir, "tables")
 	mustSST(t, "build", "-q", "-split", "100KiB", "-o", out, in)
