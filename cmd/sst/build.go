@@ -52,6 +52,7 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	hexFlag := fset.Bool("hex", false, "text input lines are hexkey<TAB>hexvalue")
 	spansFlag := fset.String("spans", "", "text file of spans (range deletions): start<TAB>end<TAB>value lines")
 	leveldbFlag := fset.Bool("leveldb", false, "INPUT is a LevelDB database directory: convert its live view")
+	addLevelDBFlags(fset, stderr)
 	rocksdbFlag := fset.Bool("rocksdb", false, "the INPUTs are RocksDB tables, newest first, or INPUT is a RocksDB database directory: convert the view")
 	addColumnFamilyFlag(fset)
 	pos, err := parseArgs(fset, args)

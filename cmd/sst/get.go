@@ -27,6 +27,7 @@ func runGet(args []string, stdout, stderr io.Writer) error {
 	hexFlag := fset.Bool("hex", false, "keys in hex; values printed in hex, one per line")
 	mergeFlag := fset.Bool("merge", false, "read the FILEs before \"--\", newest first, as one merged view")
 	leveldbFlag := fset.Bool("leveldb", false, "FILE is a LevelDB database directory: read its live view")
+	addLevelDBFlags(fset, stderr)
 	rocksdbFlag := fset.Bool("rocksdb", false, "FILE is a RocksDB database directory: read a column family's live view")
 	cfFlag := addColumnFamilyFlag(fset)
 	seqFlag := fset.Uint64("seq", leveldb.MaxSequence, "for a LevelDB or RocksDB table: the newest version at or below this sequence number")

@@ -19,6 +19,7 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("info", flag.ContinueOnError)
 	hexFlag := fset.Bool("hex", false, "print the smallest and largest keys in hex")
 	leveldbFlag := fset.Bool("leveldb", false, "FILE is a LevelDB database directory: print its levels and tables")
+	addLevelDBFlags(fset, stderr)
 	rocksdbFlag := fset.Bool("rocksdb", false, "FILE is a RocksDB database directory: print its column families, levels and tables")
 	cfFlag := addColumnFamilyFlag(fset)
 	pos, err := parseArgs(fset, args)

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -124,7 +125,25 @@ func openLevelDBTable(cmd, file string) (*leveldb.Table, error) {
 	return t, nil
 }
 
+// skipLogDamage is -skip-log-damage, and ldbWarnings where openLevelDB
+// reports what it skipped: set afresh by addLevelDBFlags as each command
+// defines its flags.
+var (
+	skipLogDamage bool
+	ldbWarnings   io.Writer = io.Discard
+)
+
+// addLevelDBFlags defines -skip-log-damage for a command that reads a
+// LevelDB database (-leveldb DIR); its warnings go to stderr.
+func addLevelDBFlags(fset *flag.FlagSet, stderr io.Writer) {
+	fset.BoolVar(&skipLogDamage, "skip-log-damage", false, "with -leveldb: skip damaged write-ahead log records as LevelDB does (paranoid_checks off) instead of failing")
+	ldbWarnings = stderr
+}
+
 // openLevelDB opens the LevelDB database in dir read-only for cmd.
+// Damage in a write-ahead log fails it, as with LevelDB's paranoid_checks,
+// unless -skip-log-damage: then it is skipped as LevelDB skips it by
+// default, with a warning.
 func openLevelDB(cmd, dir string) (*leveldb.DB, error) {
 	switch tableFormatOf(dir) {
 	case formatLevelDB:
@@ -135,7 +154,7 @@ func openLevelDB(cmd, dir string) (*leveldb.DB, error) {
 	if hint := levelDBRocksHint(cmd, dir, nil); hint != nil {
 		return nil, hint
 	}
-	db, err := leveldb.OpenDB(dir, nil)
+	db, err := leveldb.OpenDB(dir, &leveldb.Options{SkipLogDamage: skipLogDamage})
 	if err != nil {
 		if hint := levelDBRocksHint(cmd, dir, err); hint != nil {
 			return nil, hint
@@ -145,7 +164,14 @@ func openLevelDB(cmd, dir string) (*leveldb.DB, error) {
 				return nil, fmt.Errorf("%s: %s holds no LevelDB database (no CURRENT file)", cmd, dir)
 			}
 		}
+		var ce *format.CorruptError
+		if errors.As(err, &ce) && strings.HasSuffix(ce.File, ".log") {
+			err = fmt.Errorf("%w (-skip-log-damage skips damaged log records, as LevelDB does by default)", err)
+		}
 		return nil, ldbErr(cmd, dir, err)
+	}
+	if n, errs := db.LogDamage(); n > 0 {
+		fmt.Fprintf(ldbWarnings, "sst: %s: warning: %s skipped in the write-ahead logs of %s (-skip-log-damage); the first: %v\n", cmd, plural(n, "damaged place"), dir, ldbErr("", "", errs[0]))
 	}
 	return db, nil
 }

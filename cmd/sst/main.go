@@ -261,6 +261,9 @@ hex digits with -hex); get prints a key's newest version, absent if that
 is a deletion. -leveldb DIR reads a LevelDB database directory read-only
 (refused while LevelDB or goleveldb has it open): its live view, each
 live key once with its newest value, as LevelDB's own iterator shows it.
+A damaged write-ahead log record is an error, as with LevelDB's
+paranoid_checks; with -skip-log-damage it is skipped as LevelDB skips it
+by default, and a warning says so.
 
 RocksDB: info, verify, scan and get take a RocksDB block-based table
 FILE (format_version 0 to 7: RocksDB 7.8 to 11), known by its footer.

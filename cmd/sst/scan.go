@@ -24,6 +24,7 @@ func runScan(args []string, stdout, stderr io.Writer) error {
 	spansFlag := fset.Bool("spans", false, "print the span fragments (range deletions) instead of the entries")
 	mergeFlag := fset.Bool("merge", false, "read the FILEs, newest first, as one merged view")
 	leveldbFlag := fset.Bool("leveldb", false, "FILE is a LevelDB database directory: print its live view")
+	addLevelDBFlags(fset, stderr)
 	rocksdbFlag := fset.Bool("rocksdb", false, "FILE is a RocksDB database directory: print a column family's live view")
 	cfFlag := addColumnFamilyFlag(fset)
 	dels := addDeletionFlags(fset)

@@ -16,6 +16,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("verify", flag.ContinueOnError)
 	mergeFlag := fset.Bool("merge", false, "also read the FILEs, newest first, as one merged view")
 	leveldbFlag := fset.Bool("leveldb", false, "FILE is a LevelDB database directory")
+	addLevelDBFlags(fset, stderr)
 	rocksdbFlag := fset.Bool("rocksdb", false, "FILE is a RocksDB database directory")
 	dels := addDeletionFlags(fset)
 	pos, err := parseArgs(fset, args)
