@@ -79,6 +79,19 @@
 // database for writing until Close. A comparator other than
 // leveldb.BytewiseComparator is refused (ErrComparator).
 //
+// # Iterators
+//
+// The names follow one rule: a table or a level makes its iterator with
+// NewIter(opts), as reader.Reader.NewIter and merge.Level's NewIter do
+// (Table.NewIter; DB.Levels' NewIter); a database makes its view's with
+// NewIterator(opts), as LevelDB's DB::NewIterator (DB.NewIterator, a
+// merge.Iterator). No other names are given for them. Every iterator
+// copies the bounds it is given (IterOptions, SetBounds), as reader's and
+// merge's do: the caller may reuse its slices at once. An iterator is
+// closed before what made it; after its table's or database's Close, its
+// moves return false with an error wrapping ErrClosed, and so do the
+// DB's Get and Verify and the levels' methods.
+//
 // # Scans
 //
 // A scan reads and decodes its blocks on its own goroutine.
@@ -107,11 +120,15 @@
 // byte offset; damage in a MANIFEST or log names that file and offset the
 // same way. Nothing read from a file can make the package panic or
 // return a wrong value. One case reads as LevelDB reads it: a record cut
-// short at the very end of the MANIFEST or of a log, the mark of a write
-// torn by a crash, ends that file, and the view is the one before the
-// torn write; a MANIFEST whose edits lack the log number, the next file
-// number or the last sequence number is corrupt, and so is one that
-// names a table missing from the directory, as is a directory lacking
-// the MANIFEST that CURRENT names (both errors also wrap os.ErrNotExist,
-// which alone means a directory holding no database).
+// short at the very end of the MANIFEST or of a log (fragmented over
+// blocks or not), the mark of a write torn by a crash, ends that file,
+// and the view is the one before the torn write. Other damage in a
+// write-ahead log is an error, as it is for LevelDB with paranoid_checks;
+// Options.SkipLogDamage skips it instead, as LevelDB 1.23 does by
+// default (DB.LogDamage says what was skipped). A MANIFEST whose edits
+// lack the log number, the next file number or the last sequence number
+// is corrupt, and so is one that names a table missing from the
+// directory, as is a directory lacking the MANIFEST that CURRENT names
+// (both errors also wrap os.ErrNotExist, which alone means a directory
+// holding no database).
 package leveldb
