@@ -90,9 +90,9 @@ func (t *Table) hold(key, n int, readable bool) (Handle, bool) {
 // all the same: blocks had written there before, or the 2 MiB range
 // around them was faulted in for its blocks, so a process paid for its
 // readers' filter copies and state twice, once in the budget and once
-// where they lie (200 readers under a 64 MiB cache: 17.4 MiB of Held,
-// and 88.8 MiB of anonymous memory at the peak where the cache and the
-// Go heap came to 73). So each shard sets aside chunks from its top
+// where they lie (200 readers under a 64 MiB cache, 17.4 MiB of Held:
+// 88.8 MiB of anonymous memory at the peak, against 71.1 with the
+// region below). So each shard sets aside chunks from its top
 // down, as one region [limit, nchunks) that blocks never enter, and
 // gives the region's pages back (MADV_DONTNEED) as it grows: the budget's
 // memory in use is then at most its blocks' part. The region grows and

@@ -394,6 +394,7 @@ func runChild(spec childSpec, stdout, stderr io.Writer) (err error) {
 		Hits:      cs1.Hits - cs0.Hits,
 		Misses:    cs1.Misses - cs0.Misses,
 		Evictions: cs1.Evictions - cs0.Evictions,
+		Held:      cs1.Held,
 	}
 	if cs1.Evictions < 0 {
 		res.Cache.Evictions = -1

@@ -47,6 +47,7 @@ type cacheStats struct {
 	Hits      int64 `json:"hits"`
 	Misses    int64 `json:"misses"`
 	Evictions int64 `json:"evictions"` // -1: not counted
+	Held      int64 `json:"held"`      // ours: bytes of Size set aside for readers' filter copies and state (cache.Stats.Held)
 }
 
 // getter looks keys up on behalf of one goroutine. The value is valid
@@ -146,7 +147,7 @@ func (s *oursStore) getter() getter {
 
 func (s *oursStore) cacheStats() (cacheStats, bool) {
 	st := s.c.Stats()
-	return cacheStats{Capacity: st.Capacity, Size: st.Size, Hits: st.Hits, Misses: st.Misses, Evictions: st.Evictions}, true
+	return cacheStats{Capacity: st.Capacity, Size: st.Size, Hits: st.Hits, Misses: st.Misses, Evictions: st.Evictions, Held: st.Held}, true
 }
 
 func (s *oursStore) close() error {
