@@ -129,7 +129,13 @@
 //   - FuzzLevelDBDB: the bytes as a MANIFEST's version edit and a log's
 //     write batch, framed as valid log records, beside one valid table,
 //     through leveldb.OpenDB: whatever opens and passes Verify must scan
-//     the same keys both ways and Get each scanned value.
+//     the same keys both ways and Get each scanned value, and read the
+//     same with Options.SkipLogDamage. The batch bytes also decode into
+//     write batches of puts and deletions (the empty key, 0x00 and 0xff
+//     keys, keys of 8 bytes and more, empty values, values cut into
+//     fragments over blocks) written as a log, sometimes cut short inside
+//     a record, whose view (scans, seeks, prefix seeks, Gets, the last
+//     sequence number) must match a model map.
 //
 // The seeds are small tables built in the seed functions (snappy, zstd and
 // raw, Bloom and binary fuse filters, several block sizes, format
