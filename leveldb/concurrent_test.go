@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sstkit/sstable/cache"
 	"github.com/sstkit/sstable/leveldb"
@@ -65,7 +66,15 @@ func TestConcurrentReads(t *testing.T) {
 			errs <- nil
 		}()
 	}
-	wg.Wait()
+	// A read stuck inside the DB (a move that never returns) fails here
+	// with a message rather than at the package timeout.
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the concurrent reads did not end within 2 minutes")
+	}
 	close(errs)
 	for err := range errs {
 		if err != nil {

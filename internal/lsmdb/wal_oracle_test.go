@@ -35,6 +35,7 @@ import (
 
 	"github.com/sstkit/sstable/internal/codec"
 	"github.com/sstkit/sstable/internal/lsmtable"
+	"github.com/sstkit/sstable/internal/oracletest"
 )
 
 // buildWALOracle compiles testdata/waloracle/waloracle.cc into a
@@ -42,13 +43,10 @@ import (
 // under SSTABLE_REQUIRE_ROCKSDB=1) when it cannot.
 func buildWALOracle(t *testing.T) string {
 	t.Helper()
+	oracletest.Gate(t, "SSTABLE_REQUIRE_ROCKSDB", "RocksDB 7.8's logs")
 	missing := func(format string, args ...any) {
 		t.Helper()
-		msg := fmt.Sprintf(format, args...)
-		if os.Getenv("SSTABLE_REQUIRE_ROCKSDB") == "1" {
-			t.Fatalf("SSTABLE_REQUIRE_ROCKSDB=1 but %s", msg)
-		}
-		t.Skipf("skipping the tests against RocksDB 7.8: %s (install g++ and Debian's librocksdb-dev; SSTABLE_REQUIRE_ROCKSDB=1 makes this a failure)", msg)
+		oracletest.Missing(t, "SSTABLE_REQUIRE_ROCKSDB", "RocksDB 7.8's logs", "install g++ and Debian's librocksdb-dev", format, args...)
 	}
 	gxx, err := exec.LookPath("g++")
 	if err != nil {
