@@ -3,13 +3,11 @@ package merge
 import (
 	"bytes"
 	"testing"
-
-	"github.com/sstkit/sstable/internal/codec"
 )
 
-// TestCompareKeys checks the heap's comparison, which orders by cached
-// 8-byte prefixes and then by the next 8 bytes before it compares the
-// keys, against bytes.Compare: keys around 8 and 16 bytes long, of 0x00
+// TestCompareKeys checks the heap's comparison, which orders by the two
+// 8-byte words cached by setKey before it compares the keys, against
+// bytes.Compare: keys around 8 and 16 bytes long, of 0x00
 // and 0xff bytes, sharing their first 8 or 16 bytes, and the empty key.
 func TestCompareKeys(t *testing.T) {
 	var keys [][]byte
@@ -32,8 +30,8 @@ func TestCompareKeys(t *testing.T) {
 	var a, b child
 	for _, x := range keys {
 		for _, y := range keys {
-			a.key, a.pk = x, codec.KeyPrefix(x)
-			b.key, b.pk = y, codec.KeyPrefix(y)
+			a.setKey(x)
+			b.setKey(y)
 			if got, want := compareKeys(&a, &b), bytes.Compare(x, y); got != want {
 				t.Fatalf("compareKeys(%x, %x) = %d, want %d", x, y, got, want)
 			}
