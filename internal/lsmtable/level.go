@@ -404,11 +404,15 @@ func (li *levelIter) settle(ok bool) bool {
 		li.err = li.l.closedErr() // a move that opened no table, after Close
 	}
 	if ok {
-		v, err := li.l.show(li.it.t, li.it.user, li.it.seq, li.it.kind, li.it.Value())
-		if err != nil {
-			li.err, ok = err, false
+		if it := &li.it; !it.kind.IsDeletionKind() && it.t.Spans == nil && li.l.Resolve == nil {
+			li.value = it.Value() // show's common case, without the call
+		} else {
+			v, err := li.l.show(it.t, it.user, it.seq, it.kind, it.Value())
+			if err != nil {
+				li.err, ok = err, false
+			}
+			li.value = v
 		}
-		li.value = v
 	}
 	li.valid = ok
 	return ok
