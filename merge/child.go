@@ -2,6 +2,7 @@ package merge
 
 import (
 	"bytes"
+	"encoding/binary"
 
 	"github.com/sstkit/sstable/internal/codec"
 )
@@ -30,11 +31,18 @@ func (c *child) settle(ok bool) bool {
 		c.key = nil
 		return false
 	}
+	var key []byte
 	if c.t != nil {
-		c.setKey(c.t.it.Key())
+		key = c.t.it.Key()
 	} else {
-		c.setKey(c.x.Key())
+		key = c.x.Key()
 	}
+	if len(key) >= 16 {
+		// setKey's common case, without the call
+		c.key, c.pk, c.pk2 = key, binary.BigEndian.Uint64(key), binary.BigEndian.Uint64(key[8:])
+		return true
+	}
+	c.setKey(key)
 	return true
 }
 

@@ -184,6 +184,10 @@ func (it *Iterator) stop() bool {
 func (it *Iterator) settle() bool {
 	for len(it.heap) > 0 {
 		top := it.heap[0]
+		if top.level <= it.dels.newest && it.resolve == nil && (it.isDeletion == nil || it.withDels || !it.isDeletion(top.value())) {
+			it.cur = top // visible's common case, without the call
+			return true
+		}
 		show, err := it.visible(top)
 		if err != nil {
 			it.err = err
