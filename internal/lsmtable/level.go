@@ -425,7 +425,12 @@ func (li *levelIter) Next() bool {
 	if !li.valid {
 		return false
 	}
-	return li.settle(li.skipVersions())
+	ok := li.skipVersions()
+	if it := &li.it; ok && !li.inPrefix && !it.kind.IsDeletionKind() && it.t.Spans == nil && li.l.Resolve == nil {
+		li.value = it.Value() // settle's common case, without the call
+		return true
+	}
+	return li.settle(ok)
 }
 
 func (li *levelIter) Prev() bool {

@@ -140,7 +140,14 @@ func (it *TableIterator) Next() bool {
 	// no mapping and needs no fault guard. A closed table's pinned block
 	// would still read: nextGuarded reports the Close instead.
 	if !it.inMapping && !it.t.closed.Load() && it.blk.Next() {
-		return it.forward(true)
+		// forward(true) without the call: no block to load.
+		if !it.settle() {
+			return false
+		}
+		if it.upper != nil && compareUser(it.user, it.upper, it.t.Index.reverse) >= 0 {
+			return it.stop()
+		}
+		return true
 	}
 	return it.nextGuarded(it.inMapping)
 }
