@@ -164,6 +164,20 @@ func (it *BlockIter) header(off int) (shared, unshared, vlen, p int, ok bool) {
 
 // decodeAt decodes the entry at off, whose key shares a prefix with it.key.
 func (it *BlockIter) decodeAt(off int) bool {
+	// parseEntryHeader's fast path, without the two calls: three
+	// one-byte varints whose key suffix and value fit.
+	if end := it.restartsOff; off >= 0 && off+3 <= end {
+		d := it.data[off : off+3 : off+3]
+		if d[0]|d[1]|d[2] < 0x80 {
+			shared, kEnd := int(d[0]), off+3+int(d[1])
+			if vEnd := kEnd + int(d[2]); vEnd <= end && shared <= len(it.key) {
+				it.key = append(it.key[:shared], it.data[off+3:kEnd]...)
+				it.val = it.data[kEnd:vEnd:vEnd]
+				it.offset, it.nextOffset = off, vEnd
+				return true
+			}
+		}
+	}
 	shared, unshared, vlen, p, ok := it.header(off)
 	if !ok {
 		return false
