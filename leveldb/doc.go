@@ -103,10 +103,12 @@
 // file's pages done on a second CPU while the scan reads the current
 // block, as RocksDB's asynchronous prefetching of a scan does. It buys
 // wall time with a second core's CPU time: each entry takes less time
-// but more CPU time in all (a goroutine started every few blocks, each
-// block handed over between cores), so a process running many scans at
-// once, or one with a single core, reads fewer entries per second with
-// it. Hence it is off by default, and stays off with GOMAXPROCS 1. The
+// where that core is idle, but more CPU time in all (a goroutine started
+// every few blocks, each block handed over between cores: 1.3-1.6x the
+// CPU time per entry in bench/cmd/leveldb), so a process running many
+// scans at once, or one with a single core, reads fewer entries per
+// second with it. Hence it is off by default, and stays off with
+// GOMAXPROCS 1. The
 // worker exits once it has caught up with the scan, so an iterator left
 // unclosed leaves no goroutine running; Close and seeks stop it and wait
 // for it. A block it cannot read (a checksum that fails) is left to the
