@@ -62,6 +62,7 @@ type UnresolvedError struct {
 	Kind  Kind   // KindMerge or KindBlobIndex
 }
 
+// Error says which version could not be resolved and what it needs.
 func (e *UnresolvedError) Error() string {
 	need := "the database's merge operator and the key's older versions"
 	if e.Kind != KindMerge {

@@ -319,6 +319,7 @@ type NotTableError struct {
 	Sentinel error
 }
 
+// Error returns Err's message.
 func (e *NotTableError) Error() string { return e.Err.Error() }
 
 // Unwrap returns Err and Sentinel.
