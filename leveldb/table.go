@@ -210,6 +210,13 @@ func (t *Table) init(core *lsmtable.Table) error {
 // format.ErrCorrupt for damage met, or a read error.
 func (t *Table) Get(key []byte, seq uint64) (Entry, error) { return t.core.Get(key, seq) }
 
+// GetAppend is Get without the allocation: the entry's Value is dst with
+// the value appended (by append's rules), and its Key is key itself, not
+// a copy. Errors as Get's.
+func (t *Table) GetAppend(dst, key []byte, seq uint64) (Entry, error) {
+	return t.core.GetAppend(dst, key, seq)
+}
+
 // NewIter returns an unpositioned iterator over the table, within o's
 // bounds (nil: unbounded). Close it before the table.
 func (t *Table) NewIter(o *IterOptions) *TableIterator { return t.core.NewIter(o) }

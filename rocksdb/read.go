@@ -51,6 +51,17 @@ func (t *Table) Get(key []byte, seq uint64) (Entry, error) {
 	return e, err
 }
 
+// GetAppend is Get without the allocation: the entry's Value is dst with
+// the value appended (by append's rules), and its Key is key itself, not
+// a copy (an UnresolvedError's Key is a copy). Errors as Get's.
+func (t *Table) GetAppend(dst, key []byte, seq uint64) (Entry, error) {
+	e, err := t.core.GetAppend(dst, key, seq)
+	if err == nil && (e.Kind == KindMerge || e.Kind == KindBlobIndex) {
+		return e, &UnresolvedError{Table: t.Name(), Key: bytes.Clone(e.Key), Seq: e.Seq, Kind: e.Kind}
+	}
+	return e, err
+}
+
 // Verify reads the whole table and checks what reads of it rely on:
 // every block's checksum (data blocks, the index and its partitions,
 // the meta blocks, the filter), keys that are internal keys in strictly

@@ -22,8 +22,37 @@ var iterPool = sync.Pool{New: func() any { return new(TableIterator) }}
 // returned as such, with Kind KindDeletion. It consults the table's bloom
 // filter first (when it has LevelDB's), and returns reader.ErrNotFound
 // when the table holds no such version; otherwise an error wrapping
-// format.ErrCorrupt for damage met, or a read error.
+// format.ErrCorrupt for damage met, or a read error. The entry's Key and
+// Value are a copy the caller owns (one allocation for both).
 func (t *Table) Get(key []byte, seq uint64) (Entry, error) {
+	return t.lookup(nil, key, seq, true)
+}
+
+// GetAppend is Get without the allocation: the entry's Value is dst with
+// the value appended (by append's rules), and its Key is key itself. A
+// caller that passes the last Value[:0] back as dst reads every value
+// into one buffer.
+func (t *Table) GetAppend(dst, key []byte, seq uint64) (Entry, error) {
+	return t.lookup(dst, key, seq, false)
+}
+
+// lookup is Get (copy: a new allocation) and GetAppend (dst).
+func (t *Table) lookup(dst, key []byte, seq uint64, copyOut bool) (Entry, error) {
+	// A whole-table filter (RocksDB's full and partitioned ones) is asked
+	// before anything else: an absent key then costs a hash and a probe,
+	// not an iterator's setup; a present key's probe miss overlaps the
+	// setup that follows, the branch predicted to pass.
+	if t.KeyFilter != nil {
+		if t.closed.Load() {
+			return Entry{}, t.Named(ErrClosed)
+		}
+		if pass, err := t.keyFilterPasses(key); err != nil || !pass {
+			if err == nil {
+				err = reader.ErrNotFound
+			}
+			return Entry{}, err
+		}
+	}
 	it := iterPool.Get().(*TableIterator)
 	defer func() {
 		it.buf.release()
@@ -38,6 +67,9 @@ func (t *Table) Get(key []byte, seq uint64) (Entry, error) {
 		return Entry{}, err
 	}
 	v := it.Value()
+	if !copyOut {
+		return Entry{Key: key, Seq: it.seq, Kind: it.kind, Value: append(dst, v...)}, nil
+	}
 	buf := make([]byte, len(key)+len(v)) // one allocation for both
 	copy(buf, key)
 	copy(buf[len(key):], v)
@@ -49,8 +81,17 @@ func (t *Table) Get(key []byte, seq uint64) (Entry, error) {
 	}, nil
 }
 
+// keyFilterPasses asks the table's whole-table filter about key, guarded
+// against a fault in the mapping the filter's bits may lie in.
+func (t *Table) keyFilterPasses(key []byte) (pass bool, err error) {
+	defer restoreFault(protect())
+	defer t.recoverFault(&err)
+	return t.KeyFilter(key), nil
+}
+
 // get positions it on key's newest version at or below seq, if the table
-// holds one.
+// holds one. The caller has asked the whole-table filter (KeyFilter), if
+// any.
 func (it *TableIterator) get(key []byte, seq uint64) (found bool, err error) {
 	t := it.t
 	if t.closed.Load() {
@@ -65,14 +106,8 @@ func (it *TableIterator) get(key []byte, seq uint64) (found bool, err error) {
 	defer restoreFault(protect())
 	defer t.recoverFault(&err)
 	it.seek = t.appendSeekKey(it.seek[:0], key, seq)
-	// The filter's probe, then at once the index search: with nothing
-	// between them (no call into the runtime), the CPU starts the search's
-	// loads while the probe's cache miss is outstanding, and a present key
-	// pays for the two misses together. An absent key pays for the setup
-	// above only.
-	if t.KeyFilter != nil && !t.KeyFilter(key) {
-		return false, nil
-	}
+	// A per-block filter (LevelDB's) needs the block's offset: it is
+	// asked after the index search.
 	i := t.Index.Search(it.seek)
 	if i >= t.Index.Len() {
 		return false, nil

@@ -32,7 +32,8 @@
 //   - ours: rocksdb.OpenTable, the file mapped, its reads through a new
 //     cache.Cache; the scan with one TableIterator (First, Next; no
 //     read-ahead goroutine: TableOptions.ReadAhead is off), seeks with one
-//     reused TableIterator (SeekGE), Gets with Table.Get(key, MaxSequence);
+//     reused TableIterator (SeekGE), Gets with Table.GetAppend(buf[:0],
+//     key, MaxSequence), the values into one reused buffer;
 //   - rocksdb: RocksDB's own, in the C++ program, a process per round:
 //     rocksdb::SstFileReader's iterator for the scan and the seeks, and
 //     DB::Get (a PinnableSlice) in a database opened read-only

@@ -97,7 +97,7 @@ func writeReport(w io.Writer, r *results) (missed int) {
 			pget = "SeekGE"
 		}
 		fmt.Fprintf(w, "- Scan: every entry, forward, one iterator (ours on one goroutine, no read-ahead); CPU time is the process's over the scan. SeekGE: %d random present keys, one reused iterator (RocksDB: SstFileReader's), after one untimed pass over them. "+
-			"Gets: %d random present keys, then %d absent keys (odd numbers, between present keys), after one untimed pass over both; RocksDB: DB::Get in a database opened read-only over a copy of the table; ours: Table.Get(key, MaxSequence); Pebble: %s.\n",
+			"Gets: %d random present keys, then %d absent keys (odd numbers, between present keys), after one untimed pass over both; RocksDB: DB::Get in a database opened read-only over a copy of the table; ours: Table.GetAppend(buf[:0], key, MaxSequence), the value into one reused buffer (Table.Get copies it into a new allocation); Pebble: %s.\n",
 			c.seeks, c.gets, c.gets, pget)
 		for _, table := range c.tables {
 			if table != "db" {

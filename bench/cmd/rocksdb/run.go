@@ -578,9 +578,10 @@ func timeGets(l lookups, s sample, get func(k []byte) ([]byte, bool, error)) err
 
 // ours is package rocksdb over a mapped table and a cache of its own.
 type ours struct {
-	t  *rocksdb.Table
-	c  *cache.Cache
-	it *rocksdb.TableIterator // the seeks'
+	t   *rocksdb.Table
+	c   *cache.Cache
+	it  *rocksdb.TableIterator // the seeks'
+	val []byte                 // the Gets' buffer, reused (GetAppend)
 }
 
 func openOurs(path string, cacheBytes int64) (*ours, error) {
@@ -621,13 +622,14 @@ func (o *ours) seek(k []byte) ([]byte, []byte, error) {
 }
 
 func (o *ours) get(k []byte) ([]byte, bool, error) {
-	e, err := o.t.Get(k, rocksdb.MaxSequence)
+	e, err := o.t.GetAppend(o.val[:0], k, rocksdb.MaxSequence)
 	if errors.Is(err, reader.ErrNotFound) {
 		return nil, false, nil
 	}
 	if err == nil && e.Kind != rocksdb.KindValue {
 		return nil, false, fmt.Errorf("kind %v", e.Kind)
 	}
+	o.val = e.Value
 	return e.Value, err == nil, err
 }
 

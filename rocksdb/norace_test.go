@@ -1,0 +1,5 @@
+//go:build !race
+
+package rocksdb_test
+
+const raceEnabled = false
