@@ -26,8 +26,9 @@ type Index struct {
 	// bytes every separator's user key starts with), big-endian, zero-
 	// padded, inverted for a reverse order: in the same order as the
 	// separators, so a search compares whole keys only among
-	// separators whose fences tie.
+	// separators whose fences tie. tree searches them.
 	fences []uint64
+	tree   fenceTree
 	skip   int
 }
 
@@ -128,11 +129,13 @@ func (x *Index) Finish() {
 	for x.skip < len(first) && x.skip < len(last) && first[x.skip] == last[x.skip] {
 		x.skip++
 	}
-	x.fences = make([]uint64, n)
-	for i := range x.fences {
+	fences := make([]uint64, n)
+	for i := range fences {
 		k := x.Key(i)
-		x.fences[i] = x.fence(k[:len(k)-tl])
+		fences[i] = x.fence(k[:len(k)-tl])
 	}
+	x.tree = newFenceTree(fences)
+	x.fences = x.tree.fences()
 }
 
 // fence returns the 8 bytes of user key u after its first skip bytes,
@@ -165,7 +168,7 @@ func (x *Index) Search(target []byte) int {
 	lo, hi := 0, len(x.handles)
 	if u := target[:len(target)-x.trailerLen()]; len(u) >= x.skip && string(u[:x.skip]) == string(x.keys[:x.skip]) {
 		f := x.fence(u)
-		lo = lowerBound(x.fences, f)
+		lo = x.tree.lowerBound(f)
 		hi = lo
 		if hi < len(x.fences) && x.fences[hi] > f {
 			// f's fence is missing or unique (distinct keys mostly have
@@ -201,27 +204,4 @@ func Fence(u []byte, skip int) uint64 {
 	var x Index
 	x.skip = skip
 	return x.fence(u)
-}
-
-// lowerBound returns the index of the first fence at or above f (len if
-// none), by a binary search whose steps compile to conditional moves, not
-// branches: random keys made the branchy search's every step a likely
-// misprediction.
-func lowerBound(fences []uint64, f uint64) int {
-	n := len(fences)
-	if n == 0 {
-		return 0
-	}
-	base := 0
-	for n > 1 {
-		half := n >> 1
-		if fences[base+half-1] < f {
-			base += half
-		}
-		n -= half
-	}
-	if fences[base] < f {
-		base++
-	}
-	return base
 }
