@@ -405,6 +405,11 @@ func (it *BlockIter) RestartIndex() (int, bool) {
 // contents; it is meaningful only while Valid.
 func (it *BlockIter) Offset() int { return it.offset }
 
+// Layout returns the length of the contents Init (or InitEntries) was
+// given and the end of their entries (the restart array's offset): what
+// InitEntries needs to take the same block up again.
+func (it *BlockIter) Layout() (size, entriesEnd int) { return len(it.data), it.restartsOff }
+
 // NumRestarts returns the number of restart points in the block.
 func (it *BlockIter) NumRestarts() int { return it.numRestarts }
 
@@ -441,6 +446,41 @@ func (it *BlockIter) SeekOffset(off int) bool {
 	// sparing a lookup that reads only this entry the restart array.
 	it.restartIdx = -1
 	it.key = it.key[:0]
+	return it.decodeAt(off)
+}
+
+// PrefetchEntry starts loading the cache lines of the n bytes at off
+// (at most 256), for an entry about to be decoded there: its value's
+// lines then miss together with its header's rather than after them.
+func (it *BlockIter) PrefetchEntry(off, n int) {
+	if off >= 0 && off < len(it.data) {
+		prefetch.Bytes(it.data[off:], n)
+	}
+}
+
+// SeekOffsetPrefix is SeekOffset for an entry that may share a prefix
+// with the key before it: the caller knows that key's first bytes, at
+// least as many as the entry shares, to be prefix's. It reports false
+// and leaves the iterator unpositioned, without an error, when the entry
+// shares more than len(prefix) bytes; false with a corruption error when
+// off does not start an entry inside the entries region. Moves after it
+// work as after SeekOffset.
+func (it *BlockIter) SeekOffsetPrefix(off int, prefix []byte) bool {
+	if it.err != nil || it.numRestarts == 0 {
+		it.offset = it.restartsOff
+		it.val = nil
+		return false
+	}
+	shared, _, _, _, ok := it.header(off)
+	if !ok {
+		return false
+	}
+	if shared > len(prefix) {
+		it.offset, it.val = -1, nil
+		return false
+	}
+	it.restartIdx = -1
+	it.key = append(it.key[:0], prefix[:shared]...)
 	return it.decodeAt(off)
 }
 

@@ -115,7 +115,21 @@ func (it *TableIterator) get(key []byte, seq uint64) (found bool, err error) {
 	if t.Filter != nil && !t.Filter.MayContain(t.Index.handles[i].Offset, key) {
 		return false, nil
 	}
-	if !it.load(i) || !it.forward(it.seekBlock(it.seek)) {
+	if !it.load(i) {
+		return false, it.err
+	}
+	if s := it.buf.side; s != nil {
+		switch it.sideSeek(s, key, true) {
+		case sidePositioned:
+			return bytes.Equal(it.user, key), nil
+		case sideAbsent:
+			return false, nil
+		}
+		if it.err != nil {
+			return false, it.err
+		}
+	}
+	if !it.forward(it.seekBlock(it.seek)) {
 		return false, it.err
 	}
 	return bytes.Equal(it.user, key), nil

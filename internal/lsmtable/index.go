@@ -30,6 +30,12 @@ type Index struct {
 	fences []uint64
 	tree   fenceTree
 	skip   int
+
+	// blockSkips[i] is the length of the user key prefix separators i-1
+	// and i share (0 for block 0), at most 65,535: every key of data
+	// block i starts with it, and so does every key a search leads
+	// there (sideindex.go).
+	blockSkips []uint16
 }
 
 // SetReverse makes the index order user keys in reverse bytewise order
@@ -136,6 +142,16 @@ func (x *Index) Finish() {
 	}
 	x.tree = newFenceTree(fences)
 	x.fences = x.tree.fences()
+	x.blockSkips = make([]uint16, n)
+	for i := 1; i < n; i++ {
+		a, b := x.Key(i-1), x.Key(i)
+		a, b = a[:len(a)-tl], b[:len(b)-tl]
+		c := 0
+		for c < len(a) && c < len(b) && c < 1<<16-1 && a[c] == b[c] {
+			c++
+		}
+		x.blockSkips[i] = uint16(c)
+	}
 }
 
 // fence returns the 8 bytes of user key u after its first skip bytes,

@@ -100,7 +100,11 @@ type Table struct {
 	readAhead bool
 	cache     *blockcache.Table // decoded data blocks, slot i for block i
 	verified  []atomic.Bool     // per data block: a mapped raw block's checksum passed
-	closed    atomic.Bool
+
+	// sideDensity is the decoded bytes per entry of the last data block
+	// given a side index, 0 before the first (sideRoom).
+	sideDensity atomic.Int32
+	closed      atomic.Bool
 	// unmapped is the address and length of the mapping Close released,
 	// so that a fault reading it (an iterator used after Close) is told
 	// from a bug.

@@ -220,7 +220,13 @@ func (it *TableIterator) seekGE(key []byte, seq uint64) (ok bool) {
 	if !it.load(i) {
 		return false
 	}
-	ok = it.forward(it.seekBlock(it.seek))
+	if s := it.buf.side; s != nil && it.sideSeek(s, key, false) == sidePositioned {
+		ok = it.forward(true)
+	} else if it.err != nil {
+		return false
+	} else {
+		ok = it.forward(it.seekBlock(it.seek))
+	}
 	for hidden && ok && bytes.Equal(it.user, key) {
 		ok = it.Next()
 	}
@@ -338,7 +344,15 @@ func (it *TableIterator) loadBlock(i int, fill, forward bool) bool {
 		return it.fail(err)
 	}
 	it.i, it.inMapping = i, mapped
-	if err := it.t.initBlock(&it.blk, int64(it.t.Index.handles[i].Offset), contents); err != nil {
+	off := int64(it.t.Index.handles[i].Offset)
+	if s := it.buf.side; s != nil && s.size() <= len(contents) {
+		// The layout found when the block was cached: its restart array
+		// is not read to learn it again.
+		err = it.blk.InitEntries(format.SectionDataBlock, off, contents[:s.size()], s.end())
+	} else {
+		err = it.t.initBlock(&it.blk, off, contents)
+	}
+	if err != nil {
 		return it.fail(err)
 	}
 	return true
