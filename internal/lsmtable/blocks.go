@@ -19,6 +19,7 @@ type blockBuf struct {
 	scan   codec.BlockIter
 	fences []uint32
 	offs   []uint16
+	known  []byte // the first bytes of the key a side index leads to (sideSeek)
 }
 
 func (b *blockBuf) release() {

@@ -82,9 +82,10 @@ func fence4(user []byte, skip int) uint32 {
 // the block gets a side index (see above); overflow, that it holds more
 // than maxEntries. Keys are not assembled: each
 // entry's key bytes skip to skip+4 are carried from the key before it or
-// taken from its own bytes. Every key must start with the first key's
-// skip bytes, which the separators' prefix is in a sound table: an entry
-// sharing fewer (one at a restart point) is compared.
+// taken from its own bytes. Every key must start with the separators'
+// prefix: the first key is compared with separator i, and each entry
+// sharing fewer bytes with the key before it (one at a restart point)
+// with the first key.
 func (t *Table) sideEntries(b *blockBuf, i int, contents []byte, size, end, maxEntries int) (ok, overflow bool) {
 	b.fences, b.offs = b.fences[:0], b.offs[:0]
 	if t.Index.reverse || end > 1<<16-1 || size > len(contents) {
@@ -113,7 +114,12 @@ func (t *Table) sideEntries(b *blockBuf, i int, contents []byte, size, end, maxE
 			return false, false
 		}
 		if prefix == nil {
-			prefix = own[:skip:skip] // the first entry shares nothing
+			// The first entry shares nothing; its prefix must be the
+			// separators', which the keys searched for share.
+			prefix = own[:skip:skip]
+			if sep := t.Index.Key(i); string(sep[:skip]) != string(prefix) {
+				return false, false
+			}
 		} else if shared < skip && string(own[:skip-shared]) != string(prefix[shared:]) {
 			return false, false
 		}
@@ -255,13 +261,9 @@ func (it *TableIterator) sideSeek(s side, user []byte, get bool) sideResult {
 	// Entry j shares with the entry before it, of a smaller fence, at
 	// most the prefix and fj's bytes, all of them bytes of its user key;
 	// the prefix is user's too.
-	var known [64]byte
-	p := known[:0]
-	if skip+4 > len(known) {
-		p = make([]byte, 0, skip+4)
-	}
-	p = append(p, user[:skip]...)
+	p := append(it.buf.known[:0], user[:skip]...)
 	p = binary.BigEndian.AppendUint32(p, fj)
+	it.buf.known = p
 	if !it.blk.SeekOffsetPrefix(off, p) {
 		if err := it.blk.Err(); err != nil {
 			it.fail(err)

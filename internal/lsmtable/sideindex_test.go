@@ -242,3 +242,67 @@ func TestSideIndexLayout(t *testing.T) {
 		b.release()
 	}
 }
+
+// TestSideIndexNoAllocs checks that Gets and seeks through side indexes
+// allocate nothing once warm, keys of a 70-byte common prefix included
+// (the prefix a side index leads to is rebuilt in a reused buffer).
+func TestSideIndexNoAllocs(t *testing.T) {
+	var m sideModel
+	prefix := bytes.Repeat([]byte{'p'}, 70)
+	for i := range 300 {
+		k := append(bytes.Clone(prefix), byte(i>>8), byte(i), 'x')
+		m = append(m, ldbtest.Entry{Key: k, Seq: 7, Kind: 1, Value: bytes.Repeat([]byte{byte(i)}, 100)})
+	}
+	data := ldbtest.WriteTable(m, ldbtest.Options{NoFilter: true, Snappy: true})
+	c, err := cache.New(4 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tb, err := New(bytes.NewReader(data), int64(len(data)), &Options{Cache: c}, ldbInit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	it := tb.NewIter(nil)
+	defer it.Close()
+	present, absent := m[150].Key, append(bytes.Clone(m[150].Key[:72]), 'w')
+	var dst []byte
+	for range 2 { // fill the cache
+		tb.GetAppend(nil, present, MaxSequence)
+		tb.GetAppend(nil, absent, MaxSequence)
+		it.SeekGE(present)
+	}
+	i := tb.Index.Search(AppendSeekKey(nil, present, MaxSequence))
+	p, ok := tb.cache.Get(i)
+	if !ok {
+		t.Fatal("the block is not cached")
+	}
+	if a := int(p.Aux()); a == 0 || side(p.Bytes()[:a]).entries() == 0 || side(p.Bytes()[:a]).skip() < 70 {
+		t.Fatalf("the block has no side index past the 70-byte prefix (aux %d)", a)
+	}
+	p.Release()
+	for name, f := range map[string]func(){
+		"GetAppend present": func() {
+			e, err := tb.GetAppend(dst[:0], present, MaxSequence)
+			if err != nil || !bytes.Equal(e.Value, m[150].Value) {
+				t.Fatalf("GetAppend: %v", err)
+			}
+			dst = e.Value
+		},
+		"GetAppend absent": func() {
+			if _, err := tb.GetAppend(dst[:0], absent, MaxSequence); !errors.Is(err, reader.ErrNotFound) {
+				t.Fatalf("GetAppend of an absent key: %v", err)
+			}
+		},
+		"SeekGE": func() {
+			if !it.SeekGE(present) || !bytes.Equal(it.Key(), present) {
+				t.Fatal("SeekGE missed")
+			}
+		},
+	} {
+		if allocs := testing.AllocsPerRun(100, f); allocs != 0 {
+			t.Errorf("%s: %v allocations, want 0", name, allocs)
+		}
+	}
+}
