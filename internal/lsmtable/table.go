@@ -1,8 +1,11 @@
 // Package lsmtable is the table engine shared by the LevelDB-family
 // readers (packages leveldb and rocksdb): a table of internal keys in
 // data blocks with restart points, found through an index flattened into
-// arrays, its data blocks checked, decoded and cached, read by
-// iterators, Get and Verify, and shown to package merge as a level. The
+// arrays (its fences searched through a B+ tree of cache-line nodes,
+// fencetree.go), its data blocks checked, decoded and cached, each cached
+// block behind a side index that takes Gets and seeks straight to their
+// entry (sideindex.go), read by iterators, Get and Verify, and shown to
+// package merge as a level. The
 // format packages read their own footers, meta blocks, index encodings
 // and filters, and hand this package a BlockCodec, an Index and a
 // Filter.
