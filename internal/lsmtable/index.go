@@ -3,6 +3,7 @@ package lsmtable
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/sstkit/sstable/format"
@@ -130,7 +131,12 @@ func (x *Index) Finish() {
 		return
 	}
 	tl := x.trailerLen()
-	first, last := x.Key(0), x.Key(n-1)
+	// The prefix is the first and next-to-last separators': LevelDB's
+	// and goleveldb's last separator is the last key's short successor
+	// ("l" after keys of "k..."), which shared no byte with the others
+	// and left every fence of a table of "k..." keys the same, every
+	// search a binary search of whole keys.
+	first, last := x.Key(0), x.Key(max(n-2, 0))
 	first, last = first[:len(first)-tl], last[:len(last)-tl]
 	for x.skip < len(first) && x.skip < len(last) && first[x.skip] == last[x.skip] {
 		x.skip++
@@ -138,7 +144,14 @@ func (x *Index) Finish() {
 	fences := make([]uint64, n)
 	for i := range fences {
 		k := x.Key(i)
-		fences[i] = x.fence(k[:len(k)-tl])
+		u := k[:len(k)-tl]
+		if i == n-1 && (len(u) < x.skip || string(u[:x.skip]) != string(first[:x.skip])) {
+			// Past every key with the prefix, in either order: the
+			// largest fence (one that ties is resolved by whole keys).
+			fences[i] = math.MaxUint64
+			continue
+		}
+		fences[i] = x.fence(u)
 	}
 	x.tree = newFenceTree(fences)
 	x.fences = x.tree.fences()
