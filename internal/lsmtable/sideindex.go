@@ -156,14 +156,22 @@ func (t *Table) sideEntries(b *blockBuf, i int, contents []byte, size, end, maxE
 // sideRoom returns the bytes set aside ahead of a block of n decoded
 // bytes for its side index: room for the entries the table's blocks have
 // held per byte so far, an eighth more and two, at most sideMaxEntries;
-// 0 in a table whose blocks get none. The room a block does not use lies
-// unused between its side index and its contents.
+// 0 in a table whose blocks get none, and after a block whose entries
+// were too small for one, but for one block in 16. The room a block does
+// not use lies unused between its side index and its contents.
 func (t *Table) sideRoom(n int) int {
 	if t.Index.reverse {
 		return 0
 	}
+	d := int(t.sideDensity.Load())
+	if d < 0 {
+		if t.sideTries.Add(1)%16 != 0 {
+			return 0 // a table of small entries keeps its cache's bytes
+		}
+		d = 0
+	}
 	m := sideMaxEntries(n)
-	if d := int(t.sideDensity.Load()); d > 0 {
+	if d > 0 {
 		est := n / d
 		m = min(m, est+est/8+2)
 	}
@@ -182,9 +190,15 @@ func (t *Table) buildSide(room []byte, b *blockBuf, i int, contents []byte) side
 		return nil // the iterator's Init reports the damage
 	}
 	size, end := b.scan.Layout()
-	ok, overflow := t.sideEntries(b, i, contents, size, end, min(sideMaxEntries(size), (len(room)-sideHeaderLen)/6))
+	most := sideMaxEntries(size)
+	limit := min(most, (len(room)-sideHeaderLen)/6)
+	ok, overflow := t.sideEntries(b, i, contents, size, end, limit)
 	if overflow {
-		t.sideDensity.Store(0) // the next blocks get the most room
+		if limit == most {
+			t.sideDensity.Store(-1) // entries too small: no room for the next blocks
+		} else {
+			t.sideDensity.Store(0) // the next blocks get the most room
+		}
 	}
 	if !ok {
 		return nil

@@ -105,8 +105,11 @@ type Table struct {
 	verified  []atomic.Bool     // per data block: a mapped raw block's checksum passed
 
 	// sideDensity is the decoded bytes per entry of the last data block
-	// given a side index, 0 before the first (sideRoom).
+	// given a side index, 0 before the first, -1 after a block whose
+	// entries were too small for one; sideTries counts the blocks
+	// cached since, one in 16 of which tries again (sideRoom).
 	sideDensity atomic.Int32
+	sideTries   atomic.Uint32
 	closed      atomic.Bool
 	// unmapped is the address and length of the mapping Close released,
 	// so that a fault reading it (an iterator used after Close) is told
